@@ -1,0 +1,86 @@
+import {
+  credentials,
+  Metadata,
+  type CallOptions,
+  type Client,
+  type ClientUnaryCall,
+  type ServiceError,
+} from "@grpc/grpc-js";
+import { fromGrpcError } from "./grpc-errors.js";
+
+/** Retries UNAVAILABLE only, through the service config (rule 5). */
+export function clientChannelOptions(serviceName: string) {
+  return {
+    "grpc.enable_retries": 1,
+    "grpc.keepalive_time_ms": 30_000,
+    "grpc.keepalive_timeout_ms": 10_000,
+    "grpc.service_config": JSON.stringify({
+      loadBalancingConfig: [{ round_robin: {} }],
+      methodConfig: [
+        {
+          name: [{ service: serviceName }],
+          retryPolicy: {
+            maxAttempts: 3,
+            initialBackoff: "0.05s",
+            maxBackoff: "0.5s",
+            backoffMultiplier: 2,
+            retryableStatusCodes: ["UNAVAILABLE"],
+          },
+        },
+      ],
+    }),
+  };
+}
+
+type ClientConstructor<C extends Client> = new (
+  address: string,
+  creds: ReturnType<typeof credentials.createInsecure>,
+  options: Record<string, unknown>,
+) => C;
+
+export function createClient<C extends Client>(
+  Constructor: ClientConstructor<C> & { serviceName: string },
+  address: string,
+): C {
+  return new Constructor(
+    address,
+    credentials.createInsecure(),
+    clientChannelOptions(Constructor.serviceName),
+  );
+}
+
+export interface CallSettings {
+  /** Milliseconds until the deadline. Every call has one. */
+  deadlineMs?: number;
+  metadata?: Record<string, string | undefined>;
+}
+
+type UnaryMethod<Req, Res> = (
+  request: Req,
+  metadata: Metadata,
+  options: Partial<CallOptions>,
+  callback: (error: ServiceError | null, response: Res) => void,
+) => ClientUnaryCall;
+
+/**
+ * Calls a unary method with a deadline and returns a promise; failures come back as the
+ * DomainError the service raised (or service-unavailable / upstream-timeout / internal).
+ */
+export function callUnary<Req, Res>(
+  service: string,
+  client: Client,
+  method: UnaryMethod<Req, Res>,
+  request: Req,
+  settings: CallSettings = {},
+): Promise<Res> {
+  const metadata = new Metadata();
+  for (const [key, value] of Object.entries(settings.metadata ?? {})) {
+    if (value !== undefined) metadata.set(key, value);
+  }
+  const deadline = new Date(Date.now() + (settings.deadlineMs ?? 5_000));
+  return new Promise<Res>((resolve, reject) => {
+    method.call(client, request, metadata, { deadline }, (error, response) =>
+      error ? reject(fromGrpcError(error, service)) : resolve(response),
+    );
+  });
+}

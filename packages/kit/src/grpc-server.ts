@@ -1,0 +1,123 @@
+import {
+  Server,
+  ServerCredentials,
+  type Metadata,
+  type ServerUnaryCall,
+  type sendUnaryData,
+  type ServiceDefinition,
+  type UntypedServiceImplementation,
+} from "@grpc/grpc-js";
+import { HealthImplementation } from "grpc-health-check";
+import type { Logger } from "pino";
+import { DomainError } from "./errors.js";
+import { toGrpcError } from "./grpc-errors.js";
+
+/** Keepalive and connection-age settings so clients rebalance across pods (rule 5). */
+export const serverChannelOptions = {
+  "grpc.keepalive_time_ms": 30_000,
+  "grpc.keepalive_timeout_ms": 10_000,
+  "grpc.keepalive_permit_without_calls": 1,
+  "grpc.http2.min_ping_interval_without_data_ms": 10_000,
+  "grpc.max_connection_age_ms": 5 * 60_000,
+  "grpc.max_connection_age_grace_ms": 30_000,
+  "grpc.max_receive_message_length": 4 * 1024 * 1024,
+};
+
+export interface CallContext {
+  metadata: Metadata;
+  /** The `idempotency-key` metadata entry, if the gateway forwarded one. */
+  idempotencyKey: string | undefined;
+}
+
+/** Adapts an async handler to grpc-js, encoding DomainErrors and masking everything else. */
+export function unary<Req, Res>(
+  logger: Logger,
+  handler: (request: Req, context: CallContext) => Promise<Res>,
+) {
+  return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
+    const key = call.metadata.get("idempotency-key")[0];
+    const context: CallContext = {
+      metadata: call.metadata,
+      idempotencyKey: typeof key === "string" && key !== "" ? key : undefined,
+    };
+    handler(call.request, context).then(
+      (response) => callback(null, response),
+      (error: unknown) => {
+        if (!(error instanceof DomainError)) {
+          logger.error({ err: error, method: call.getPath() }, "unhandled error in gRPC handler");
+        }
+        callback(toGrpcError(error) as Parameters<typeof callback>[0]);
+      },
+    );
+  };
+}
+
+export interface GrpcService {
+  definition: ServiceDefinition;
+  implementation: UntypedServiceImplementation;
+}
+
+export interface RunningGrpcServer {
+  server: Server;
+  port: number;
+  health: HealthImplementation;
+  /** Marks every service SERVING or NOT_SERVING (readiness). */
+  setServing(serving: boolean): void;
+  /** NOT_SERVING first, then lets in-flight calls finish up to `graceMs`, then forces. */
+  drain(graceMs?: number): Promise<void>;
+}
+
+export async function startGrpcServer(options: {
+  name: string;
+  services: GrpcService[];
+  host?: string;
+  port: number;
+  logger: Logger;
+}): Promise<RunningGrpcServer> {
+  const server = new Server(serverChannelOptions);
+  const names = options.services.map((s) => serviceName(s.definition));
+  const health = new HealthImplementation(
+    Object.fromEntries(["", ...names].map((n) => [n, "NOT_SERVING" as const])),
+  );
+  health.addToServer(server);
+  for (const service of options.services)
+    server.addService(service.definition, service.implementation);
+  const address = `${options.host ?? "127.0.0.1"}:${options.port}`;
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(address, ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
+  );
+  const setServing = (serving: boolean) => {
+    for (const n of ["", ...names]) health.setStatus(n, serving ? "SERVING" : "NOT_SERVING");
+  };
+  setServing(true);
+  options.logger.info({ port, services: names }, `${options.name} gRPC server listening`);
+  return {
+    server,
+    port,
+    health,
+    setServing,
+    drain: async (graceMs = 10_000) => {
+      setServing(false);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        timer.unref();
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    },
+  };
+}
+
+/** The fully qualified service name of a ts-proto service definition. */
+export function serviceName(definition: ServiceDefinition): string {
+  const first = Object.values(definition)[0];
+  const path = first?.path ?? "";
+  return path.slice(1, path.lastIndexOf("/"));
+}

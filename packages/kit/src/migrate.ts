@@ -1,0 +1,38 @@
+import { createHash } from "node:crypto";
+import { runner } from "node-pg-migrate";
+import type pg from "pg";
+
+/**
+ * Applies a service's SQL migrations (node-pg-migrate, `-- Up Migration` files) to the schema
+ * it owns. The migrations table lives in that schema, and the advisory lock is per schema, so
+ * services migrate one shared database side by side without waiting on each other.
+ */
+export async function migrate(
+  pool: pg.Pool,
+  options: { schema: string; dir: string; log?: (message: string) => void },
+): Promise<string[]> {
+  const client = await pool.connect();
+  try {
+    const applied = await runner({
+      dbClient: client,
+      dir: options.dir,
+      direction: "up",
+      schema: options.schema,
+      createSchema: true,
+      migrationsSchema: options.schema,
+      createMigrationsSchema: true,
+      migrationsTable: "schema_migrations",
+      checkOrder: true,
+      lockValue: lockValueFor(options.schema),
+      log: options.log ?? (() => undefined),
+      verbose: false,
+    });
+    return applied.map((m) => m.name);
+  } finally {
+    client.release();
+  }
+}
+
+function lockValueFor(schema: string): number {
+  return createHash("sha256").update(`switchboard:migrate:${schema}`).digest().readInt32BE(0);
+}
