@@ -1,1 +1,3 @@
-export {};
+export { banner } from "./banner.js";
+export { startPlatform, type PlatformOptions, type RunningPlatform } from "./compose.js";
+export type { ServiceComponent, ComponentDeps, RunningComponent } from "./component.js";

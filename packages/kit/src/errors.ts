@@ -63,6 +63,8 @@ export interface DomainErrorMeta {
   retryAfter?: number;
   /** Extra safe-to-show members of the problem body. */
   extensions?: Record<string, unknown>;
+  /** Response headers the problem needs (e.g. `Allow` on 405); never part of the body. */
+  headers?: Record<string, string>;
 }
 
 export class DomainError extends Error {

@@ -29,6 +29,8 @@ export async function migrate(
     });
     return applied.map((m) => m.name);
   } finally {
+    // node-pg-migrate leaves search_path pointing at the schema; PGlite shares one session.
+    await client.query("RESET search_path").catch(() => undefined);
     client.release();
   }
 }

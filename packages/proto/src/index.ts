@@ -1,2 +1,6 @@
 // Generated gRPC contracts (buf generate + ts-proto). Do not edit the files under gen/.
 export * as inventory from "./gen/switchboard/inventory/v1/inventory.js";
+export * as usage from "./gen/switchboard/usage/v1/usage.js";
+export * as messaging from "./gen/switchboard/messaging/v1/messaging.js";
+export * as webhook from "./gen/switchboard/webhook/v1/webhook.js";
+export * as callcontrol from "./gen/switchboard/callcontrol/v1/callcontrol.js";

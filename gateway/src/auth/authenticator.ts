@@ -1,0 +1,53 @@
+import { DomainError, type Queryable } from "@switchboard/kit";
+import type { AccessTokenSettings } from "./access-token.js";
+import { verifyAccessToken } from "./access-token-verifier.js";
+import type { Principal } from "./principal.js";
+import { SERVICE_TOKEN_PREFIX } from "./service-token-format.js";
+import { verifyServiceToken } from "./service-token-verifier.js";
+import type { SigningKeyStore } from "./signing-key-store.js";
+
+export { requireScope, type Principal } from "./principal.js";
+
+export interface Authenticator {
+  /**
+   * Resolves `Authorization: Bearer <credential>` to a principal. Throws `unauthenticated`
+   * without a Bearer credential and `invalid-token` for any credential that does not verify.
+   */
+  authenticate(authorizationHeader: string | undefined): Promise<Principal>;
+}
+
+export interface AuthenticatorDeps {
+  db: Queryable;
+  keys: SigningKeyStore;
+  settings: Pick<AccessTokenSettings, "issuer" | "audience">;
+}
+
+/** RFC 6750 §2.1 b64token. */
+const b64token = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+const MAX_CREDENTIAL_LENGTH = 8 * 1024;
+
+export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
+  return {
+    async authenticate(authorizationHeader) {
+      const header = authorizationHeader?.trim() ?? "";
+      const match = /^bearer(?: +(.*))?$/is.exec(header);
+      if (!match) {
+        throw new DomainError(
+          "unauthenticated",
+          "this endpoint requires an Authorization: Bearer credential",
+        );
+      }
+      const credential = (match[1] ?? "").trim();
+      if (credential === "")
+        throw new DomainError("invalid-token", "the bearer credential is empty");
+      if (credential.length > MAX_CREDENTIAL_LENGTH || !b64token.test(credential)) {
+        throw new DomainError("invalid-token", "the bearer credential is malformed");
+      }
+      if (credential.startsWith(SERVICE_TOKEN_PREFIX)) {
+        return verifyServiceToken(deps.db, credential);
+      }
+      return verifyAccessToken(credential, deps.keys, deps.settings);
+    },
+  };
+}

@@ -1,0 +1,84 @@
+import type { Logger, Pool } from "@switchboard/kit";
+import type { AccessTokenSettings } from "./access-token.js";
+import { createAuthenticator, type Authenticator } from "./authenticator.js";
+import { authorizationServerMetadata, type AuthorizationServerMetadata } from "./metadata.js";
+import { SigningKeyStore, type PublicJwk } from "./signing-key-store.js";
+import { createTokenEndpoint, type TokenRequest, type TokenResponse } from "./token-endpoint.js";
+
+export { ACCESS_TOKEN_TYPE, type AccessTokenSettings } from "./access-token.js";
+export type { Authenticator } from "./authenticator.js";
+export type { AuthorizationServerMetadata } from "./metadata.js";
+export { gatewayMigrationsDir, migrateGateway } from "./migrations.js";
+export { requireScope, type Principal } from "./principal.js";
+export { canonicalScopes, defaultScopes, isScope, scopes, type Scope } from "./scopes.js";
+export {
+  ACCESS_TOKEN_PURPOSE,
+  SIGNING_ALG,
+  SigningKeyStore,
+  type ActiveSigningKey,
+  type PublicJwk,
+  type SigningKeyInfo,
+  type SigningKeyStoreOptions,
+} from "./signing-key-store.js";
+export type {
+  TokenErrorBody,
+  TokenErrorCode,
+  TokenRequest,
+  TokenResponse,
+  TokenSuccessBody,
+} from "./token-endpoint.js";
+export * from "../admin/index.js";
+
+export interface IdentityOptions {
+  pool: Pool;
+  /** The public base URL (PUBLIC_URL): `iss` of tokens, base of the discovery URLs. */
+  issuer: string;
+  /** `aud` of access tokens, checked on every request. */
+  audience: string;
+  /** Access token lifetime; default 900 s. */
+  tokenTtlSeconds?: number;
+  /** SIGNING_KEY_SECRET: private signing keys are sealed under it. */
+  signingKeySecret: string;
+  logger?: Logger;
+}
+
+export interface Identity {
+  authenticator: Authenticator;
+  /** `POST /oauth/token`. */
+  tokenEndpoint(request: TokenRequest): Promise<TokenResponse>;
+  /** `GET /.well-known/jwks.json`. */
+  jwks(): Promise<{ keys: PublicJwk[] }>;
+  /** `GET /.well-known/oauth-authorization-server`. */
+  authorizationServerMetadata(): AuthorizationServerMetadata;
+  keys: SigningKeyStore;
+  /** Ensures an active signing key exists and opens with the secret; call at boot. */
+  init(): Promise<void>;
+}
+
+export function createIdentity(options: IdentityOptions): Identity {
+  const issuer = options.issuer.replace(/\/+$/, "");
+  const ttlSeconds = options.tokenTtlSeconds ?? 900;
+  if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1) {
+    throw new TypeError("tokenTtlSeconds must be a positive whole number");
+  }
+  const settings: AccessTokenSettings = { issuer, audience: options.audience, ttlSeconds };
+  const keys = new SigningKeyStore({
+    pool: options.pool,
+    secret: options.signingKeySecret,
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
+  const metadata = authorizationServerMetadata(issuer);
+  return {
+    authenticator: createAuthenticator({ db: options.pool, keys, settings }),
+    tokenEndpoint: createTokenEndpoint({
+      db: options.pool,
+      keys,
+      settings,
+      logger: options.logger,
+    }),
+    jwks: () => keys.publicJwks(),
+    authorizationServerMetadata: () => structuredClone(metadata),
+    keys,
+    init: () => keys.init(),
+  };
+}

@@ -1,0 +1,131 @@
+import type { Logger, Queryable } from "@switchboard/kit";
+import { issueAccessToken, type AccessTokenSettings } from "./access-token.js";
+import { readClientCredentials } from "./client-authentication.js";
+import { verifyClient } from "./client-store.js";
+import { canonicalScopes, isScope, splitScopeString, type Scope } from "./scopes.js";
+import type { SigningKeyStore } from "./signing-key-store.js";
+
+/** `POST /oauth/token`, framework-free: the HTTP layer passes the parsed request in. */
+export interface TokenRequest {
+  authorization?: string | undefined;
+  contentType?: string | undefined;
+  /** The urlencoded body; a repeated parameter may arrive as an array (and is refused). */
+  form: Record<string, string | string[] | undefined>;
+}
+
+export type TokenErrorCode =
+  "invalid_request" | "invalid_client" | "invalid_scope" | "unsupported_grant_type";
+
+export interface TokenSuccessBody {
+  access_token: string;
+  token_type: "Bearer";
+  expires_in: number;
+  scope: string;
+}
+
+export interface TokenErrorBody {
+  error: TokenErrorCode;
+  error_description: string;
+}
+
+export interface TokenResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: TokenSuccessBody | TokenErrorBody;
+}
+
+export interface TokenEndpointDeps {
+  db: Queryable;
+  keys: SigningKeyStore;
+  settings: AccessTokenSettings;
+  logger?: Logger | undefined;
+}
+
+const noStore = {
+  "Content-Type": "application/json;charset=UTF-8",
+  "Cache-Control": "no-store",
+  Pragma: "no-cache",
+};
+
+/** An RFC 6749 §5.2 error: 401 with a Basic challenge for invalid_client, 400 otherwise. */
+export function tokenError(error: TokenErrorCode, description: string): TokenResponse {
+  const challenge: Record<string, string> =
+    error === "invalid_client" ? { "WWW-Authenticate": 'Basic realm="switchboard"' } : {};
+  return {
+    status: error === "invalid_client" ? 401 : 400,
+    headers: { ...noStore, ...challenge },
+    body: { error, error_description: description },
+  };
+}
+
+const isFormUrlencoded = (contentType: string | undefined): boolean =>
+  contentType?.split(";")[0]?.trim().toLowerCase() === "application/x-www-form-urlencoded";
+
+/** Client credentials grant (RFC 6749 §4.4, OAuth 2.1) issuing RFC 9068 access tokens. */
+export function createTokenEndpoint(deps: TokenEndpointDeps) {
+  return async function tokenEndpoint(request: TokenRequest): Promise<TokenResponse> {
+    if (!isFormUrlencoded(request.contentType)) {
+      return tokenError(
+        "invalid_request",
+        "the token request must be application/x-www-form-urlencoded",
+      );
+    }
+    const form: Record<string, string | undefined> = {};
+    for (const [name, value] of Object.entries(request.form)) {
+      if (Array.isArray(value)) {
+        return tokenError("invalid_request", `the parameter ${name} was sent more than once`);
+      }
+      form[name] = value;
+    }
+    if (!form.grant_type) return tokenError("invalid_request", "grant_type is required");
+    if (form.grant_type !== "client_credentials") {
+      return tokenError("unsupported_grant_type", "only the client_credentials grant is supported");
+    }
+    const read = readClientCredentials(request.authorization, form);
+    if (!read.ok) return tokenError(read.error, read.description);
+
+    let requested: Scope[] | undefined;
+    if (form.scope !== undefined) {
+      const names = splitScopeString(form.scope);
+      const unknown = names.find((name) => !isScope(name));
+      if (unknown !== undefined) return tokenError("invalid_scope", `unknown scope ${unknown}`);
+      if (names.length === 0) return tokenError("invalid_scope", "the requested scope is empty");
+      requested = names as Scope[];
+    }
+
+    const { clientId, clientSecret, method } = read.credentials;
+    const client = await verifyClient(deps.db, clientId, clientSecret);
+    if (!client) {
+      // The presented id is not logged: it is unverified input and may be a pasted secret.
+      deps.logger?.info({ method }, "token request with bad client credentials");
+      return tokenError("invalid_client", "client authentication failed");
+    }
+    const allowed = new Set(client.scopes);
+    const denied = requested?.find((scope) => !allowed.has(scope));
+    if (denied !== undefined) {
+      return tokenError("invalid_scope", `the client may not request the scope ${denied}`);
+    }
+    const granted = canonicalScopes(requested ?? client.scopes);
+    if (granted.length === 0) return tokenError("invalid_scope", "the client has no scopes");
+
+    const issued = await issueAccessToken(deps.keys, deps.settings, {
+      clientId: client.clientId,
+      accountId: client.accountId,
+      scopes: granted,
+    });
+    deps.logger?.info(
+      { client_id: client.clientId, account_id: client.accountId, jti: issued.jti },
+      "access token issued",
+    );
+    return {
+      status: 200,
+      headers: { ...noStore },
+      body: {
+        access_token: issued.token,
+        token_type: "Bearer",
+        expires_in: issued.expiresIn,
+        scope: issued.scope,
+      },
+    };
+  };
+}

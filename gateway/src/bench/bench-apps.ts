@@ -1,0 +1,123 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { z } from "zod";
+import type { Logger, Pool } from "@switchboard/kit";
+import { createAccount, createClient, createIdentity, migrateGateway } from "../auth/index.js";
+import { createHttpApp } from "../http/app.js";
+import { authenticationStage } from "../http/authentication.js";
+import type { Stage } from "../http/pipeline.js";
+import { parseRateLimits } from "../policies/rate-limit-config.js";
+import { createTrafficPolicies, type TrafficPolicies } from "../policies/traffic-policies.js";
+import { created, ok } from "../routes/replies.js";
+import { defineRoute, type RouteSpec } from "../routes/route-spec.js";
+
+/** Two authenticated routes that do no work of their own: all measured time is the gateway's. */
+const benchRoutes: RouteSpec[] = [
+  defineRoute({
+    method: "post",
+    path: "/bench/things",
+    operationId: "benchCreate",
+    summary: "bench",
+    tag: "Bench",
+    scope: "numbers:write",
+    body: z.object({ value: z.string() }),
+    success: { status: 201, description: "created" },
+    problems: [],
+    handler: async (ctx) => created("/v1/bench/things/thg_1", { id: "thg_1", value: ctx.body.value }),
+  }),
+  defineRoute({
+    method: "get",
+    path: "/bench/things",
+    operationId: "benchRead",
+    summary: "bench",
+    tag: "Bench",
+    scope: "numbers:read",
+    success: { status: 200, description: "ok" },
+    problems: [],
+    handler: async () => ok({ data: [] }),
+  }),
+];
+
+export type Variant = "off" | "on" | "onAsync";
+
+export interface BenchApps {
+  /**
+   * Base URLs. `off`: authentication only. `on`: authentication, then the rate limit (Redis) and
+   * the Idempotency-Key store (PostgreSQL, synchronous commit), as the gateway wires them.
+   * `onAsync`: the same with the store's commits not waiting for the WAL flush.
+   */
+  urls: Record<Variant, string>;
+  token: string;
+  close(): Promise<void>;
+}
+
+const listen = (stages: Stage[], policies: TrafficPolicies | undefined, logger: Logger) =>
+  new Promise<Server>((resolve) => {
+    const app = createHttpApp({
+      routes: benchRoutes,
+      stages,
+      errorHandlers: policies?.errorHandlers ?? [],
+      errorsUrl: "http://bench.test/v1/errors",
+      logger,
+    });
+    const server = app.listen(0, "127.0.0.1", () => resolve(server));
+  });
+
+/** The same routes served twice on loopback: with the traffic policies and without. */
+export async function startBenchApps(options: {
+  pool: Pool;
+  databaseUrl: string;
+  redisUrl: string;
+  logger: Logger;
+}): Promise<BenchApps> {
+  const { pool, logger } = options;
+  await migrateGateway(pool);
+  const identity = createIdentity({ pool, issuer: "http://bench.test", audience: "bench", signingKeySecret: "bench-signing-key-secret-0123456789" });
+  await identity.init();
+  const account = await createAccount(pool, { name: "bench" });
+  const client = await createClient(pool, { accountId: account.id, scopes: ["numbers:read", "numbers:write"] });
+  const issued = await identity.tokenEndpoint({
+    contentType: "application/x-www-form-urlencoded",
+    form: { grant_type: "client_credentials", client_id: client.clientId, client_secret: client.clientSecret },
+  });
+  const token = (issued.body as { access_token: string }).access_token;
+
+  const policies = (synchronousCommit: boolean) =>
+    createTrafficPolicies({
+      config: {
+        redisUrl: options.redisUrl,
+        redisKeyPrefix: `sbbench:${process.pid}:${synchronousCommit}:`,
+        redisCommandTimeoutMs: 250,
+        rateLimits: parseRateLimits("*=1000000/1000000"),
+        idempotencyWaitMs: 10_000,
+        idempotencyLeaseSeconds: 60,
+        idempotencyPurgeIntervalSeconds: 0,
+        idempotencySynchronousCommit: synchronousCommit,
+      },
+      pool,
+      databaseUrl: options.databaseUrl,
+      logger,
+      errorsUrl: "http://bench.test/v1/errors",
+    });
+  const durable = await policies(true);
+  const fast = await policies(false);
+  const authentication = authenticationStage(identity.authenticator);
+  const servers = {
+    off: await listen([authentication], undefined, logger),
+    on: await listen([authentication, ...durable.stages], durable, logger),
+    onAsync: await listen([authentication, ...fast.stages], fast, logger),
+  };
+  const url = (server: Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    urls: { off: url(servers.off), on: url(servers.on), onAsync: url(servers.onAsync) },
+    token,
+    close: async () => {
+      for (const server of Object.values(servers)) {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+      await durable.close();
+      await fast.close();
+    },
+  };
+}

@@ -1,0 +1,104 @@
+/** Latency statistics of the policies benchmark, in milliseconds. */
+export interface Stats {
+  n: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  mean: number;
+  max: number;
+}
+
+const round = (value: number) => Math.round(value * 1000) / 1000;
+
+const percentile = (sorted: number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
+
+export function summarize(samples: number[]): Stats {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return {
+    n: sorted.length,
+    p50: round(percentile(sorted, 50)),
+    p90: round(percentile(sorted, 90)),
+    p99: round(percentile(sorted, 99)),
+    mean: round(sorted.reduce((sum, v) => sum + v, 0) / Math.max(1, sorted.length)),
+    max: round(sorted.at(-1) ?? 0),
+  };
+}
+
+export interface ScenarioResult {
+  name: string;
+  description: string;
+  off: Stats;
+  on: Stats;
+  /** on − off at each percentile: the latency the policies add. */
+  added: { p50: number; p90: number; p99: number; mean: number };
+}
+
+export function compare(name: string, description: string, off: number[], on: number[]): ScenarioResult {
+  const a = summarize(off);
+  const b = summarize(on);
+  return {
+    name,
+    description,
+    off: a,
+    on: b,
+    added: {
+      p50: round(b.p50 - a.p50),
+      p90: round(b.p90 - a.p90),
+      p99: round(b.p99 - a.p99),
+      mean: round(b.mean - a.mean),
+    },
+  };
+}
+
+export interface PoliciesReport {
+  generated_at: string;
+  command: string;
+  iterations: number;
+  warmup: number;
+  goals: { scenario: string; added_p50_ms: number; added_p99_ms: number; met: boolean }[];
+  /** Measured cost of one durable commit (fdatasync) on this machine, for the reader. */
+  durable_commit_ms?: { p50: number; p99: number };
+  machine: Record<string, string | number>;
+  scenarios: ScenarioResult[];
+}
+
+const ms = (value: number) => value.toFixed(3);
+
+export function renderMarkdown(report: PoliciesReport): string {
+  const rows = report.scenarios.map(
+    (s) =>
+      `| ${s.name} | ${ms(s.off.p50)} / ${ms(s.off.p99)} | ${ms(s.on.p50)} / ${ms(s.on.p99)} | **${ms(s.added.p50)}** | **${ms(s.added.p99)}** | ${ms(s.added.mean)} |`,
+  );
+  const scenarios = report.scenarios.map((s) => `- **${s.name}**: ${s.description}`);
+  const machine = Object.entries(report.machine).map(([key, value]) => `| ${key} | ${value} |`);
+  return [
+    "# Gateway traffic policies: added latency",
+    "",
+    `Generated ${report.generated_at} by \`${report.command}\`: ${report.iterations} measured requests per variant and scenario (after ${report.warmup} warm-up), one at a time over a keep-alive loopback connection, the two variants interleaved request by request.`,
+    "",
+    "Variants: **off** = the same authenticated route with authentication only; **on** = authentication, then the per-permission token bucket (Redis, one EVALSHA) and the Idempotency-Key store (PostgreSQL), wired as the gateway wires them, with the store's commits either waiting for the WAL flush (synchronous commit, the default) or not (`IDEMPOTENCY_SYNCHRONOUS_COMMIT=false`). The routes do no work of their own, so the difference is the policies' cost. All times in milliseconds.",
+    "",
+    "| scenario | off p50 / p99 | on p50 / p99 | added p50 | added p99 | added mean |",
+    "|---|---|---|---|---|---|",
+    ...rows,
+    "",
+    ...scenarios,
+    "",
+    ...report.goals.map(
+      (g) =>
+        `- Goal, ${g.scenario}: added p50 < ${g.added_p50_ms} ms and p99 < ${g.added_p99_ms} ms — **${g.met ? "met" : "not met"}**.`,
+    ),
+    ...(report.durable_commit_ms
+      ? [
+          "",
+          `One durable commit (a one-row INSERT with synchronous_commit=on, i.e. a WAL fdatasync) costs p50 ${ms(report.durable_commit_ms.p50)} / p99 ${ms(report.durable_commit_ms.p99)} ms on this machine; a new key needs two (claim, then the stored response).`,
+        ]
+      : []),
+    "",
+    "| machine | |",
+    "|---|---|",
+    ...machine,
+    "",
+  ].join("\n");
+}

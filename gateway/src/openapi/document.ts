@@ -1,0 +1,169 @@
+import type { z } from "zod";
+import { problemKinds, type ProblemKind } from "@switchboard/kit";
+import { scopes } from "../auth/index.js";
+import type { RouteSpec } from "../routes/route-spec.js";
+import { problemSchema } from "../schemas/common.js";
+import { commonHeaders, headerComponents, responseHeader } from "./headers.js";
+import { isTokenEndpoint, oauthErrorSchema, withOAuthErrors } from "./oauth.js";
+import { acceptsIdempotencyKey, commonProblems } from "./problems.js";
+import { schemaRegistry, type JsonSchema } from "./schemas.js";
+
+function queryParameters(schema: z.ZodType, toSchema: (s: z.ZodType, io: "input") => JsonSchema) {
+  const json = toSchema(schema, "input") as { properties?: Record<string, JsonSchema>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, property]) => ({
+    name,
+    in: "query",
+    required: json.required?.includes(name) ?? false,
+    ...(typeof property.description === "string" ? { description: property.description } : {}),
+    schema: property,
+  }));
+}
+
+function pathParameters(route: RouteSpec, toSchema: (s: z.ZodType, io: "input") => JsonSchema) {
+  const json = route.params
+    ? (toSchema(route.params, "input") as { properties?: Record<string, JsonSchema> })
+    : { properties: {} };
+  return [...route.path.matchAll(/\{([a-z_]+)\}/g)].map(([, name]) => ({
+    name: name as string,
+    in: "path",
+    required: true,
+    schema: json.properties?.[name as string] ?? { type: "string" },
+  }));
+}
+
+/** Statuses a replay of a stored response can have besides the success: the kept 4xx. */
+const replayable = (status: number) => status >= 400 && status < 500 && ![401, 403, 429].includes(status);
+
+function problemResponses(kinds: ProblemKind[], idempotent: boolean) {
+  const byStatus = new Map<number, ProblemKind[]>();
+  for (const kind of new Set(kinds)) {
+    const status = problemKinds[kind].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), kind]);
+  }
+  return Object.fromEntries(
+    [...byStatus.entries()].map(([status, list]) => {
+      const optional = [
+        ...(idempotent && replayable(status) ? ["Idempotent-Replayed"] : []),
+        // 409 idempotency-in-progress carries Retry-After; the other 409 kinds do not.
+        ...(list.includes("idempotency-in-progress") ? ["Retry-After"] : []),
+      ];
+      return [
+        String(status),
+        {
+          description: `Problem: ${list.join(", ")}`,
+          headers: responseHeader(commonHeaders(status), optional),
+          content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
+          "x-problem-kinds": list,
+        },
+      ];
+    }),
+  );
+}
+
+const byStatus = (responses: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
+
+/** Descriptions of the route table's tags (a tag without one is described by its name). */
+const tagDescriptions: Record<string, string> = {
+  Platform: "Health, this document and the documentation of every problem kind.",
+  Identity: "OAuth 2.1 client credentials, discovery and the signing keys (JWKS).",
+  Numbers: "Number inventory: search, holds, assignment and release.",
+};
+
+/** The OpenAPI 3.1 document, built at run time from the route table. */
+export function buildOpenApiDocument(routes: RouteSpec[], options: { publicUrl: string; version: string }) {
+  const { components, toSchema } = schemaRegistry();
+  toSchema(problemSchema, "output");
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const success = route.success;
+    const successHeaders = [...commonHeaders(success.status), ...(success.headers ?? []), ...(route.paginated ? ["Link"] : [])];
+    const operation: Record<string, unknown> = {
+      operationId: route.operationId,
+      summary: route.summary,
+      ...(route.description ? { description: route.description } : {}),
+      tags: [route.tag],
+      security: route.scope ? [{ oauth2: [route.scope] }, { serviceToken: [] }] : [],
+      "x-required-scope": route.scope,
+      parameters: [
+        ...pathParameters(route, toSchema),
+        ...(route.query ? queryParameters(route.query, toSchema) : []),
+        ...(acceptsIdempotencyKey(route) ? [{ $ref: "#/components/parameters/IdempotencyKey" }] : []),
+      ],
+      ...(route.body
+        ? {
+            requestBody: {
+              required: route.bodyMediaType === "application/x-www-form-urlencoded",
+              content: { [route.bodyMediaType ?? "application/json"]: { schema: toSchema(route.body, "input") } },
+            },
+          }
+        : {}),
+      responses: byStatus({
+        [String(success.status)]: {
+          description: success.description,
+          headers: responseHeader(successHeaders, acceptsIdempotencyKey(route) ? ["Idempotent-Replayed"] : []),
+          ...(success.schema
+            ? { content: { [success.mediaType ?? "application/json"]: { schema: toSchema(success.schema, "output") } } }
+            : {}),
+        },
+        ...(isTokenEndpoint(route)
+          ? withOAuthErrors(problemResponses([...commonProblems(route), ...route.problems], false), commonHeaders)
+          : problemResponses([...commonProblems(route), ...route.problems], acceptsIdempotencyKey(route))),
+      }),
+    };
+    paths[route.path] = { ...(paths[route.path] ?? {}), [route.method]: operation };
+  }
+  const document = {
+    openapi: "3.1.0",
+    info: {
+      title: "Switchboard API",
+      version: options.version,
+      summary: "Telephony and messaging over HTTP.",
+      description: [
+        "Every path is served under /v1 (canonical) and unversioned (served by v1). Every reply carries API-Version, X-Request-Id and the rate-limit headers; every error is RFC 9457 problem+json.",
+        "Rate limits: token buckets shared by every gateway replica. An authenticated request counts against the bucket of (its account, the operation's permission), after authentication. Public operations, and every request answered before an operation runs (401/403 from authentication, unknown path, 405, unsupported version, an unparsable body), count against the bucket `public` of the client address (IPv6: its /64). X-RateLimit-Resource names the bucket. An empty bucket answers 429 rate-limited with Retry-After, and the request is not executed.",
+        "Idempotency: unsafe operations that need a permission honour Idempotency-Key (see the parameter).",
+      ].join("\n\n"),
+      license: { name: "Apache-2.0", identifier: "Apache-2.0" },
+    },
+    servers: [{ url: `${options.publicUrl}/v1`, description: "v1 (canonical)" }],
+    tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({
+      name,
+      description: tagDescriptions[name] ?? `${name} operations.`,
+    })),
+    paths,
+    components: {
+      schemas: { ...components, ...(routes.some(isTokenEndpoint) ? { OAuthError: oauthErrorSchema } : {}) },
+      headers: {} as Record<string, unknown>,
+      parameters: {
+        IdempotencyKey: {
+          name: "Idempotency-Key",
+          in: "header",
+          required: false,
+          description:
+            "1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress.",
+          schema: { type: "string", pattern: '^(?:[A-Za-z0-9_:.-]{1,255}|"[A-Za-z0-9_:.-]{1,255}")$' },
+        },
+      },
+      securitySchemes: {
+        oauth2: {
+          type: "oauth2",
+          description: "OAuth 2.1 client credentials; EdDSA at+jwt access tokens.",
+          flows: {
+            clientCredentials: {
+              tokenUrl: `${options.publicUrl}/oauth/token`,
+              scopes: Object.fromEntries(scopes.map((s) => [s, `Permission ${s}`])),
+            },
+          },
+        },
+        serviceToken: {
+          type: "http",
+          scheme: "bearer",
+          description: "Platform service token (sbt_…), carrying an account and scopes.",
+        },
+      },
+    },
+  };
+  document.components.headers = headerComponents(document);
+  return document;
+}

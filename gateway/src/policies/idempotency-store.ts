@@ -1,0 +1,184 @@
+import { randomUUID } from "node:crypto";
+import type { Queryable } from "@switchboard/kit";
+
+/** What a replay sends back: the status, body and allow-listed headers of the first reply. */
+export interface StoredResponse {
+  status: number;
+  mediaType: string | null;
+  /** The body exactly as it was sent; null for a reply without one. */
+  body: string | null;
+  headers: Record<string, string>;
+}
+
+export type ClaimOutcome =
+  /** This request owns the key and runs the operation under `leaseId`. */
+  | { kind: "claimed"; leaseId: string; takeover: boolean }
+  | { kind: "completed"; fingerprint: Buffer; response: StoredResponse }
+  | { kind: "in-progress"; fingerprint: Buffer }
+  /** A concurrent claim committed between the insert and the read: ask again. */
+  | { kind: "retry" };
+
+export interface IdempotencyStoreOptions {
+  /** How long a key is honoured from its first use (API.md: 24 h). */
+  windowSeconds: number;
+  /** How long an in-progress claim lives without renewal before a retry may take it over. */
+  leaseSeconds: number;
+  /** Prepared (named) statements: no parse and plan per request. Off for PGlite (see below). */
+  namedStatements?: boolean;
+}
+
+/**
+ * PGlite serves every connection from one session, where one connection's named statement
+ * collides with another's; a real PostgreSQL server gets them.
+ */
+export async function supportsNamedStatements(db: Queryable): Promise<boolean> {
+  const { rows } = await db.query<{ version: string }>("SELECT version()");
+  return !/PGlite/i.test(rows[0]?.version ?? "");
+}
+
+const COLUMNS = `state, fingerprint, response_status, response_media_type, response_body, response_headers`;
+
+/**
+ * Claims a new key in one statement: the INSERT wins for exactly one of any number of concurrent
+ * requests; everyone else reads the row as it stands (with the database's view of whether its
+ * window or lease has run out). ON CONFLICT DO NOTHING takes no lock and writes nothing on a
+ * conflict, so a replay or a waiting poll costs a read, not a commit. Time is the database's
+ * `now()`: one clock for every replica.
+ */
+const CLAIM = `
+WITH claimed AS (
+  INSERT INTO gateway.idempotency_keys
+    (account_id, idempotency_key, fingerprint, state, lease_id, lease_expires_at, created_at, expires_at)
+  VALUES ($1, $2, $3, 'in_progress', $4, now() + $5::float8 * interval '1 second', now(),
+          now() + $6::float8 * interval '1 second')
+  ON CONFLICT (account_id, idempotency_key) DO NOTHING
+  RETURNING true AS owned, ${COLUMNS}, false AS expired, false AS lapsed
+)
+SELECT * FROM claimed
+UNION ALL
+SELECT false, ${COLUMNS}, expires_at <= now(), coalesce(lease_expires_at <= now(), false)
+  FROM gateway.idempotency_keys
+ WHERE account_id = $1 AND idempotency_key = $2 AND NOT EXISTS (SELECT 1 FROM claimed)`;
+
+/**
+ * Takes over a dead row, atomically (one of any number of concurrent retries wins): a key past
+ * its window starts a new one whatever its body; an in-progress claim whose lease ran out (its
+ * gateway died) is taken over by a request with the same fingerprint, keeping its window.
+ */
+const TAKE_OVER = `
+UPDATE gateway.idempotency_keys AS k SET
+  fingerprint = $3, state = 'in_progress', lease_id = $4,
+  lease_expires_at = now() + $5::float8 * interval '1 second',
+  created_at = CASE WHEN k.expires_at <= now() THEN now() ELSE k.created_at END,
+  expires_at = CASE WHEN k.expires_at <= now() THEN now() + $6::float8 * interval '1 second' ELSE k.expires_at END,
+  response_status = NULL, response_media_type = NULL, response_body = NULL,
+  response_headers = '{}', completed_at = NULL
+WHERE k.account_id = $1 AND k.idempotency_key = $2
+  AND ((k.expires_at <= now() AND (k.state = 'completed' OR k.lease_expires_at <= now()))
+    OR (k.state = 'in_progress' AND k.lease_expires_at <= now() AND k.fingerprint = $3))
+RETURNING k.created_at < now() AS takeover`;
+
+interface ClaimRow {
+  owned: boolean;
+  /** The key's window has run out. */
+  expired: boolean;
+  /** The in-progress claim's lease has run out. */
+  lapsed: boolean;
+  state: "in_progress" | "completed";
+  fingerprint: Buffer;
+  response_status: number | null;
+  response_media_type: string | null;
+  response_body: string | null;
+  response_headers: Record<string, string> | null;
+}
+
+/** The Idempotency-Key store in PostgreSQL (schema `gateway`), durable across replicas. */
+export class IdempotencyStore {
+  constructor(
+    private readonly db: Queryable,
+    readonly options: IdempotencyStoreOptions,
+  ) {}
+
+  private statement(name: string, text: string, values: unknown[]) {
+    return this.options.namedStatements === false ? { text, values } : { name, text, values };
+  }
+
+  async claim(accountId: string, key: string, fingerprint: Buffer): Promise<ClaimOutcome> {
+    const leaseId = randomUUID();
+    const { leaseSeconds, windowSeconds } = this.options;
+    const params = [accountId, key, fingerprint, leaseId, leaseSeconds, windowSeconds];
+    const row = (await this.db.query<ClaimRow>(this.statement("idempotency-claim", CLAIM, params))).rows[0];
+    if (!row) return { kind: "retry" };
+    if (row.owned) return { kind: "claimed", leaseId, takeover: false };
+    const dead = row.state === "completed" ? row.expired : row.lapsed && (row.expired || row.fingerprint.equals(fingerprint));
+    if (dead) {
+      const taken = (await this.db.query<{ takeover: boolean }>(TAKE_OVER, params)).rows[0];
+      return taken ? { kind: "claimed", leaseId, takeover: taken.takeover } : { kind: "retry" };
+    }
+    if (row.state === "in_progress") return { kind: "in-progress", fingerprint: row.fingerprint };
+    return {
+      kind: "completed",
+      fingerprint: row.fingerprint,
+      response: {
+        status: row.response_status ?? 500,
+        mediaType: row.response_media_type,
+        body: row.response_body,
+        headers: row.response_headers ?? {},
+      },
+    };
+  }
+
+  /** Stores the response to replay; false when the lease was lost (taken over meanwhile). */
+  async complete(accountId: string, key: string, leaseId: string, response: StoredResponse): Promise<boolean> {
+    const result = await this.db.query(
+      this.statement(
+        "idempotency-complete",
+        `UPDATE gateway.idempotency_keys
+                SET state = 'completed', response_status = $4, response_media_type = $5,
+                    response_body = $6, response_headers = $7::jsonb, completed_at = now(),
+                    lease_id = NULL, lease_expires_at = NULL
+              WHERE account_id = $1 AND idempotency_key = $2 AND lease_id = $3`,
+        [accountId, key, leaseId, response.status, response.mediaType, response.body, JSON.stringify(response.headers)],
+      ),
+    );
+    return result.rowCount === 1;
+  }
+
+  /** Frees the key (the response is not kept): the next request with it runs again. */
+  async release(accountId: string, key: string, leaseId: string): Promise<void> {
+    await this.db.query(
+      this.statement(
+        "idempotency-release",
+        `DELETE FROM gateway.idempotency_keys WHERE account_id = $1 AND idempotency_key = $2 AND lease_id = $3`,
+        [accountId, key, leaseId],
+      ),
+    );
+  }
+
+  /** Extends the lease of a claim still running; false when it was lost. */
+  async renew(accountId: string, key: string, leaseId: string): Promise<boolean> {
+    const result = await this.db.query(
+      `UPDATE gateway.idempotency_keys SET lease_expires_at = now() + $4::float8 * interval '1 second'
+        WHERE account_id = $1 AND idempotency_key = $2 AND lease_id = $3`,
+      [accountId, key, leaseId, this.options.leaseSeconds],
+    );
+    return result.rowCount === 1;
+  }
+
+  /**
+   * Deletes up to `batch` dead rows (past their window, and not held by a live lease); returns
+   * how many. Replicas purging at once skip each other's rows. Claims never rely on it: a dead
+   * row is overwritten by the next claim of its key.
+   */
+  async purge(batch = 1_000): Promise<number> {
+    const result = await this.db.query(
+      `DELETE FROM gateway.idempotency_keys k
+        USING (SELECT account_id, idempotency_key FROM gateway.idempotency_keys
+                WHERE expires_at <= now() AND (state = 'completed' OR lease_expires_at <= now())
+                ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED) dead
+        WHERE k.account_id = dead.account_id AND k.idempotency_key = dead.idempotency_key`,
+      [batch],
+    );
+    return result.rowCount ?? 0;
+  }
+}

@@ -1,0 +1,118 @@
+import type { ErrorRequestHandler } from "express";
+import { createPool, type Logger, type Pool } from "@switchboard/kit";
+import type { ExtraCheck } from "../health.js";
+import type { Stage } from "../http/pipeline.js";
+import { FailOpenBucketStore } from "./fail-open-bucket-store.js";
+import { schedulePurge } from "./idempotency-purge.js";
+import { createIdempotencyLayer } from "./idempotency-stage.js";
+import { IdempotencyStore, supportsNamedStatements } from "./idempotency-store.js";
+import { PolicyCounters } from "./policy-counters.js";
+import type { RateLimitTable } from "./rate-limit-config.js";
+import { createRateLimiter } from "./rate-limit-stage.js";
+import { closeRedis, connectRedis, redisHealthCheck, waitUntilReady } from "./redis-connection.js";
+import type { BucketStore } from "./token-bucket.js";
+import { MemoryBucketStore } from "./token-bucket-memory.js";
+import { RedisBucketStore } from "./token-bucket-redis.js";
+
+export interface PolicyConfig {
+  /** Unset: buckets live in this process (embedded mode). */
+  redisUrl: string | undefined;
+  redisKeyPrefix: string;
+  redisCommandTimeoutMs: number;
+  rateLimits: RateLimitTable;
+  idempotencyWaitMs: number;
+  idempotencyLeaseSeconds: number;
+  idempotencyPurgeIntervalSeconds: number;
+  /**
+   * `true` (default): every Idempotency-Key write waits for its WAL flush, so no committed claim
+   * is ever lost. `false`: the store's connections use `synchronous_commit = off` (a PostgreSQL
+   * crash may forget the last ≈0.6 s of claims; the owning service's own key is the backstop).
+   */
+  idempotencySynchronousCommit: boolean;
+}
+
+/** The Idempotency-Key window of API.md. */
+export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;
+
+export interface TrafficPolicies {
+  /** The stages that follow authentication, in order: rate limit, then idempotency. */
+  stages: Stage[];
+  /** Error middleware before the problem mapper (rate-limits requests that never reached a stage). */
+  errorHandlers: ErrorRequestHandler[];
+  /** Health checks (`redis` when Redis is configured). */
+  checks: Record<string, ExtraCheck>;
+  counters: PolicyCounters;
+  bucketStore: BucketStore;
+  idempotencyStore: IdempotencyStore;
+  close(): Promise<void>;
+}
+
+/** Builds the gateway's traffic policies: per-permission token buckets and the Idempotency-Key store. */
+export async function createTrafficPolicies(options: {
+  config: PolicyConfig;
+  /** The gateway's pool, for the Idempotency-Key store with synchronous commit. */
+  pool: Pool;
+  /** For the store's own pool when synchronous commit is off. */
+  databaseUrl?: string;
+  logger: Logger;
+  errorsUrl: string;
+}): Promise<TrafficPolicies> {
+  const { config, logger } = options;
+  const counters = new PolicyCounters();
+  const redis = config.redisUrl
+    ? connectRedis(config.redisUrl, { commandTimeoutMs: config.redisCommandTimeoutMs, logger })
+    : undefined;
+  if (redis && !(await waitUntilReady(redis, 2_000))) {
+    logger.warn("redis not ready at start; rate limits use the replica-local bucket until it is");
+  }
+  const bucketStore: BucketStore = redis
+    ? new FailOpenBucketStore(new RedisBucketStore(redis, config.redisKeyPrefix), new MemoryBucketStore(), {
+        counters,
+        logger,
+      })
+    : new MemoryBucketStore();
+  const rateLimiter = createRateLimiter({ store: bucketStore, limits: config.rateLimits, counters });
+
+  const asyncPool =
+    config.idempotencySynchronousCommit || !options.databaseUrl ? undefined : asyncCommitPool(options.databaseUrl);
+  const idempotencyStore = new IdempotencyStore(asyncPool ?? options.pool, {
+    windowSeconds: IDEMPOTENCY_WINDOW_SECONDS,
+    leaseSeconds: config.idempotencyLeaseSeconds,
+    namedStatements: await supportsNamedStatements(options.pool),
+  });
+  const stopPurge = schedulePurge(idempotencyStore, {
+    intervalSeconds: config.idempotencyPurgeIntervalSeconds,
+    logger,
+  });
+
+  const idempotency = createIdempotencyLayer({
+    store: idempotencyStore,
+    counters,
+    logger,
+    errorsUrl: options.errorsUrl,
+    waitMs: config.idempotencyWaitMs,
+  });
+
+  return {
+    stages: [rateLimiter.stage, idempotency.stage],
+    errorHandlers: [rateLimiter.unrouted],
+    checks: redis ? { redis: redisHealthCheck(redis) } : {},
+    counters,
+    bucketStore,
+    idempotencyStore,
+    close: async () => {
+      stopPurge();
+      await idempotency.drain();
+      await bucketStore.close();
+      if (redis) await closeRedis(redis);
+      await asyncPool?.end();
+    },
+  };
+}
+
+/** Connections whose commits do not wait for the WAL flush (`synchronous_commit = off`). */
+function asyncCommitPool(databaseUrl: string): Pool {
+  const url = new URL(databaseUrl);
+  url.searchParams.set("options", "-c synchronous_commit=off");
+  return createPool(url.toString(), { name: "gateway-idempotency", max: 10 });
+}

@@ -1,0 +1,109 @@
+import { z } from "zod";
+import { DomainError, isProblemKind, problemKinds } from "@switchboard/kit";
+import type { Identity } from "../auth/index.js";
+import { problemCode, problemType } from "../http/problem.js";
+import { errorKindDoc, healthResponse, jwks, openApiDocument, tokenRequest, tokenResponse } from "../schemas/meta.js";
+import type { HealthReporter } from "../health.js";
+import { ok } from "./replies.js";
+import { defineRoute, type RouteSpec } from "./route-spec.js";
+
+export interface MetaDeps {
+  identity: Identity;
+  health: HealthReporter;
+  errorsUrl: string;
+  openApi: () => unknown;
+}
+
+/** The public routes: health, discovery, the token endpoint, the OpenAPI document, error docs. */
+export function metaRoutes(deps: MetaDeps): RouteSpec[] {
+  return [
+    defineRoute({
+      method: "get",
+      path: "/api/health",
+      operationId: "getHealth",
+      summary: "Platform health",
+      description: "Redacted: component states only. 503 only while the gateway shuts down.",
+      tag: "Platform",
+      scope: null,
+      success: { status: 200, description: "pass or warn", schema: healthResponse, mediaType: "application/health+json" },
+      problems: [],
+      handler: async () => {
+        const report = await deps.health.report();
+        return { status: report.status === "fail" ? 503 : 200, body: report, mediaType: "application/health+json" };
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/openapi.json",
+      operationId: "getOpenApiDocument",
+      summary: "This OpenAPI 3.1 document",
+      tag: "Platform",
+      scope: null,
+      success: { status: 200, description: "The OpenAPI document", schema: openApiDocument },
+      problems: [],
+      handler: async () => ok(deps.openApi()),
+    }),
+    defineRoute({
+      method: "get",
+      path: "/errors/{kind}",
+      operationId: "getErrorKind",
+      summary: "Documentation of one problem kind",
+      tag: "Platform",
+      scope: null,
+      params: z.object({ kind: z.string() }),
+      success: { status: 200, description: "The problem kind", schema: errorKindDoc },
+      problems: ["not-found"],
+      handler: async (ctx) => {
+        const kind = String(ctx.params.kind);
+        if (!isProblemKind(kind)) throw new DomainError("not-found", `no problem kind named ${kind}`);
+        const { status, title } = problemKinds[kind];
+        return ok({ type: problemType(deps.errorsUrl, kind), kind, code: problemCode(kind), status, title });
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/oauth/token",
+      operationId: "issueToken",
+      summary: "OAuth 2.1 client credentials token endpoint",
+      description:
+        "client_secret_basic or client_secret_post. Errors follow RFC 6749 §5.2 ({error, error_description}), not problem+json.",
+      tag: "Identity",
+      scope: null,
+      body: tokenRequest,
+      bodyMediaType: "application/x-www-form-urlencoded",
+      handlerValidatesBody: true,
+      success: { status: 200, description: "An access token", schema: tokenResponse, headers: ["Cache-Control"] },
+      problems: [],
+      handler: async (ctx) => {
+        const result = await deps.identity.tokenEndpoint({
+          authorization: ctx.req.headers.authorization,
+          contentType: ctx.req.headers["content-type"],
+          form: (ctx.req.body ?? {}) as Record<string, string | string[] | undefined>,
+        });
+        return { status: result.status, headers: result.headers, body: result.body };
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/.well-known/jwks.json",
+      operationId: "getJwks",
+      summary: "Public keys for access tokens, usage records and templates",
+      tag: "Identity",
+      scope: null,
+      success: { status: 200, description: "JSON Web Key Set", schema: jwks },
+      problems: [],
+      handler: async () => ({ ...ok(await deps.identity.jwks()), headers: { "Cache-Control": "public, max-age=300" } }),
+    }),
+    defineRoute({
+      method: "get",
+      path: "/.well-known/oauth-authorization-server",
+      operationId: "getAuthorizationServerMetadata",
+      summary: "RFC 8414 authorization server metadata",
+      tag: "Identity",
+      scope: null,
+      success: { status: 200, description: "Metadata", schema: openApiDocument },
+      problems: [],
+      handler: async () => ok(deps.identity.authorizationServerMetadata()),
+    }),
+  ];
+}

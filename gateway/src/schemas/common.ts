@@ -1,0 +1,50 @@
+import { z } from "zod";
+
+export const e164 = z
+  .string()
+  .regex(/^\+[1-9][0-9]{1,14}$/, "must be an E.164 number such as +14155550100");
+
+export const timestamp = z.string().describe("RFC 3339 UTC time");
+
+export const limitParam = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(200)
+  .default(50)
+  .describe("Page size, 1–200 (default 50).");
+
+export const cursorParam = z
+  .string()
+  .min(1)
+  .max(1024)
+  .optional()
+  .describe("Opaque cursor from the previous page's next_cursor; bound to the same filters.");
+
+/** `{data, next_cursor, has_more}`: the one page shape of every listing. */
+export const page = <T extends z.ZodType>(item: T) =>
+  z.object({
+    data: z.array(item),
+    next_cursor: z.string().nullable(),
+    has_more: z.boolean(),
+  });
+
+export const idParam = (prefix: string, name: string) =>
+  z.object({
+    [name]: z
+      .string()
+      .regex(new RegExp(`^${prefix}_[0-9a-z]{26}$`), `must be an id starting with ${prefix}_`),
+  });
+
+export const problemSchema = z
+  .object({
+    type: z.string().describe("{errors_url}/<kind>"),
+    title: z.string(),
+    status: z.number().int(),
+    code: z.string().describe("The kind in SCREAMING_SNAKE case"),
+    detail: z.string(),
+    instance: z.string().describe("urn:switchboard:request:<request_id>"),
+    errors: z.array(z.object({ pointer: z.string(), detail: z.string() })).optional(),
+  })
+  .catchall(z.unknown())
+  .meta({ id: "Problem", description: "RFC 9457 problem details" });

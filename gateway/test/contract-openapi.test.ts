@@ -1,0 +1,161 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import * as oidc from "openid-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PUBLIC_URL, startTestPlatform, type TestPlatform } from "../../test/support/platform.js";
+
+const run = promisify(execFile);
+const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
+const redoclyCli = createRequire(import.meta.url).resolve("@redocly/cli/bin/cli.js");
+
+interface LintReport {
+  totals: { errors: number; warnings: number };
+  problems: { ruleId: string; severity: string; message: string }[];
+}
+
+/** Redocly CLI (`recommended` + redocly.yaml) over a document; its JSON report. */
+async function redoclyLint(document: unknown): Promise<LintReport> {
+  const dir = await mkdtemp(join(tmpdir(), "sb-openapi-"));
+  try {
+    const file = join(dir, "openapi.json");
+    await writeFile(file, JSON.stringify(document, null, 2));
+    const lint = run(
+      process.execPath,
+      [redoclyCli, "lint", file, "--config", join(repoRoot, "redocly.yaml"), "--format=json"],
+      {
+        cwd: repoRoot,
+        maxBuffer: 16 * 1024 * 1024,
+        env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
+      },
+    );
+    // Errors make the CLI exit non-zero; the report is on stdout either way.
+    const { stdout } = await lint.catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? "" }));
+    return JSON.parse(stdout.slice(stdout.indexOf("{"))) as LintReport;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The served OpenAPI document is valid, lint-clean and true: every response these requests get
+ * is checked against it by the platform's contract fetch (a violation fails the request), and
+ * every documented operation is seen answering its success status at least once.
+ */
+describe("the OpenAPI document against the running gateway", () => {
+  let platform: TestPlatform;
+  let document: { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+
+  beforeAll(async () => {
+    platform = await startTestPlatform({ database: "postgres", seed: 200, redis: true });
+    document = await (await platform.request("/v1/openapi.json")).json();
+  });
+  afterAll(async () => platform?.stop());
+
+  it("passes Redocly's recommended ruleset with zero errors", async () => {
+    const report = await redoclyLint(document);
+    const errors = report.problems.filter((p) => p.severity === "error");
+    expect(errors.map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
+    expect(report.totals.errors).toBe(0);
+    // Warnings are not allowed to pile up either: each one is fixed or turned off with a reason.
+    expect(report.problems.map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
+  });
+
+  it("obtains tokens with openid-client (RFC 8414 discovery, client credentials)", async () => {
+    const config = await oidc.discovery(
+      new URL(PUBLIC_URL),
+      platform.clientId,
+      undefined,
+      oidc.ClientSecretBasic(platform.clientSecret),
+      {
+        algorithm: "oauth2",
+        execute: [oidc.allowInsecureRequests],
+        // The issuer is the public URL; its requests go to this test's gateway.
+        [oidc.customFetch]: (url, options) => platform.fetch(url.replace(PUBLIC_URL, platform.url), options),
+      },
+    );
+    expect(config.serverMetadata().token_endpoint).toBe(`${PUBLIC_URL}/oauth/token`);
+    const tokens = await oidc.clientCredentialsGrant(config, { scope: "numbers:read numbers:write" });
+    expect(tokens.token_type).toBe("bearer");
+    expect(tokens.scope).toBe("numbers:read numbers:write");
+    const search = await platform.request("/v1/api/numbers/search?limit=2", { token: tokens.access_token });
+    expect(search.status).toBe(200);
+    await expect(oidc.clientCredentialsGrant(config, { scope: "no:such-scope" })).rejects.toMatchObject({
+      error: "invalid_scope",
+    });
+  });
+
+  it("describes every response of a walk through every operation", async () => {
+    const token = await platform.token();
+    const get = (path: string, auth = token) => platform.request(path, { token: auth });
+    const post = (path: string, json: unknown = {}, headers: Record<string, string> = {}) =>
+      platform.request(path, { method: "POST", token, json, headers });
+
+    expect((await platform.request("/api/health")).status).toBe(200);
+    expect((await platform.request("/v1/.well-known/jwks.json")).status).toBe(200);
+    expect((await platform.request("/.well-known/oauth-authorization-server")).status).toBe(200);
+    expect((await platform.request("/v1/errors/rate-limited")).status).toBe(200);
+    expect((await platform.request("/v1/errors/no-such-kind")).status).toBe(404);
+    expect((await platform.request("/v1/openapi.json", { method: "HEAD" })).status).toBe(200);
+
+    const page = await get("/v1/api/numbers/search?limit=3&country=US");
+    expect(page.status).toBe(200);
+    const [first, second] = ((await page.json()) as { data: { number: string }[] }).data;
+    const holdOf = async (number: string, key: string) => {
+      const response = await post("/v1/api/numbers/hold", { number }, { "Idempotency-Key": key });
+      expect(response.status).toBe(201);
+      return (await response.json()) as { id: string; number_id: string };
+    };
+    const held = await holdOf(first!.number, "contract-hold-1");
+    expect((await post("/v1/api/numbers/hold", { number: first!.number }, { "Idempotency-Key": "contract-hold-1" })).headers.get("idempotent-replayed")).toBe("true");
+    expect((await post("/v1/api/numbers/hold", { number: second!.number }, { "Idempotency-Key": "contract-hold-1" })).status).toBe(409);
+    expect((await post("/v1/api/numbers/hold", { number: first!.number })).status).toBe(409);
+    expect((await post("/v1/api/numbers/hold", { number: "+1" })).status).toBe(422);
+    expect((await post("/v1/api/numbers/hold", { number: first!.number }, { "Idempotency-Key": "bad key" })).status).toBe(400);
+    expect((await get(`/v1/api/numbers/holds/${held.id}`)).status).toBe(200);
+    expect((await post(`/v1/api/numbers/holds/${held.id}/assign`)).status).toBe(200);
+    expect((await get("/v1/api/numbers")).status).toBe(200);
+    expect((await get(`/v1/api/numbers/${held.number_id}`)).status).toBe(200);
+    expect((await post(`/v1/api/numbers/${held.number_id}/release`)).status).toBe(200);
+    const other = await holdOf(second!.number, "contract-hold-2");
+    expect((await post(`/v1/api/numbers/holds/${other.id}/release`)).status).toBe(200);
+
+    // Failures outside any operation are problem+json with the common headers too.
+    expect((await get("/v1/api/numbers/search", "not-a-token")).status).toBe(401);
+    expect((await get("/v1/api/numbers/search", await platform.token("numbers:write"))).status).toBe(403);
+    expect((await get("/v1/api/nothing-here")).status).toBe(404);
+    expect((await get("/v2/api/health")).status).toBe(404);
+    expect((await platform.request("/v1/api/numbers/search", { method: "PUT", token })).status).toBe(405);
+
+    expect(platform.contract?.failures()).toEqual([]);
+    const seen = new Set(platform.contract?.records.map((r) => `${r.method} ${r.status}`));
+    expect(seen.size).toBeGreaterThan(10);
+  });
+
+  it("saw every documented operation answer its success status", () => {
+    const answered = new Set(
+      platform.contract?.records
+        .filter((r) => r.status < 300 && r.violations.length === 0)
+        .map((r) => `${r.method === "HEAD" ? "GET" : r.method} ${r.status}`),
+    );
+    const missing: string[] = [];
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const success = Object.keys(operation.responses).find((status) => status.startsWith("2"));
+        const hit = platform.contract?.records.some(
+          (r) =>
+            String(r.status) === success &&
+            r.method === method.toUpperCase() &&
+            new RegExp(`^(/v1)?${path.replace(/\{[^/]+\}/g, "[^/]+").replace(/\./g, "\\.")}$`).test(r.path),
+        );
+        if (!hit) missing.push(`${method.toUpperCase()} ${path} ${success}`);
+      }
+    }
+    expect(answered.size).toBeGreaterThan(0);
+    expect(missing).toEqual([]);
+  });
+});

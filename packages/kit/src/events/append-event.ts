@@ -1,0 +1,94 @@
+import type pg from "pg";
+import { isId, newId } from "../ids.js";
+import { isEventType, type EventEnvelope } from "./envelope.js";
+import { outboxChannel, qualified } from "./outbox-sql.js";
+import { injectTraceContext, sanitizeTraceCarrier, type TraceCarrier } from "./trace-context.js";
+
+export interface AppendEventInput<TData> {
+  /** Dotted event type, e.g. `number.held`. */
+  type: string;
+  accountId: string;
+  /** The resource the event is about (its id); `sequence` is counted per resource. */
+  resourceId: string;
+  /** JSON-serialisable payload (the webhook `data`). */
+  data: TData;
+  /** Explicit trace context; by default the active one, through the installed propagator. */
+  traceCarrier?: TraceCarrier;
+  /** A pre-allocated `evt_` id (default: a new one). */
+  id?: string;
+}
+
+export interface AppendEventOptions {
+  /**
+   * NOTIFY the relay on commit for a low-latency wake-up (default true). PostgreSQL takes a
+   * global lock while committing a notifying transaction; a service appending thousands of
+   * events a second may turn this off and rely on the relay's polling.
+   */
+  notify?: boolean;
+}
+
+/**
+ * Records an event in `<schema>.outbox`. MUST run on the client of the caller's open
+ * transaction, so the state change and its event commit (or roll back) together.
+ *
+ * Sequence: the per-resource counter row in `<schema>.outbox_sequences` is upserted with
+ * `INSERT … ON CONFLICT DO UPDATE SET last_sequence = last_sequence + 1 RETURNING`. The upsert
+ * row-locks the counter until the caller's transaction ends, so concurrent appends for one
+ * resource queue behind each other (READ COMMITTED re-reads the committed value), a rolled-back
+ * append gives its number back, and sequences stay gapless and increasing. Appends for
+ * different resources never contend. Under REPEATABLE READ / SERIALIZABLE a concurrent append
+ * for the same resource fails with a serialization error; retry the transaction. A transaction
+ * that appends for several resources should append in a stable order (as it locks its rows).
+ */
+export async function appendEvent<TData>(
+  client: pg.ClientBase,
+  schema: string,
+  input: AppendEventInput<TData>,
+  options: AppendEventOptions = {},
+): Promise<EventEnvelope<TData>> {
+  if (!isEventType(input.type)) throw new Error(`invalid event type ${JSON.stringify(input.type)}`);
+  if (!input.accountId) throw new Error("appendEvent needs an accountId");
+  if (!input.resourceId) throw new Error("appendEvent needs a resourceId");
+  const id = input.id ?? newId("evt");
+  if (!isId(id, "evt")) throw new Error(`invalid event id ${JSON.stringify(id)}`);
+  const data = JSON.stringify(input.data);
+  if (data === undefined) throw new Error("event data must be JSON-serialisable");
+  const trace = sanitizeTraceCarrier(input.traceCarrier) ?? injectTraceContext();
+
+  const notify = options.notify ?? true;
+  const { rows } = await client.query<{ sequence: number | string; occurred_at: Date }>(
+    `WITH next AS (
+       INSERT INTO ${qualified(schema, "outbox_sequences")} AS q (resource_id, last_sequence)
+       VALUES ($3, 1)
+       ON CONFLICT (resource_id) DO UPDATE SET last_sequence = q.last_sequence + 1
+       RETURNING last_sequence
+     ), event AS (
+       INSERT INTO ${qualified(schema, "outbox")}
+         (id, type, account_id, resource_id, sequence, data, trace_carrier)
+       SELECT $1, $2, $4, $3, next.last_sequence, $5::jsonb, $6::jsonb FROM next
+       RETURNING sequence, occurred_at
+     )
+     SELECT event.sequence, event.occurred_at${notify ? ", pg_notify($7, '')" : ""} FROM event`,
+    [
+      id,
+      input.type,
+      input.resourceId,
+      input.accountId,
+      data,
+      trace ? JSON.stringify(trace) : null,
+      ...(notify ? [outboxChannel(schema)] : []),
+    ],
+  );
+  const row = rows[0];
+  if (!row) throw new Error("appendEvent: the outbox insert returned no row");
+  return {
+    id,
+    type: input.type,
+    timestamp: row.occurred_at.toISOString(),
+    account_id: input.accountId,
+    resource_id: input.resourceId,
+    sequence: Number(row.sequence),
+    data: JSON.parse(data) as TData,
+    ...(trace ? { trace } : {}),
+  };
+}

@@ -1,0 +1,25 @@
+import type { Logger } from "pino";
+import type { EventBus } from "./bus.js";
+import { createBullmqBus } from "./bus-bullmq.js";
+import { createMemoryBus } from "./bus-memory.js";
+
+/**
+ * The run-mode switch of ARCHITECTURE.md: BullMQ on Redis when `redisUrl` (REDIS_URL) is set
+ * (mesh), the in-process bus otherwise (embedded). In the embedded mode every service in the
+ * process must share the one bus this returns.
+ */
+export function createEventBus(options: {
+  redisUrl?: string | undefined;
+  logger?: Logger;
+  prefix?: string;
+}): EventBus {
+  const { redisUrl, logger, prefix } = options;
+  if (redisUrl) {
+    return createBullmqBus({
+      redisUrl,
+      ...(logger ? { logger } : {}),
+      ...(prefix ? { prefix } : {}),
+    });
+  }
+  return createMemoryBus(logger ? { logger } : {});
+}

@@ -1,0 +1,75 @@
+/**
+ * The trace-context seam (ARCHITECTURE rule 8). OpenTelemetry is not a dependency of the kit
+ * yet, so the event plumbing only *carries* W3C trace context: a `TraceCarrier` rides in the
+ * outbox row, the event envelope and every job's data. A later telemetry layer installs a
+ * `TracePropagator` (backed by `@opentelemetry/api` `propagation.inject/extract`) once at boot;
+ * nothing else changes.
+ */
+
+/** W3C Trace Context headers (https://www.w3.org/TR/trace-context/). Baggage is not carried. */
+export interface TraceCarrier {
+  traceparent?: string;
+  tracestate?: string;
+}
+
+/** What a consumer-side propagator knows about the job it is about to run. */
+export interface TracedJobInfo {
+  queue: string;
+  jobName: string;
+  jobId: string;
+  attempt: number;
+  /**
+   * True for fan-out deliveries (one event → a job per consumer group): the consumer span
+   * should *link* to the producer's context rather than become its child.
+   */
+  link: boolean;
+}
+
+export interface TracePropagator {
+  /** Writes the active context into `carrier` (producer side: appendEvent, publish). */
+  inject(carrier: TraceCarrier): void;
+  /** Runs `work` inside a consumer span continued from, or linked to, `carrier`. */
+  run<T>(carrier: TraceCarrier | undefined, job: TracedJobInfo, work: () => Promise<T>): Promise<T>;
+}
+
+const noopPropagator: TracePropagator = {
+  inject: () => undefined,
+  run: (_carrier, _job, work) => work(),
+};
+
+let propagator: TracePropagator = noopPropagator;
+
+/** Installs the process-wide propagator (null restores the no-op one). */
+export function setTracePropagator(next: TracePropagator | null): void {
+  propagator = next ?? noopPropagator;
+}
+
+const traceparentPattern = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+export const isValidTraceparent = (value: string): boolean =>
+  traceparentPattern.test(value) && !/^[0-9a-f]{2}-0{32}-/.test(value) && !/-0{16}-/.test(value);
+
+/** Keeps only well-formed W3C fields; undefined when nothing usable is left. */
+export function sanitizeTraceCarrier(carrier: unknown): TraceCarrier | undefined {
+  if (carrier === null || typeof carrier !== "object") return undefined;
+  const { traceparent, tracestate } = carrier as Record<string, unknown>;
+  if (typeof traceparent !== "string" || !isValidTraceparent(traceparent)) return undefined;
+  return typeof tracestate === "string" && tracestate.length > 0 && tracestate.length <= 512
+    ? { traceparent, tracestate }
+    : { traceparent };
+}
+
+/** The active trace context as a carrier, or undefined when none is active (or no propagator). */
+export function injectTraceContext(carrier: TraceCarrier = {}): TraceCarrier | undefined {
+  propagator.inject(carrier);
+  return sanitizeTraceCarrier(carrier);
+}
+
+/** Runs a job handler in the context extracted from its carrier (a no-op until tracing exists). */
+export function runWithTraceContext<T>(
+  carrier: TraceCarrier | undefined,
+  job: TracedJobInfo,
+  work: () => Promise<T>,
+): Promise<T> {
+  return propagator.run(carrier, job, work);
+}

@@ -1,0 +1,29 @@
+import type { ConsumerGroup } from "./events/index.js";
+
+/**
+ * The platform's consumer groups: every outbox relay publishes each matching event to each of
+ * these queues (`events.<name>`). Defined once so a group that is not running yet still gets
+ * its backlog.
+ */
+export const platformConsumerGroups: ConsumerGroup[] = [
+  {
+    name: "usage",
+    types: [
+      "number.held",
+      "number.assigned",
+      "call.placed",
+      "call.completed",
+      "message.sent",
+      "webhook.delivered",
+      "smoke.run",
+    ],
+  },
+  { name: "webhook" },
+];
+
+/**
+ * The record path's queue: the gateway publishes every reply's `api.request` record here
+ * (a `switchboard.usage.v1.RequestRecordBatch` in proto3 JSON) before the reply is sent; the
+ * usage service consumes it and stores each record once by request id.
+ */
+export const usageRecordQueue = "usage.records";

@@ -1,0 +1,98 @@
+import type { callcontrol } from "@switchboard/proto";
+import { isTerminal } from "./states.js";
+
+/** A row of call_control.calls as the queries here select it (`callColumns`). */
+export interface CallRow {
+  id: string;
+  account_id: string;
+  direction: string;
+  status: string;
+  to_number: string;
+  from_number: string;
+  agent: string | null;
+  seat_id: string | null;
+  seat_claimed: boolean;
+  route_id: string | null;
+  attestation: string | null;
+  identity: string | null;
+  client_state: string | null;
+  timeout_seconds: number;
+  time_limit_seconds: number;
+  hangup_cause: string | null;
+  hangup_source: string | null;
+  sip_code: number | null;
+  request_hash: string | null;
+  created_at: Date;
+  answered_at: Date | null;
+  ended_at: Date | null;
+}
+
+export const callColumns = `c.id, c.account_id, c.direction, c.status, c.to_number, c.from_number,
+  c.agent, c.seat_id, c.seat_claimed, c.route_id, c.attestation, c.identity, c.client_state,
+  c.timeout_seconds, c.time_limit_seconds, c.hangup_cause, c.hangup_source, c.sip_code,
+  c.request_hash, c.created_at, c.answered_at, c.ended_at`;
+
+/** Billable seconds: answered to ended, rounded up; 0 for a call never answered; null while live. */
+export function durationSeconds(row: Pick<CallRow, "status" | "answered_at" | "ended_at">): number | null {
+  if (!isTerminal(row.status) || !row.ended_at) return null;
+  if (!row.answered_at) return 0;
+  return Math.max(0, Math.ceil((row.ended_at.getTime() - row.answered_at.getTime()) / 1000));
+}
+
+export function toCall(row: CallRow): callcontrol.Call {
+  return {
+    id: row.id,
+    direction: row.direction,
+    status: row.status,
+    to: row.to_number,
+    from: row.from_number,
+    agent: row.agent ?? undefined,
+    seatId: row.seat_id ?? undefined,
+    routeId: row.route_id ?? undefined,
+    stirShaken:
+      row.attestation && row.identity
+        ? { attestation: row.attestation, identity: row.identity }
+        : undefined,
+    clientState: row.client_state ?? undefined,
+    timeoutSeconds: row.timeout_seconds,
+    timeLimitSeconds: row.time_limit_seconds,
+    hangupCause: row.hangup_cause ?? undefined,
+    hangupSource: row.hangup_source ?? undefined,
+    sipCode: row.sip_code ?? undefined,
+    createdAt: row.created_at.toISOString(),
+    answeredAt: row.answered_at?.toISOString(),
+    endedAt: row.ended_at?.toISOString(),
+    durationSeconds: durationSeconds(row) ?? undefined,
+  };
+}
+
+/**
+ * The call as the public JSON of API.md (the REST representation, snake_case, nulls for unset
+ * fields): the `data` of every call event.
+ */
+export function toPublicCall(row: CallRow): Record<string, unknown> {
+  return {
+    id: row.id,
+    direction: row.direction,
+    status: row.status,
+    to: row.to_number,
+    from: row.from_number,
+    agent: row.agent,
+    seat_id: row.seat_id,
+    route_id: row.route_id,
+    stir_shaken:
+      row.attestation && row.identity
+        ? { attestation: row.attestation, identity: row.identity }
+        : null,
+    client_state: row.client_state,
+    timeout_seconds: row.timeout_seconds,
+    time_limit_seconds: row.time_limit_seconds,
+    hangup_cause: row.hangup_cause,
+    hangup_source: row.hangup_source,
+    sip_code: row.sip_code,
+    created_at: row.created_at.toISOString(),
+    answered_at: row.answered_at?.toISOString() ?? null,
+    ended_at: row.ended_at?.toISOString() ?? null,
+    duration_seconds: durationSeconds(row),
+  };
+}

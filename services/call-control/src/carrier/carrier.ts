@@ -1,0 +1,65 @@
+import type { Hangup } from "../calls/states.js";
+import type { ActionKind } from "../scheduler/action-runner.js";
+import type { Tx } from "../scheduler/tx.js";
+
+/**
+ * The voice carrier behind call-control. Shaped after a SIP trunk: `dial` is the INVITE (with
+ * the STIR/SHAKEN PASSporT in the `Identity` header, RFC 8224), `answer` the 200 OK to an
+ * inbound INVITE, `hangup` a BYE (after answer), CANCEL (before) or final response (a ringing
+ * inbound call). The network reports progress back through CarrierEvents: 180 → `ringing`,
+ * 200 → `answered`, BYE or a final failure response → `ended`.
+ *
+ * Commands run inside the transaction that records the state change they belong to, and may
+ * be repeated after a crash: an adapter must treat the call id as the dialog key (SIP Call-ID)
+ * and make each command idempotent. An adapter that sends packets should enqueue them in that
+ * transaction (e.g. as a durable timer due now) rather than send before commit.
+ */
+export interface DialRequest {
+  callId: string;
+  accountId: string;
+  to: string;
+  from: string;
+  /** The PASSporT (compact JWS): `Identity: <identity>;info=<identityInfo>;alg=ES256;ppt=shaken`. */
+  identity: string;
+  /** The certificate URL (`x5u`). */
+  identityInfo: string;
+  timeoutSeconds: number;
+}
+
+export interface InboundAnswer {
+  callId: string;
+  accountId: string;
+}
+
+export interface HangupRequest {
+  callId: string;
+  direction: "outbound" | "inbound";
+  hangup: Hangup;
+}
+
+export type CarrierEvent =
+  | { type: "ringing"; callId: string; at: Date }
+  | { type: "answered"; callId: string; at: Date }
+  | { type: "ended"; callId: string; at: Date; hangup: Hangup };
+
+/** The call engine's side of the adapter: where the network's progress lands. */
+export interface CarrierEvents {
+  onCarrierEvent(tx: Tx, event: CarrierEvent): Promise<void>;
+}
+
+/** Durable timers an adapter may use (the sandbox network's script lives in them). */
+export interface CarrierTimers {
+  register(kind: string, handler: ActionKind): void;
+}
+
+export interface CarrierAdapter {
+  readonly name: string;
+  /** The deterministic simulated network: the sandbox-only endpoints exist only with it. */
+  readonly simulated: boolean;
+  /** Connects the adapter to the engine (called once, before any command). */
+  attach(events: CarrierEvents, timers: CarrierTimers): void;
+  dial(tx: Tx, request: DialRequest): Promise<void>;
+  answer(tx: Tx, request: InboundAnswer): Promise<void>;
+  hangup(tx: Tx, request: HangupRequest): Promise<void>;
+  stop(): Promise<void>;
+}

@@ -1,0 +1,95 @@
+import type { Hangup } from "../calls/states.js";
+import type { DueAction } from "../scheduler/action-runner.js";
+import type { Tx } from "../scheduler/tx.js";
+import type {
+  CarrierAdapter,
+  CarrierEvents,
+  CarrierTimers,
+  DialRequest,
+  HangupRequest,
+  InboundAnswer,
+} from "./carrier.js";
+import { inboundCallerHangup, sandboxScript, type SandboxTiming, type ScriptStep } from "./sandbox-script.js";
+
+const kinds = {
+  ringing: "sandbox.ringing",
+  answered: "sandbox.answered",
+  ended: "sandbox.ended",
+} as const;
+const allKinds = Object.values(kinds);
+
+/**
+ * The deterministic simulated network (CARRIER=sandbox). Its script for each call is a set of
+ * durable timers written in the dial's transaction, so a call in flight when the process dies
+ * carries on (late, but to its end) when a replica runs again. Every INVITE it receives is
+ * recorded in call_control.sandbox_dials with the Identity header it was handed; repeats of
+ * one call's INVITE are counted there, not placed twice.
+ */
+export function createSandboxCarrier(timing: SandboxTiming): CarrierAdapter {
+  let events: CarrierEvents | undefined;
+
+  const deliver = async (tx: Tx, action: DueAction) => {
+    if (!events) throw new Error("the sandbox carrier is not attached");
+    const at = action.dueAt;
+    if (action.kind === kinds.ended) {
+      const hangup = action.payload as unknown as Hangup;
+      await events.onCarrierEvent(tx, { type: "ended", callId: action.callId, at, hangup });
+    } else {
+      const type = action.kind === kinds.ringing ? "ringing" : "answered";
+      await events.onCarrierEvent(tx, { type, callId: action.callId, at });
+    }
+  };
+
+  const play = (tx: Tx, callId: string, steps: ScriptStep[]) =>
+    tx.schedule(
+      ...steps.map((step) => ({
+        callId,
+        kind: kinds[step.event],
+        delayMs: step.afterMs,
+        ...(step.event === "ended" ? { payload: { ...step.hangup } } : {}),
+      })),
+    );
+
+  return {
+    name: "sandbox",
+    simulated: true,
+    attach(target: CarrierEvents, timers: CarrierTimers) {
+      events = target;
+      for (const kind of allKinds) timers.register(kind, { run: deliver });
+    },
+    async dial(tx: Tx, request: DialRequest) {
+      const { rows } = await tx.client.query<{ dials: number }>(
+        `INSERT INTO call_control.sandbox_dials
+           (call_id, to_number, from_number, identity, identity_info)
+         VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (call_id) DO UPDATE
+           SET dials = sandbox_dials.dials + 1, last_dialed_at = now()
+         RETURNING dials`,
+        [request.callId, request.to, request.from, request.identity, request.identityInfo],
+      );
+      // A repeated INVITE of the same dialog does not start the script again.
+      if (rows[0]?.dials === 1) await play(tx, request.callId, sandboxScript(request.to, timing));
+    },
+    async answer(tx: Tx, request: InboundAnswer) {
+      await play(tx, request.callId, [inboundCallerHangup(timing)]);
+    },
+    async hangup(tx: Tx, request: HangupRequest) {
+      // The far end hears the BYE/CANCEL: its script stops.
+      await cancelScript(tx, request.callId);
+    },
+    async stop() {
+      events = undefined;
+    },
+  };
+}
+
+/** Drops a call's pending network events, skipping any a runner is firing right now. */
+async function cancelScript(tx: Tx, callId: string) {
+  await tx.client.query(
+    `DELETE FROM call_control.scheduled_actions
+      WHERE id IN (SELECT id FROM call_control.scheduled_actions
+                    WHERE call_id = $1 AND kind = ANY($2::text[])
+                    FOR UPDATE SKIP LOCKED)`,
+    [callId, allKinds],
+  );
+}

@@ -1,0 +1,38 @@
+import { injectTraceContext, newId, type Queryable } from "@switchboard/kit";
+
+/** The inventory's events (API.md webhook types), written to inventory.outbox. */
+export type InventoryEventType =
+  "number.held" | "number.assigned" | "number.released" | "number.hold_expired";
+
+export interface InventoryEvent {
+  type: InventoryEventType;
+  accountId: string;
+  /** The number the event is about; `sequence` orders that number's events. */
+  resourceId: string;
+  sequence: number;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Appends an event in the caller's transaction, so it commits together with the state change
+ * it describes (ARCHITECTURE rule 4); the kit's outbox relay publishes rows whose published_at
+ * is null. The sequence is the number's own counter, bumped under the row lock the state change
+ * already holds, so it needs no counter table of its own.
+ */
+export async function writeEvent(db: Queryable, event: InventoryEvent): Promise<string> {
+  const id = newId("evt");
+  await db.query(
+    `INSERT INTO inventory.outbox (id, type, account_id, resource_id, sequence, data, trace_carrier)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [
+      id,
+      event.type,
+      event.accountId,
+      event.resourceId,
+      event.sequence,
+      JSON.stringify(event.data),
+      JSON.stringify(injectTraceContext() ?? null),
+    ],
+  );
+  return id;
+}

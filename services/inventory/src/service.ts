@@ -1,0 +1,52 @@
+import { unary, type GrpcService, type Logger, type Pool } from "@switchboard/kit";
+import { inventory } from "@switchboard/proto";
+import { assignHold, createHold, defaultHoldLimit, getHold, releaseHold } from "./holds.js";
+import { getNumber, listNumbers, releaseNumber } from "./numbers.js";
+import { searchNumbers } from "./search.js";
+
+export interface InventoryServiceOptions {
+  pool: Pool;
+  logger: Logger;
+  /** Active holds allowed per account (default 50). */
+  holdLimit?: number;
+}
+
+/** The InventoryService gRPC handlers: each a thin adapter over one operation module. */
+export function createInventoryService(options: InventoryServiceOptions): GrpcService {
+  const { pool, logger } = options;
+  const holdLimit = options.holdLimit ?? defaultHoldLimit;
+  const implementation: inventory.InventoryServiceServer = {
+    searchNumbers: unary(logger, (request: inventory.SearchNumbersRequest) =>
+      searchNumbers(pool, request),
+    ),
+    createHold: unary(
+      logger,
+      async (
+        request: inventory.CreateHoldRequest,
+        context,
+      ): Promise<inventory.CreateHoldResponse> => ({
+        hold: await createHold(pool, request, {
+          holdLimit,
+          idempotencyKey: context.idempotencyKey,
+        }),
+      }),
+    ),
+    getHold: unary(logger, async (request: inventory.GetHoldRequest) => ({
+      hold: await getHold(pool, request),
+    })),
+    releaseHold: unary(logger, async (request: inventory.ReleaseHoldRequest) => ({
+      hold: await releaseHold(pool, request),
+    })),
+    assignHold: unary(logger, (request: inventory.AssignHoldRequest) => assignHold(pool, request)),
+    listNumbers: unary(logger, (request: inventory.ListNumbersRequest) =>
+      listNumbers(pool, request),
+    ),
+    getNumber: unary(logger, async (request: inventory.GetNumberRequest) => ({
+      number: await getNumber(pool, request),
+    })),
+    releaseNumber: unary(logger, async (request: inventory.ReleaseNumberRequest) => ({
+      number: await releaseNumber(pool, request),
+    })),
+  };
+  return { definition: inventory.InventoryServiceService, implementation };
+}

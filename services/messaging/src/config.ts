@@ -1,0 +1,90 @@
+import { z } from "zod";
+import { env, loadConfig } from "@switchboard/kit";
+
+/** The development key-encryption secret; refused in production (ARCHITECTURE rule 6). */
+const DEV_SIGNING_KEY_SECRET = "switchboard-development-signing-key-secret";
+
+const ms = (fallback: number, min = 0, max = 86_400_000) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
+
+/**
+ * The messaging service's settings, read from the environment in the mesh entrypoint and in
+ * the embedded/test composition alike. Timers are configuration so tests compress them.
+ */
+const schema = z
+  .object({
+    NODE_ENV: env.nodeEnv(),
+    CARRIER: z.string().optional(),
+    SIGNING_KEY_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+    SANDBOX_RECEIPT_DELAY_MS: ms(1_000, 0, 600_000),
+    MESSAGING_SENDER_RATE: z.coerce.number().positive().max(10_000).default(20),
+    MESSAGING_SEND_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(8),
+    MESSAGING_RETRY_BASE_MS: ms(1_000, 1, 3_600_000),
+    MESSAGING_RETRY_MAX_MS: ms(300_000, 1, 86_400_000),
+    MESSAGING_SUBMIT_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(32),
+    MESSAGING_LEASE_MS: ms(30_000, 100, 3_600_000),
+    MESSAGING_SWEEP_INTERVAL_MS: ms(30_000, 50, 3_600_000),
+    MESSAGING_REDISPATCH_AFTER_MS: ms(60_000, 100, 86_400_000),
+    MESSAGING_NUMBER_CACHE_MS: ms(5_000, 0, 3_600_000),
+    MESSAGING_RELAYS: z.coerce.number().int().min(1).max(8).default(2),
+    MESSAGING_RELAY_POLL_MS: ms(100, 5, 60_000),
+    INVENTORY_DEADLINE_MS: ms(2_000, 50, 60_000),
+    MESSAGING_DEFAULT_HELP_TEXT: z
+      .string()
+      .min(1)
+      .max(320)
+      .default("Switchboard messages. Reply STOP to unsubscribe. Msg & data rates may apply."),
+    MESSAGING_DEFAULT_STOP_TEXT: z
+      .string()
+      .min(1)
+      .max(320)
+      .default("You are unsubscribed and will receive no further messages. Reply START to resubscribe."),
+    MESSAGING_DEFAULT_START_TEXT: z
+      .string()
+      .min(1)
+      .max(320)
+      .default("You are subscribed again. Reply HELP for help, STOP to unsubscribe."),
+  })
+  .superRefine((value, ctx) => {
+    if (value.NODE_ENV === "production" && !value.SIGNING_KEY_SECRET) {
+      ctx.addIssue({ code: "custom", path: ["SIGNING_KEY_SECRET"], message: "is required in production" });
+    }
+    if (value.NODE_ENV === "production" && !value.CARRIER) {
+      ctx.addIssue({ code: "custom", path: ["CARRIER"], message: "is required in production" });
+    }
+    if ((value.CARRIER ?? "sandbox") !== "sandbox") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["CARRIER"],
+        message: `the messaging service has no "${value.CARRIER}" adapter; available: sandbox`,
+      });
+    }
+  })
+  .transform((value) => ({
+    carrier: "sandbox" as const,
+    signingKeySecret: value.SIGNING_KEY_SECRET ?? DEV_SIGNING_KEY_SECRET,
+    sandboxReceiptDelayMs: value.SANDBOX_RECEIPT_DELAY_MS,
+    senderRate: value.MESSAGING_SENDER_RATE,
+    sendAttempts: value.MESSAGING_SEND_ATTEMPTS,
+    retryBaseMs: value.MESSAGING_RETRY_BASE_MS,
+    retryMaxMs: value.MESSAGING_RETRY_MAX_MS,
+    submitConcurrency: value.MESSAGING_SUBMIT_CONCURRENCY,
+    leaseMs: value.MESSAGING_LEASE_MS,
+    sweepIntervalMs: value.MESSAGING_SWEEP_INTERVAL_MS,
+    redispatchAfterMs: value.MESSAGING_REDISPATCH_AFTER_MS,
+    numberCacheMs: value.MESSAGING_NUMBER_CACHE_MS,
+    relays: value.MESSAGING_RELAYS,
+    relayPollMs: value.MESSAGING_RELAY_POLL_MS,
+    inventoryDeadlineMs: value.INVENTORY_DEADLINE_MS,
+    defaults: {
+      helpText: value.MESSAGING_DEFAULT_HELP_TEXT,
+      stopReplyText: value.MESSAGING_DEFAULT_STOP_TEXT,
+      startReplyText: value.MESSAGING_DEFAULT_START_TEXT,
+    },
+  }));
+
+export type MessagingConfig = z.infer<typeof schema>;
+
+/** Parses the messaging settings; throws a ConfigError naming every bad variable. */
+export const loadMessagingConfig = (source: NodeJS.ProcessEnv = process.env): MessagingConfig =>
+  loadConfig(schema, source);

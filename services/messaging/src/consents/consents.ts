@@ -1,0 +1,230 @@
+import { DomainError, newId, notFound, withTransaction, type PoolClient } from "@switchboard/kit";
+import type { messaging } from "@switchboard/proto";
+import { idempotencyLockKey, idempotencyLockSql, type MessagingContext } from "../context.js";
+import { checkKeyLength, replayOrMismatch, requestFingerprint } from "../idempotency.js";
+import { cursorId, idPage, pageLimit } from "../pagination.js";
+import { checkChannels, e164Pattern, requireAccount, sortChannels } from "../validation.js";
+import { consentColumns, consentEventData, toConsent, type ConsentRow } from "./rows.js";
+
+export const consentSources = ["web_form", "api", "keyword", "import", "verbal"] as const;
+const maxEvidenceBytes = 4_096;
+/** Clock skew tolerated on a `captured_at` in the future. */
+const futureSkewMs = 5 * 60_000;
+
+/** CreateConsent: records a granted consent with its source and evidence (`consent.granted`). */
+export async function createConsent(
+  ctx: MessagingContext,
+  request: messaging.CreateConsentRequest,
+  idempotencyKey: string | undefined,
+): Promise<messaging.Consent> {
+  const errors = requireAccount(request.accountId);
+  if (!e164Pattern.test(request.phoneNumber)) {
+    errors.add("#/phone_number", "must be an E.164 number such as +14155550123");
+  }
+  checkChannels(request.channels, "#/channels", errors);
+  if (!(consentSources as readonly string[]).includes(request.source)) {
+    errors.add("#/source", `must be one of ${consentSources.join(", ")}`);
+  }
+  const evidence = parseEvidence(request.evidenceJson, errors);
+  const capturedAt = request.capturedAt === undefined ? new Date() : new Date(request.capturedAt);
+  if (request.capturedAt !== undefined) {
+    if (Number.isNaN(capturedAt.getTime()) || !/^\d{4}-\d\d-\d\dT/.test(request.capturedAt)) {
+      errors.add("#/captured_at", "must be an RFC 3339 time");
+    } else if (capturedAt.getTime() > Date.now() + futureSkewMs) {
+      errors.add("#/captured_at", "must not be in the future");
+    }
+  }
+  errors.throwIfAny();
+  checkKeyLength(idempotencyKey);
+  const fingerprint = requestFingerprint("create-consent", request);
+  const consent = await withTransaction(ctx.pool, async (client) => {
+    if (idempotencyKey !== undefined) {
+      await client.query(idempotencyLockSql, [idempotencyLockKey("cns", request.accountId, idempotencyKey)]);
+      const previous = await client.query<ConsentRow>(
+        `SELECT ${consentColumns} FROM messaging.consents c WHERE c.account_id = $1 AND c.idempotency_key = $2`,
+        [request.accountId, idempotencyKey],
+      );
+      if (previous.rows[0]) return replayOrMismatch(previous.rows[0], fingerprint, toConsent(previous.rows[0]));
+    }
+    return insertConsent(ctx, client, {
+      accountId: request.accountId,
+      phoneNumber: request.phoneNumber,
+      channels: sortChannels(request.channels),
+      source: request.source,
+      evidence,
+      capturedAt,
+      idempotencyKey,
+      fingerprint,
+    });
+  });
+  ctx.outbox.wake();
+  return consent;
+}
+
+export interface NewConsent {
+  accountId: string;
+  phoneNumber: string;
+  channels: string[];
+  source: string;
+  evidence: Record<string, unknown> | null;
+  capturedAt: Date;
+  idempotencyKey?: string | undefined;
+  fingerprint?: string;
+}
+
+/** Inserts a granted consent and its `consent.granted` event on the caller's transaction. */
+export async function insertConsent(
+  ctx: MessagingContext,
+  client: PoolClient,
+  consent: NewConsent,
+): Promise<messaging.Consent> {
+  const { rows } = await client.query<ConsentRow>(
+    `INSERT INTO messaging.consents AS c
+       (id, account_id, phone_number, channels, source, evidence, captured_at, status,
+        idempotency_key, request_sha256)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'granted', $8, $9)
+     RETURNING ${consentColumns}`,
+    [
+      newId("cns"),
+      consent.accountId,
+      consent.phoneNumber,
+      consent.channels,
+      consent.source,
+      consent.evidence === null ? null : JSON.stringify(consent.evidence),
+      consent.capturedAt,
+      consent.idempotencyKey ?? null,
+      consent.fingerprint ?? null,
+    ],
+  );
+  const created = toConsent(rows[0] as ConsentRow);
+  await ctx.outbox.append(client, {
+    type: "consent.granted",
+    accountId: consent.accountId,
+    resourceId: created.id,
+    data: consentEventData(created),
+  });
+  return created;
+}
+
+function parseEvidence(json: string, errors: { add(pointer: string, detail: string): unknown }) {
+  if (json === "") return null;
+  if (Buffer.byteLength(json, "utf8") > maxEvidenceBytes) {
+    errors.add("#/evidence", `must be at most ${maxEvidenceBytes} bytes of JSON`);
+    return null;
+  }
+  try {
+    const value = JSON.parse(json) as unknown;
+    if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+      return value as Record<string, unknown>;
+    }
+  } catch {
+    // reported below
+  }
+  errors.add("#/evidence", "must be a JSON object");
+  return null;
+}
+
+export async function getConsent(
+  ctx: MessagingContext,
+  request: messaging.GetConsentRequest,
+): Promise<messaging.Consent> {
+  requireAccount(request.accountId).throwIfAny();
+  const { rows } = await ctx.pool.query<ConsentRow>(
+    `SELECT ${consentColumns} FROM messaging.consents c WHERE c.id = $1 AND c.account_id = $2`,
+    [request.consentId, request.accountId],
+  );
+  if (!rows[0]) throw notFound("the consent");
+  return toConsent(rows[0]);
+}
+
+/** ListConsents: newest first; optionally one phone number's and/or one status's. */
+export async function listConsents(
+  ctx: MessagingContext,
+  request: messaging.ListConsentsRequest,
+): Promise<messaging.ListConsentsResponse> {
+  const errors = requireAccount(request.accountId);
+  if (request.phoneNumber !== undefined && !e164Pattern.test(request.phoneNumber)) {
+    errors.add("#/query/phone_number", "must be an E.164 number such as +14155550123");
+  }
+  if (request.status !== undefined && !["granted", "revoked"].includes(request.status)) {
+    errors.add("#/query/status", "must be granted or revoked");
+  }
+  errors.throwIfAny();
+  const limit = pageLimit(request.limit);
+  const binding = `consents:${request.accountId}:${request.phoneNumber ?? ""}:${request.status ?? ""}`;
+  const values: unknown[] = [request.accountId, limit + 1];
+  const where = ["c.account_id = $1"];
+  const add = (clause: string, value: unknown) => {
+    values.push(value);
+    where.push(clause.replace("?", `$${values.length}`));
+  };
+  if (request.phoneNumber !== undefined) add("c.phone_number = ?", request.phoneNumber);
+  if (request.status !== undefined) add("c.status = ?", request.status);
+  const after = cursorId(request.cursor, binding);
+  if (after) add("c.id < ?", after);
+  const { rows } = await ctx.pool.query<ConsentRow>(
+    `SELECT ${consentColumns} FROM messaging.consents c WHERE ${where.join(" AND ")}
+      ORDER BY c.id DESC LIMIT $2`,
+    values,
+  );
+  const page = idPage(rows, limit, binding, toConsent);
+  return { consents: page.items, nextCursor: page.nextCursor, hasMore: page.hasMore };
+}
+
+/** RevokeConsent: granted → revoked (`consent.revoked`); a revoked consent is 409 invalid-state. */
+export async function revokeConsent(
+  ctx: MessagingContext,
+  request: messaging.RevokeConsentRequest,
+): Promise<messaging.Consent> {
+  requireAccount(request.accountId).throwIfAny();
+  const consent = await withTransaction(ctx.pool, async (client) => {
+    const revoked = await revokeWhere(ctx, client, "c.id = $1 AND c.account_id = $2", [
+      request.consentId,
+      request.accountId,
+    ], { source: "api", keyword: null });
+    if (revoked[0]) return revoked[0];
+    const existing = await client.query<{ status: string }>(
+      "SELECT status FROM messaging.consents WHERE id = $1 AND account_id = $2",
+      [request.consentId, request.accountId],
+    );
+    if (!existing.rows[0]) throw notFound("the consent");
+    throw new DomainError("invalid-state", "the consent is already revoked");
+  });
+  ctx.outbox.wake();
+  return consent;
+}
+
+/**
+ * Revokes every granted consent matching `where` (columns of alias `c`) on the caller's
+ * transaction, each with its `consent.revoked` event. The UPDATE is guarded on
+ * `status = 'granted'`, so a consent is revoked once.
+ */
+export async function revokeWhere(
+  ctx: MessagingContext,
+  client: PoolClient,
+  where: string,
+  values: unknown[],
+  revocation: { source: "api" | "keyword"; keyword: string | null },
+): Promise<messaging.Consent[]> {
+  const n = values.length;
+  const { rows } = await client.query<ConsentRow>(
+    `UPDATE messaging.consents c
+        SET status = 'revoked', revoked_at = now(), revocation_source = $${n + 1},
+            revocation_keyword = $${n + 2}
+      WHERE ${where} AND c.status = 'granted'
+      RETURNING ${consentColumns}`,
+    [...values, revocation.source, revocation.keyword],
+  );
+  const consents: messaging.Consent[] = [];
+  for (const row of rows.sort((a, b) => a.id.localeCompare(b.id))) {
+    const consent = toConsent(row);
+    await ctx.outbox.append(client, {
+      type: "consent.revoked",
+      accountId: row.account_id,
+      resourceId: consent.id,
+      data: consentEventData(consent),
+    });
+    consents.push(consent);
+  }
+  return consents;
+}

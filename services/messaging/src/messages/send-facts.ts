@@ -1,0 +1,55 @@
+import type { Pool } from "@switchboard/kit";
+import type { messaging } from "@switchboard/proto";
+
+export interface SendTemplate {
+  id: string;
+  name: string;
+  version: number;
+  channels: string[];
+  body: string;
+  variables: string[];
+  status: string;
+  content_sha256: string;
+  signature: string;
+  kid: string;
+}
+
+export interface SendConsent {
+  id: string;
+  phone_number: string;
+  channels: string[];
+  status: string;
+}
+
+export interface SendFacts {
+  template: SendTemplate | null;
+  consent: SendConsent | null;
+  optOut: { keyword: string } | null;
+}
+
+/** Everything a send checks in the service's own tables, read in one round trip. */
+export async function loadSendFacts(pool: Pool, request: messaging.SendMessageRequest): Promise<SendFacts> {
+  const { rows } = await pool.query<{
+    template: SendTemplate | null;
+    consent: SendConsent | null;
+    opt_out: { keyword: string } | null;
+  }>(
+    `SELECT
+       (SELECT row_to_json(x) FROM (
+          SELECT t.id, v.name, v.version, v.channels, v.body, v.variables, v.status,
+                 v.content_sha256, v.signature, v.kid
+            FROM messaging.templates t
+            JOIN messaging.template_versions v ON v.template_id = t.id
+           WHERE t.id = $2 AND t.account_id = $1
+             AND v.version = coalesce($3::int, t.latest_version)) x) AS template,
+       (SELECT row_to_json(x) FROM (
+          SELECT c.id, c.phone_number, c.channels, c.status
+            FROM messaging.consents c WHERE c.id = $4 AND c.account_id = $1) x) AS consent,
+       (SELECT row_to_json(x) FROM (
+          SELECT o.keyword FROM messaging.opt_outs o
+           WHERE o.account_id = $1 AND o.phone_number = $5) x) AS opt_out`,
+    [request.accountId, request.templateId, request.templateVersion ?? null, request.consentId, request.to],
+  );
+  const row = rows[0];
+  return { template: row?.template ?? null, consent: row?.consent ?? null, optOut: row?.opt_out ?? null };
+}

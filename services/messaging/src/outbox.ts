@@ -1,0 +1,87 @@
+import type pg from "pg";
+import {
+  appendEvent,
+  platformConsumerGroups,
+  startOutboxRelay,
+  type ConsumerGroup,
+  type EventBus,
+  type Logger,
+  type OutboxRelay,
+  type Pool,
+} from "@switchboard/kit";
+
+export const SCHEMA = "messaging";
+
+/** The group that turns `message.queued` into a paced send job (see delivery/dispatcher.ts). */
+export const dispatchGroup: ConsumerGroup = {
+  name: "messaging-dispatch",
+  types: ["message.queued"],
+  attempts: 10,
+  backoff: { type: "exponential", delayMs: 500, maxDelayMs: 60_000, jitter: 0.2 },
+};
+
+export type MessagingEventType =
+  | "message.queued"
+  | "message.sending"
+  | "message.sent"
+  | "message.delivered"
+  | "message.undelivered"
+  | "message.failed"
+  | "message.expired"
+  | "message.read"
+  | "message.received"
+  | "consent.granted"
+  | "consent.revoked"
+  | "template.approved";
+
+export interface MessagingEvent {
+  type: MessagingEventType;
+  accountId: string;
+  resourceId: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * The service's transactional outbox. `append` MUST run on the client of the transaction that
+ * makes the state change; `wake` (after commit) starts the relays at once. Appends do not
+ * NOTIFY: thousands of sends a second would serialise on the notify lock, so the relays are
+ * woken in process and poll as the floor (other replicas' events wait at most one poll).
+ */
+export interface Outbox {
+  append(client: pg.ClientBase, event: MessagingEvent): Promise<void>;
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+export function startOutbox(options: {
+  pool: Pool;
+  bus: EventBus;
+  logger: Logger;
+  relays: number;
+  pollIntervalMs: number;
+}): Outbox {
+  // Several relays share the work: each batch takes rows FOR UPDATE SKIP LOCKED.
+  const relays: OutboxRelay[] = Array.from({ length: Math.max(1, options.relays) }, () =>
+    startOutboxRelay({
+      pool: options.pool,
+      schema: SCHEMA,
+      bus: options.bus,
+      logger: options.logger,
+      groups: [...platformConsumerGroups, dispatchGroup],
+      batchSize: 200,
+      pollIntervalMs: options.pollIntervalMs,
+      listen: false,
+    }),
+  );
+  return {
+    append: async (client, event) => {
+      await appendEvent(client, SCHEMA, event, { notify: false });
+    },
+    wake: () => {
+      for (const relay of relays) relay.wake();
+    },
+    stop: async () => {
+      await Promise.all(relays.map((relay) => relay.stop()));
+    },
+  };
+}

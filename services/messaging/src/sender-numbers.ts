@@ -1,0 +1,56 @@
+import { callUnary, createClient, DomainError } from "@switchboard/kit";
+import { inventory } from "@switchboard/proto";
+
+export interface SenderNumber {
+  id: string;
+  number: string;
+  capabilities: string[];
+}
+
+/**
+ * The account's numbers, asked of the inventory over gRPC (the messaging service never reads
+ * the inventory's tables). Found numbers are remembered for `cacheMs` (a released number may
+ * keep sending for that long); a number that is not the account's is never cached, so a number
+ * assigned a moment ago works at once.
+ */
+export class SenderNumbers {
+  private readonly client: inventory.InventoryServiceClient;
+  private readonly cache = new Map<string, { at: number; number: SenderNumber }>();
+
+  constructor(
+    address: string,
+    private readonly options: { cacheMs: number; deadlineMs: number; maxEntries?: number },
+  ) {
+    this.client = createClient(inventory.InventoryServiceClient, address);
+  }
+
+  /** The number if it is assigned to the account, else undefined. Other failures throw. */
+  async find(accountId: string, numberIdOrE164: string): Promise<SenderNumber | undefined> {
+    const key = `${accountId} ${numberIdOrE164}`;
+    const cached = this.cache.get(key);
+    if (cached && Date.now() - cached.at < this.options.cacheMs) return cached.number;
+    try {
+      const { number } = await callUnary(
+        "inventory",
+        this.client,
+        this.client.getNumber,
+        { accountId, numberIdOrE164 },
+        { deadlineMs: this.options.deadlineMs },
+      );
+      if (!number) return undefined;
+      const found = { id: number.id, number: number.number, capabilities: number.capabilities };
+      if (this.options.cacheMs > 0) {
+        if (this.cache.size >= (this.options.maxEntries ?? 10_000)) this.cache.clear();
+        this.cache.set(key, { at: Date.now(), number: found });
+      }
+      return found;
+    } catch (error) {
+      if (error instanceof DomainError && error.kind === "not-found") return undefined;
+      throw error;
+    }
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}

@@ -1,0 +1,196 @@
+import { DomainError, newId, notFound, withTransaction, type PoolClient } from "@switchboard/kit";
+import type { messaging } from "@switchboard/proto";
+import { idempotencyLockKey, idempotencyLockSql, type MessagingContext } from "../context.js";
+import { checkKeyLength, isUniqueViolation, replayOrMismatch, requestFingerprint } from "../idempotency.js";
+import { cursorId, idPage, pageLimit } from "../pagination.js";
+import { FieldErrors, requireAccount } from "../validation.js";
+import { templateColumns, templateFrom, toTemplate, type TemplateRow } from "./rows.js";
+import { checkTemplateContent, checkTemplateName, type TemplateInput } from "./template-input.js";
+
+/** CreateTemplate: the template and its version 1, approved and signed, in one transaction. */
+export async function createTemplate(
+  ctx: MessagingContext,
+  request: messaging.CreateTemplateRequest,
+  idempotencyKey: string | undefined,
+): Promise<messaging.Template> {
+  const errors = requireAccount(request.accountId);
+  checkTemplateName(request.name, errors);
+  const input = checkTemplateContent(request.channels, request.body, errors);
+  checkKeyLength(idempotencyKey);
+  const fingerprint = requestFingerprint("create-template", request);
+  const signed = await ctx.signer.sign({ name: request.name, version: 1, ...input });
+  try {
+    return await withTransaction(ctx.pool, async (client) => {
+      if (idempotencyKey !== undefined) {
+        const replay = await replayCreate(client, request.accountId, idempotencyKey, fingerprint);
+        if (replay) return replay;
+      }
+      const id = newId("tpl");
+      await client.query(
+        `INSERT INTO messaging.templates (id, account_id, name, latest_version, idempotency_key, request_sha256)
+         VALUES ($1, $2, $3, 1, $4, $5)`,
+        [id, request.accountId, request.name, idempotencyKey ?? null, fingerprint],
+      );
+      return insertVersion(ctx, client, id, request.accountId, request.name, 1, input, signed);
+    });
+  } catch (error) {
+    if (isUniqueViolation(error, "templates_account_id_name_key")) {
+      throw new DomainError("conflict", `a template named "${request.name}" already exists`, {
+        errors: [{ pointer: "#/name", detail: "is already the name of another template" }],
+      });
+    }
+    throw error;
+  }
+}
+
+/** CreateTemplateVersion: a new immutable version (channels default to the previous ones). */
+export async function createTemplateVersion(
+  ctx: MessagingContext,
+  request: messaging.CreateTemplateVersionRequest,
+  idempotencyKey: string | undefined,
+): Promise<messaging.Template> {
+  const errors = requireAccount(request.accountId);
+  errors.throwIfAny();
+  checkKeyLength(idempotencyKey);
+  const fingerprint = requestFingerprint("create-template-version", request);
+  return withTransaction(ctx.pool, async (client) => {
+    if (idempotencyKey !== undefined) {
+      await client.query(idempotencyLockSql, [idempotencyLockKey("tpv", request.accountId, idempotencyKey)]);
+      const previous = await client.query<TemplateRow>(
+        `SELECT ${templateColumns}, v.request_sha256 FROM ${templateFrom}
+          WHERE v.account_id = $1 AND v.idempotency_key = $2`,
+        [request.accountId, idempotencyKey],
+      );
+      if (previous.rows[0]) {
+        return replayOrMismatch(previous.rows[0], fingerprint, toTemplate(previous.rows[0]));
+      }
+    }
+    const current = await client.query<{ name: string; latest_version: number; channels: string[] }>(
+      `SELECT t.name, t.latest_version, v.channels FROM ${templateFrom}
+        WHERE t.id = $1 AND t.account_id = $2 AND v.version = t.latest_version
+        FOR UPDATE OF t`,
+      [request.templateId, request.accountId],
+    );
+    const template = current.rows[0];
+    if (!template) throw notFound("the template");
+    const channels = request.channels.length > 0 ? request.channels : template.channels;
+    const input = checkTemplateContent(channels, request.body, new FieldErrors());
+    const version = template.latest_version + 1;
+    const signed = await ctx.signer.sign({ name: template.name, version, ...input });
+    await client.query(
+      `UPDATE messaging.templates SET latest_version = $2, updated_at = now() WHERE id = $1`,
+      [request.templateId, version],
+    );
+    return insertVersion(ctx, client, request.templateId, request.accountId, template.name, version, input, signed, {
+      key: idempotencyKey,
+      fingerprint,
+    });
+  });
+}
+
+async function replayCreate(
+  client: PoolClient,
+  accountId: string,
+  key: string,
+  fingerprint: string,
+): Promise<messaging.Template | undefined> {
+  await client.query(idempotencyLockSql, [idempotencyLockKey("tpl", accountId, key)]);
+  const previous = await client.query<TemplateRow>(
+    `SELECT ${templateColumns}, t.request_sha256 FROM ${templateFrom}
+      WHERE t.account_id = $1 AND t.idempotency_key = $2 AND v.version = 1`,
+    [accountId, key],
+  );
+  const row = previous.rows[0];
+  return row ? replayOrMismatch(row, fingerprint, toTemplate(row)) : undefined;
+}
+
+async function insertVersion(
+  ctx: MessagingContext,
+  client: PoolClient,
+  templateId: string,
+  accountId: string,
+  name: string,
+  version: number,
+  input: TemplateInput,
+  signed: { contentSha256: string; signature: string; kid: string },
+  idempotency?: { key: string | undefined; fingerprint: string },
+): Promise<messaging.Template> {
+  await client.query(
+    `INSERT INTO messaging.template_versions
+       (template_id, version, account_id, name, channels, body, variables, status,
+        content_sha256, signature, kid, idempotency_key, request_sha256)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'approved', $8, $9, $10, $11, $12)`,
+    [
+      templateId,
+      version,
+      accountId,
+      name,
+      input.channels,
+      input.body,
+      input.variables,
+      signed.contentSha256,
+      signed.signature,
+      signed.kid,
+      idempotency?.key ?? null,
+      idempotency?.fingerprint ?? null,
+    ],
+  );
+  const { rows } = await client.query<TemplateRow>(
+    `SELECT ${templateColumns} FROM ${templateFrom} WHERE t.id = $1 AND v.version = $2`,
+    [templateId, version],
+  );
+  const template = toTemplate(rows[0] as TemplateRow);
+  await ctx.outbox.append(client, {
+    type: "template.approved",
+    accountId,
+    resourceId: templateId,
+    data: { ...templateEventData(template) },
+  });
+  return template;
+}
+
+const templateEventData = (t: messaging.Template) => ({
+  id: t.id,
+  name: t.name,
+  version: t.version,
+  channels: t.channels,
+  status: t.status,
+  content_sha256: t.contentSha256,
+  kid: t.kid,
+  approved_at: t.approvedAt,
+});
+
+/** GetTemplate: the latest version, or the one asked for. */
+export async function getTemplate(
+  ctx: MessagingContext,
+  request: messaging.GetTemplateRequest,
+): Promise<messaging.Template> {
+  requireAccount(request.accountId).throwIfAny();
+  const version = request.version;
+  const { rows } = await ctx.pool.query<TemplateRow>(
+    `SELECT ${templateColumns} FROM ${templateFrom}
+      WHERE t.id = $1 AND t.account_id = $2 AND v.version = ${version === undefined ? "t.latest_version" : "$3"}`,
+    version === undefined ? [request.templateId, request.accountId] : [request.templateId, request.accountId, version],
+  );
+  if (!rows[0]) throw notFound(version === undefined ? "the template" : `version ${version} of the template`);
+  return toTemplate(rows[0]);
+}
+
+/** ListTemplates: the account's templates at their latest version, newest template first. */
+export async function listTemplates(
+  ctx: MessagingContext,
+  request: messaging.ListTemplatesRequest,
+): Promise<messaging.ListTemplatesResponse> {
+  requireAccount(request.accountId).throwIfAny();
+  const limit = pageLimit(request.limit);
+  const binding = `templates:${request.accountId}`;
+  const after = cursorId(request.cursor, binding);
+  const { rows } = await ctx.pool.query<TemplateRow>(
+    `SELECT ${templateColumns} FROM ${templateFrom}
+      WHERE t.account_id = $1 AND v.version = t.latest_version ${after ? "AND t.id < $3" : ""}
+      ORDER BY t.id DESC LIMIT $2`,
+    after ? [request.accountId, limit + 1, after] : [request.accountId, limit + 1],
+  );
+  const page = idPage(rows, limit, binding, toTemplate);
+  return { templates: page.items, nextCursor: page.nextCursor, hasMore: page.hasMore };
+}

@@ -1,0 +1,74 @@
+/** The record kinds of API.md ("Usage") and the unit each one counts in. */
+export const recordKinds = [
+  "api.request",
+  "number.held",
+  "number.assigned",
+  "call.placed",
+  "call.completed",
+  "message.sent",
+  "webhook.delivered",
+  "smoke.run",
+] as const;
+export type RecordKind = (typeof recordKinds)[number];
+
+export type FactKind = Exclude<RecordKind, "api.request">;
+
+export const isRecordKind = (value: string): value is RecordKind =>
+  (recordKinds as readonly string[]).includes(value);
+
+export const isFactKind = (value: string): value is FactKind =>
+  value !== "api.request" && isRecordKind(value);
+
+export const unitOf: Record<RecordKind, string> = {
+  "api.request": "request",
+  "number.held": "hold",
+  "number.assigned": "number",
+  "call.placed": "call",
+  "call.completed": "second",
+  "message.sent": "segment",
+  "webhook.delivered": "delivery",
+  "smoke.run": "run",
+};
+
+/**
+ * What a business fact's event `data` contributes. `quantity` names the member holding the
+ * quantity (a whole number ≥ 0) for the kinds that measure something; every other kind counts 1.
+ * `attributes` is an allow-list: only these members are copied onto the record (never message
+ * bodies, secrets or anything a producer adds later without saying so here).
+ */
+export interface FactContract {
+  quantity?: string;
+  attributes: readonly string[];
+}
+
+export const factContracts: Record<FactKind, FactContract> = {
+  "number.held": { attributes: ["number_id", "number", "hold_id", "expires_at"] },
+  "number.assigned": { attributes: ["number_id", "number", "hold_id", "seat_id"] },
+  "call.placed": {
+    attributes: ["call_id", "direction", "to", "from", "agent", "seat_id", "attestation"],
+  },
+  "call.completed": {
+    quantity: "duration_seconds",
+    attributes: [
+      "call_id",
+      "direction",
+      "to",
+      "from",
+      "agent",
+      "seat_id",
+      "status",
+      "hangup_cause",
+      "hangup_source",
+      "answered_at",
+      "ended_at",
+    ],
+  },
+  "message.sent": {
+    quantity: "segments",
+    attributes: ["message_id", "channel", "to", "from", "encoding", "template_id", "template_version"],
+  },
+  "webhook.delivered": {
+    attributes: ["delivery_id", "subscription_id", "event_id", "event_type", "attempt", "status_code"],
+  },
+  "smoke.run": { attributes: ["smoke_id", "status", "duration_ms"] },
+};

@@ -1,0 +1,83 @@
+import {
+  startGrpcServer,
+  type EventBus,
+  type Logger,
+  type Pool,
+  type RunningGrpcServer,
+  type SigningKeyStore,
+} from "@switchboard/kit";
+import { startUsageConsumers, type UsageConsumers } from "./consumers.js";
+import { migrateUsage } from "./migrations.js";
+import { watchReadiness } from "./readiness.js";
+import { createRecordSigner } from "./record-signer.js";
+import { createUsageService } from "./service.js";
+import { createUsageKeyStore } from "./signing-keys.js";
+
+export interface UsageOptions {
+  pool: Pool;
+  /** The platform's queue: `usage.records` (gateway) and `events.usage` (outbox relays). */
+  bus: EventBus;
+  port: number;
+  host?: string;
+  logger: Logger;
+  /** SIGNING_KEY_SECRET: the record-signing keys are sealed under it. */
+  signingKeySecret: string;
+  /** `usage.records` jobs taken at once (default 64). */
+  recordConcurrency?: number;
+  /** Business-fact events taken at once (default 8). */
+  factConcurrency?: number;
+  /** Records per INSERT (default 500). */
+  maxBatch?: number;
+  /** How often readiness re-checks PostgreSQL and the queue (default 5 s). */
+  readinessIntervalMs?: number;
+}
+
+export interface RunningUsage {
+  port: number;
+  server: RunningGrpcServer;
+  keys: SigningKeyStore;
+  consumers: UsageConsumers;
+  /** Stops the consumers (jobs in flight commit first), then drains the gRPC server. */
+  stop(): Promise<void>;
+}
+
+/** Migrates, ensures a record-signing key, consumes the record queues and serves UsageService. */
+export async function startUsage(options: UsageOptions): Promise<RunningUsage> {
+  const { pool, bus, logger } = options;
+  await migrateUsage(pool);
+  const keys = createUsageKeyStore({ pool, secret: options.signingKeySecret, logger });
+  await keys.init();
+  const server = await startGrpcServer({
+    name: "usage",
+    services: [createUsageService({ pool, keys, logger })],
+    ...(options.host !== undefined ? { host: options.host } : {}),
+    port: options.port,
+    logger,
+  });
+  const consumers = startUsageConsumers({
+    pool,
+    bus,
+    logger,
+    signer: createRecordSigner(keys),
+    ...(options.recordConcurrency ? { recordConcurrency: options.recordConcurrency } : {}),
+    ...(options.factConcurrency ? { factConcurrency: options.factConcurrency } : {}),
+    ...(options.maxBatch ? { maxBatch: options.maxBatch } : {}),
+  });
+  const readiness = watchReadiness({
+    server,
+    pool,
+    bus,
+    intervalMs: options.readinessIntervalMs ?? 5_000,
+  });
+  return {
+    port: server.port,
+    server,
+    keys,
+    consumers,
+    stop: async () => {
+      readiness.stop();
+      await consumers.close();
+      await server.drain();
+    },
+  };
+}

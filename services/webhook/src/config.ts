@@ -1,0 +1,113 @@
+import { z } from "zod";
+import { env, loadConfig, parseDuration, parseRetrySchedule } from "@switchboard/kit";
+
+/** API.md's schedule: the delays before the 2nd … 10th attempt. */
+export const defaultRetrySchedule = "5s,5m,30m,2h,5h,10h,14h,20h,24h";
+
+const DEV_SECRET_KEY = "switchboard-development-signing-key-secret";
+
+/** What the webhook service needs besides its stores; the same in every run mode. */
+export interface WebhookSettings {
+  /** Hosts and addresses exempt from the SSRF guard (plain http allowed for them). */
+  allowPrivateHosts: string[];
+  /** Delays before the 2nd, 3rd, … attempt; attempts = delays + 1. */
+  retryDelaysMs: number[];
+  /** Each delay is drawn from [delay × (1 − jitter), delay]. */
+  retryJitter: number;
+  /** A Retry-After longer than this is cut to it. */
+  retryAfterMaxMs: number;
+  /** One attempt's whole budget: connect, send, response headers. */
+  timeoutMs: number;
+  /** Deliveries one worker runs at once. */
+  concurrency: number;
+  /** A subscription whose attempts have all failed for this long is disabled. */
+  disableAfterMs: number;
+  /** How long a rotated-out secret keeps signing beside the new one. */
+  secretOverlapMs: number;
+  /** Seals signing secrets at rest (SIGNING_KEY_SECRET). */
+  secretKey: string;
+  /** A pending delivery this overdue is handed to a new job (its job was lost). */
+  redispatchAfterMs: number;
+  sweepIntervalMs: number;
+  /** The internal sink's loopback listener (0: any free port). */
+  sinkPort: number;
+  /** Subscriptions per account (deleted ones excluded). */
+  subscriptionLimit: number;
+  /** Run delivery workers in this process (the mesh may run them apart: worker-main.ts). */
+  deliveryWorkers: boolean;
+}
+
+const duration = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((value, ctx) => {
+      try {
+        return parseDuration(value);
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: (error as Error).message });
+        return z.NEVER;
+      }
+    });
+
+export const webhookEnvSchema = z
+  .object({
+    NODE_ENV: env.nodeEnv(),
+    SIGNING_KEY_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+    WEBHOOK_ALLOW_PRIVATE_HOSTS: env.list(),
+    WEBHOOK_RETRY_SCHEDULE: z
+      .string()
+      .default(defaultRetrySchedule)
+      .transform((value, ctx) => {
+        try {
+          const delays = parseRetrySchedule(value);
+          if (delays.length > 50) throw new Error("at most 50 delays");
+          return delays;
+        } catch (error) {
+          ctx.addIssue({ code: "custom", message: (error as Error).message });
+          return z.NEVER;
+        }
+      }),
+    WEBHOOK_RETRY_JITTER: z.coerce.number().min(0).max(1).default(0.2),
+    WEBHOOK_RETRY_AFTER_MAX: duration("24h"),
+    WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(10_000),
+    WEBHOOK_DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(50),
+    WEBHOOK_DISABLE_AFTER: duration("5d"),
+    WEBHOOK_SECRET_OVERLAP: duration("24h"),
+    WEBHOOK_REDISPATCH_AFTER: duration("10m"),
+    WEBHOOK_SWEEP_INTERVAL: duration("1m"),
+    WEBHOOK_SINK_PORT: env.port(0),
+    WEBHOOK_SUBSCRIPTION_LIMIT: z.coerce.number().int().min(1).max(10_000).default(100),
+    WEBHOOK_DELIVERY_WORKERS: env.bool(true),
+  })
+  .superRefine((value, ctx) => {
+    if (value.NODE_ENV === "production" && !value.SIGNING_KEY_SECRET) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["SIGNING_KEY_SECRET"],
+        message: "is required in production",
+      });
+    }
+  })
+  .transform(
+    (value): WebhookSettings => ({
+      allowPrivateHosts: value.WEBHOOK_ALLOW_PRIVATE_HOSTS.map((host) => host.toLowerCase()),
+      retryDelaysMs: value.WEBHOOK_RETRY_SCHEDULE,
+      retryJitter: value.WEBHOOK_RETRY_JITTER,
+      retryAfterMaxMs: value.WEBHOOK_RETRY_AFTER_MAX,
+      timeoutMs: value.WEBHOOK_TIMEOUT_MS,
+      concurrency: value.WEBHOOK_DELIVERY_CONCURRENCY,
+      disableAfterMs: value.WEBHOOK_DISABLE_AFTER,
+      secretOverlapMs: value.WEBHOOK_SECRET_OVERLAP,
+      secretKey: value.SIGNING_KEY_SECRET ?? DEV_SECRET_KEY,
+      redispatchAfterMs: value.WEBHOOK_REDISPATCH_AFTER,
+      sweepIntervalMs: value.WEBHOOK_SWEEP_INTERVAL,
+      sinkPort: value.WEBHOOK_SINK_PORT,
+      subscriptionLimit: value.WEBHOOK_SUBSCRIPTION_LIMIT,
+      deliveryWorkers: value.WEBHOOK_DELIVERY_WORKERS,
+    }),
+  );
+
+/** The webhook settings from the environment, validated (fails fast naming the variable). */
+export const loadWebhookSettings = (source: NodeJS.ProcessEnv = process.env): WebhookSettings =>
+  loadConfig(webhookEnvSchema, source);
