@@ -1,9 +1,13 @@
 import type { Client } from "@grpc/grpc-js";
-import { inventory } from "@switchboard/proto";
+import { callcontrol, inventory, messaging, usage, webhook } from "@switchboard/proto";
 import { callUnary, createClient, createHealthClient } from "@switchboard/kit";
 
 export interface BackendAddresses {
   inventory: string;
+  usage: string;
+  messaging: string;
+  callControl: string;
+  webhook: string;
 }
 
 /** A backend service's gRPC client plus its health client (for readiness). */
@@ -15,6 +19,10 @@ export interface Backend<C extends Client> {
 
 export interface Backends {
   inventory: Backend<inventory.InventoryServiceClient>;
+  usage: Backend<usage.UsageServiceClient>;
+  messaging: Backend<messaging.MessagingServiceClient>;
+  callControl: Backend<callcontrol.CallControlServiceClient>;
+  webhook: Backend<webhook.WebhookServiceClient>;
   all(): Backend<Client>[];
   close(): void;
 }
@@ -25,9 +33,39 @@ export function connectBackends(addresses: BackendAddresses): Backends {
     client: createClient(inventory.InventoryServiceClient, addresses.inventory),
     health: createHealthClient(addresses.inventory),
   };
-  const all = [inventoryBackend];
+  const usageBackend = {
+    name: "usage",
+    client: createClient(usage.UsageServiceClient, addresses.usage),
+    health: createHealthClient(addresses.usage),
+  };
+  const messagingBackend = {
+    name: "messaging",
+    client: createClient(messaging.MessagingServiceClient, addresses.messaging),
+    health: createHealthClient(addresses.messaging),
+  };
+  const callControlBackend = {
+    name: "call-control",
+    client: createClient(callcontrol.CallControlServiceClient, addresses.callControl),
+    health: createHealthClient(addresses.callControl),
+  };
+  const webhookBackend = {
+    name: "webhook",
+    client: createClient(webhook.WebhookServiceClient, addresses.webhook),
+    health: createHealthClient(addresses.webhook),
+  };
+  const all = [
+    inventoryBackend,
+    usageBackend,
+    messagingBackend,
+    callControlBackend,
+    webhookBackend,
+  ];
   return {
     inventory: inventoryBackend,
+    usage: usageBackend,
+    messaging: messagingBackend,
+    callControl: callControlBackend,
+    webhook: webhookBackend,
     all: () => all,
     close: () => {
       for (const backend of all) {

@@ -20,6 +20,11 @@ const schema = z
     ERRORS_URL: env.optionalUrl(),
     DATABASE_URL: z.string().min(1, "DATABASE_URL is required"),
     INVENTORY_ADDR: z.string().default("127.0.0.1:50051"),
+    USAGE_ADDR: z.string().default("127.0.0.1:50054"),
+    MESSAGING_ADDR: z.string().default("127.0.0.1:50053"),
+    CALL_CONTROL_ADDR: z.string().default("127.0.0.1:50052"),
+    WEBHOOK_ADDR: z.string().default("127.0.0.1:50055"),
+    CARRIER: z.enum(["sandbox"]).optional(),
     GRPC_DEADLINE_MS: z.coerce.number().int().min(50).max(60_000).default(5_000),
     SIGNING_KEY_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
     TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(900),
@@ -57,6 +62,14 @@ const schema = z
     IDEMPOTENCY_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(10_000),
     IDEMPOTENCY_LEASE_SECONDS: z.coerce.number().min(1).max(3_600).default(60),
     IDEMPOTENCY_PURGE_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).default(600),
+    // The usage record path: one api.request record per reply, queued before the reply is sent.
+    USAGE_RECORDS: env.bool(true),
+    USAGE_RECORD_TIMEOUT_MS: z.coerce.number().int().min(1).max(60_000).default(1_000),
+    PLATFORM_ACCOUNT: z
+      .string()
+      .regex(/^acct_[a-z0-9_]{1,60}$/)
+      .default("acct_platform"),
+    REDIS_QUEUE_PREFIX: z.string().min(1).max(100).default("sb"),
     IDEMPOTENCY_SYNCHRONOUS_COMMIT: env.bool(true),
   })
   .superRefine((value, ctx) => {
@@ -80,7 +93,16 @@ const schema = z
       publicUrl,
       errorsUrl: (value.ERRORS_URL ?? `${publicUrl}/v1/errors`).replace(/\/$/, ""),
       databaseUrl: value.DATABASE_URL,
-      backends: { inventory: value.INVENTORY_ADDR },
+      backends: {
+        inventory: value.INVENTORY_ADDR,
+        usage: value.USAGE_ADDR,
+        messaging: value.MESSAGING_ADDR,
+        callControl: value.CALL_CONTROL_ADDR,
+        webhook: value.WEBHOOK_ADDR,
+      },
+      /** The sandbox-only routes exist while the sandbox carrier is active (default outside production). */
+      sandbox:
+        (value.CARRIER ?? (value.NODE_ENV === "production" ? undefined : "sandbox")) === "sandbox",
       grpcDeadlineMs: value.GRPC_DEADLINE_MS,
       signingKeySecret: value.SIGNING_KEY_SECRET ?? DEV_SIGNING_KEY_SECRET,
       tokenTtlSeconds: value.TOKEN_TTL_SECONDS,
@@ -94,6 +116,12 @@ const schema = z
             }
           : undefined,
       trustProxy: value.TRUST_PROXY,
+      usageRecords: {
+        enabled: value.USAGE_RECORDS,
+        timeoutMs: value.USAGE_RECORD_TIMEOUT_MS,
+        platformAccount: value.PLATFORM_ACCOUNT,
+        queuePrefix: value.REDIS_QUEUE_PREFIX,
+      },
       policies: {
         redisUrl: value.REDIS_URL,
         redisKeyPrefix: value.REDIS_KEY_PREFIX,

@@ -1,6 +1,6 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createPool, type Logger, type Pool } from "@switchboard/kit";
+import { createPool, type EventBus, type Logger, type Pool } from "@switchboard/kit";
 import { createIdentity, ensureBootstrap, migrateGateway, type Identity } from "./auth/index.js";
 import { connectBackends } from "./backends.js";
 import type { GatewayConfig } from "./config.js";
@@ -10,8 +10,15 @@ import { authenticationStage } from "./http/authentication.js";
 import type { Stage } from "./http/pipeline.js";
 import { buildOpenApiDocument } from "./openapi/document.js";
 import { createTrafficPolicies, type TrafficPolicies } from "./policies/traffic-policies.js";
+import { callResourceRoutes } from "./routes/call-resources.js";
+import { callRoutes } from "./routes/calls.js";
 import { metaRoutes } from "./routes/meta.js";
 import { numberRoutes } from "./routes/numbers.js";
+import { webhookRoutes } from "./routes/webhooks.js";
+import { usageRoutes } from "./routes/usage.js";
+import { messagingKeySource } from "./routes/message-keys.js";
+import { messageRoutes } from "./routes/messages.js";
+import { startRecordPath, usageKeySource, type RecordPath } from "./records/index.js";
 import type { RouteSpec } from "./routes/route-spec.js";
 
 export const GATEWAY_VERSION = "0.1.0";
@@ -28,6 +35,8 @@ export interface RunningGateway {
   routes: RouteSpec[];
   /** Rate limits and the Idempotency-Key store (counters for metrics, stores for tests). */
   policies: TrafficPolicies;
+  /** The usage record path (undefined when off: no queue outside production). */
+  records: RecordPath | undefined;
   stop(): Promise<void>;
 }
 
@@ -37,6 +46,8 @@ export async function startGateway(options: {
   logger: Logger;
   extraStages?: Stage[];
   extraChecks?: Record<string, ExtraCheck>;
+  /** The platform's shared queue (embedded mode, tests); else one on REDIS_URL is opened. */
+  bus?: EventBus;
 }): Promise<RunningGateway> {
   const { config, logger } = options;
   const pool = createPool(config.databaseUrl, { name: "gateway", max: 10 });
@@ -52,6 +63,13 @@ export async function startGateway(options: {
   await identity.init();
   if (config.bootstrap) await ensureBootstrap(pool, config.bootstrap);
   const backends = connectBackends(config.backends);
+  const records = startRecordPath({
+    settings: config.usageRecords,
+    bus: options.bus,
+    redisUrl: config.policies.redisUrl,
+    production: config.nodeEnv === "production",
+    logger,
+  });
   const policies = await createTrafficPolicies({
     config: config.policies,
     pool,
@@ -68,15 +86,38 @@ export async function startGateway(options: {
 
   let openApi: unknown;
   const routes: RouteSpec[] = [
-    ...metaRoutes({ identity, health, errorsUrl: config.errorsUrl, openApi: () => openApi }),
+    ...metaRoutes({
+      identity,
+      health,
+      errorsUrl: config.errorsUrl,
+      openApi: () => openApi,
+      keySources: [
+        usageKeySource(backends.usage, {
+          deadlineMs: Math.min(config.grpcDeadlineMs, 2_000),
+          logger,
+        }),
+        messagingKeySource(backends.messaging, { deadlineMs: Math.min(config.grpcDeadlineMs, 2_000), logger }),
+      ],
+    }),
     ...numberRoutes(backends, config.grpcDeadlineMs),
+    ...webhookRoutes(backends, config.grpcDeadlineMs),
+    ...usageRoutes(backends, config.grpcDeadlineMs),
+    ...messageRoutes(backends, config.grpcDeadlineMs),
+    ...callResourceRoutes(backends, config.grpcDeadlineMs),
+    ...callRoutes(backends, {
+      deadlineMs: config.grpcDeadlineMs,
+      publicUrl: config.publicUrl,
+      sandbox: config.sandbox,
+    }),
   ];
   openApi = buildOpenApiDocument(routes, { publicUrl: config.publicUrl, version: GATEWAY_VERSION });
 
   const app = createHttpApp({
     routes,
-    // Authentication, then the rate limit, then idempotency, then the operation.
+    // The record stage, authentication, then the rate limit, then idempotency, then the operation.
+    first: records.path ? [records.path.middleware] : [],
     stages: [
+      ...(records.path ? [records.path.stage] : []),
       authenticationStage(identity.authenticator),
       ...policies.stages,
       ...(options.extraStages ?? []),
@@ -101,12 +142,14 @@ export async function startGateway(options: {
     identity,
     routes,
     policies,
+    records: records.path,
     stop: async () => {
       health.markShuttingDown();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await records.close();
       backends.close();
       await policies.close();
       await pool.end();

@@ -10,6 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PUBLIC_URL, startTestPlatform, type TestPlatform } from "../../test/support/platform.js";
 
 const run = promisify(execFile);
+
+/**
+ * Tags whose every operation the walk below must see succeed. Other tags' operations are held to
+ * the document by their own suites (the platform's contract fetch checks every response).
+ */
+const walkedTags = new Set(["Platform", "Identity", "Numbers"]);
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 const redoclyCli = createRequire(import.meta.url).resolve("@redocly/cli/bin/cli.js");
 
@@ -34,7 +40,9 @@ async function redoclyLint(document: unknown): Promise<LintReport> {
       },
     );
     // Errors make the CLI exit non-zero; the report is on stdout either way.
-    const { stdout } = await lint.catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? "" }));
+    const { stdout } = await lint.catch((error: { stdout?: string }) => ({
+      stdout: error.stdout ?? "",
+    }));
     return JSON.parse(stdout.slice(stdout.indexOf("{"))) as LintReport;
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -48,7 +56,9 @@ async function redoclyLint(document: unknown): Promise<LintReport> {
  */
 describe("the OpenAPI document against the running gateway", () => {
   let platform: TestPlatform;
-  let document: { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+  let document: {
+    paths: Record<string, Record<string, { tags: string[]; responses: Record<string, unknown> }>>;
+  };
 
   beforeAll(async () => {
     platform = await startTestPlatform({ database: "postgres", seed: 200, redis: true });
@@ -75,16 +85,23 @@ describe("the OpenAPI document against the running gateway", () => {
         algorithm: "oauth2",
         execute: [oidc.allowInsecureRequests],
         // The issuer is the public URL; its requests go to this test's gateway.
-        [oidc.customFetch]: (url, options) => platform.fetch(url.replace(PUBLIC_URL, platform.url), options),
+        [oidc.customFetch]: (url, options) =>
+          platform.fetch(url.replace(PUBLIC_URL, platform.url), options),
       },
     );
     expect(config.serverMetadata().token_endpoint).toBe(`${PUBLIC_URL}/oauth/token`);
-    const tokens = await oidc.clientCredentialsGrant(config, { scope: "numbers:read numbers:write" });
+    const tokens = await oidc.clientCredentialsGrant(config, {
+      scope: "numbers:read numbers:write",
+    });
     expect(tokens.token_type).toBe("bearer");
     expect(tokens.scope).toBe("numbers:read numbers:write");
-    const search = await platform.request("/v1/api/numbers/search?limit=2", { token: tokens.access_token });
+    const search = await platform.request("/v1/api/numbers/search?limit=2", {
+      token: tokens.access_token,
+    });
     expect(search.status).toBe(200);
-    await expect(oidc.clientCredentialsGrant(config, { scope: "no:such-scope" })).rejects.toMatchObject({
+    await expect(
+      oidc.clientCredentialsGrant(config, { scope: "no:such-scope" }),
+    ).rejects.toMatchObject({
       error: "invalid_scope",
     });
   });
@@ -111,11 +128,35 @@ describe("the OpenAPI document against the running gateway", () => {
       return (await response.json()) as { id: string; number_id: string };
     };
     const held = await holdOf(first!.number, "contract-hold-1");
-    expect((await post("/v1/api/numbers/hold", { number: first!.number }, { "Idempotency-Key": "contract-hold-1" })).headers.get("idempotent-replayed")).toBe("true");
-    expect((await post("/v1/api/numbers/hold", { number: second!.number }, { "Idempotency-Key": "contract-hold-1" })).status).toBe(409);
+    expect(
+      (
+        await post(
+          "/v1/api/numbers/hold",
+          { number: first!.number },
+          { "Idempotency-Key": "contract-hold-1" },
+        )
+      ).headers.get("idempotent-replayed"),
+    ).toBe("true");
+    expect(
+      (
+        await post(
+          "/v1/api/numbers/hold",
+          { number: second!.number },
+          { "Idempotency-Key": "contract-hold-1" },
+        )
+      ).status,
+    ).toBe(409);
     expect((await post("/v1/api/numbers/hold", { number: first!.number })).status).toBe(409);
     expect((await post("/v1/api/numbers/hold", { number: "+1" })).status).toBe(422);
-    expect((await post("/v1/api/numbers/hold", { number: first!.number }, { "Idempotency-Key": "bad key" })).status).toBe(400);
+    expect(
+      (
+        await post(
+          "/v1/api/numbers/hold",
+          { number: first!.number },
+          { "Idempotency-Key": "bad key" },
+        )
+      ).status,
+    ).toBe(400);
     expect((await get(`/v1/api/numbers/holds/${held.id}`)).status).toBe(200);
     expect((await post(`/v1/api/numbers/holds/${held.id}/assign`)).status).toBe(200);
     expect((await get("/v1/api/numbers")).status).toBe(200);
@@ -126,36 +167,40 @@ describe("the OpenAPI document against the running gateway", () => {
 
     // Failures outside any operation are problem+json with the common headers too.
     expect((await get("/v1/api/numbers/search", "not-a-token")).status).toBe(401);
-    expect((await get("/v1/api/numbers/search", await platform.token("numbers:write"))).status).toBe(403);
+    expect(
+      (await get("/v1/api/numbers/search", await platform.token("numbers:write"))).status,
+    ).toBe(403);
     expect((await get("/v1/api/nothing-here")).status).toBe(404);
     expect((await get("/v2/api/health")).status).toBe(404);
-    expect((await platform.request("/v1/api/numbers/search", { method: "PUT", token })).status).toBe(405);
+    expect(
+      (await platform.request("/v1/api/numbers/search", { method: "PUT", token })).status,
+    ).toBe(405);
 
     expect(platform.contract?.failures()).toEqual([]);
     const seen = new Set(platform.contract?.records.map((r) => `${r.method} ${r.status}`));
     expect(seen.size).toBeGreaterThan(10);
   });
 
-  it("saw every documented operation answer its success status", () => {
-    const answered = new Set(
-      platform.contract?.records
-        .filter((r) => r.status < 300 && r.violations.length === 0)
-        .map((r) => `${r.method === "HEAD" ? "GET" : r.method} ${r.status}`),
-    );
+  it("saw every operation of the walked tags answer its success status", () => {
     const missing: string[] = [];
     for (const [path, item] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(item)) {
+        if (!operation.tags.some((tag) => walkedTags.has(tag))) continue;
         const success = Object.keys(operation.responses).find((status) => status.startsWith("2"));
+        const template = new RegExp(
+          `^(/v1)?${path.replace(/\{[^/]+\}/g, "[^/]+").replace(/\./g, "\\.")}$`,
+        );
         const hit = platform.contract?.records.some(
           (r) =>
             String(r.status) === success &&
-            r.method === method.toUpperCase() &&
-            new RegExp(`^(/v1)?${path.replace(/\{[^/]+\}/g, "[^/]+").replace(/\./g, "\\.")}$`).test(r.path),
+            r.violations.length === 0 &&
+            (r.method === "HEAD" ? "GET" : r.method) === method.toUpperCase() &&
+            template.test(r.path),
         );
-        if (!hit) missing.push(`${method.toUpperCase()} ${path} ${success}`);
+        if (!hit) missing.push(`${method.toUpperCase()} ${path}`);
       }
     }
-    expect(answered.size).toBeGreaterThan(0);
+    // A new operation of these tags fails here until the walk above exercises it.
     expect(missing).toEqual([]);
   });
 });

@@ -5,7 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "@switchboard/kit";
 import { FailOpenBucketStore } from "../src/policies/fail-open-bucket-store.js";
 import { PolicyCounters } from "../src/policies/policy-counters.js";
-import { closeRedis, connectRedis, redisHealthCheck, waitUntilReady } from "../src/policies/redis-connection.js";
+import {
+  closeRedis,
+  connectRedis,
+  redisHealthCheck,
+  waitUntilReady,
+} from "../src/policies/redis-connection.js";
 import type { BucketStore } from "../src/policies/token-bucket.js";
 import { MemoryBucketStore } from "../src/policies/token-bucket-memory.js";
 import { RedisBucketStore } from "../src/policies/token-bucket-redis.js";
@@ -17,7 +22,8 @@ const connections: Redis[] = [];
 const redisStore = async () => {
   const redis = connectRedis(REDIS_URL, { commandTimeoutMs: 1_000, logger });
   connections.push(redis);
-  if (!(await waitUntilReady(redis, 5_000))) throw new Error(`Redis is not reachable at ${REDIS_URL}`);
+  if (!(await waitUntilReady(redis, 5_000)))
+    throw new Error(`Redis is not reachable at ${REDIS_URL}`);
   return new RedisBucketStore(redis, prefix);
 };
 
@@ -73,7 +79,9 @@ describe.each(stores)("token bucket on $name", ({ create }) => {
     const limit = { capacity: 25, refillPerSecond: 0.001 };
     const others = await Promise.all([create(), create()]);
     const decisions = await Promise.all(
-      Array.from({ length: 60 }, (_, i) => (i % 3 === 0 ? store : others[i % 2]!).take(bucket, limit)),
+      Array.from({ length: 60 }, (_, i) =>
+        (i % 3 === 0 ? store : others[i % 2]!).take(bucket, limit),
+      ),
     );
     // Redis shares one bucket across connections; each memory store is its own replica.
     const allowed = decisions.filter((d) => d.allowed).length;
@@ -131,13 +139,21 @@ describe("fail-open", () => {
     const counters = new PolicyCounters();
     const redis = connectRedis("redis://127.0.0.1:1", { commandTimeoutMs: 200, logger });
     connections.push(redis);
-    const store = new FailOpenBucketStore(new RedisBucketStore(redis, prefix), new MemoryBucketStore(), {
-      counters,
-      logger,
-    });
+    const store = new FailOpenBucketStore(
+      new RedisBucketStore(redis, prefix),
+      new MemoryBucketStore(),
+      {
+        counters,
+        logger,
+      },
+    );
     const started = performance.now();
     const limit = { capacity: 2, refillPerSecond: 0.01 };
-    const decisions = [await store.take("k", limit), await store.take("k", limit), await store.take("k", limit)];
+    const decisions = [
+      await store.take("k", limit),
+      await store.take("k", limit),
+      await store.take("k", limit),
+    ];
     expect(performance.now() - started).toBeLessThan(500);
     expect(decisions.map((d) => d.allowed)).toEqual([true, true, false]);
     expect(counters.rateLimitStoreFailures).toBe(3);

@@ -1,9 +1,18 @@
 import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool, type Pool } from "@switchboard/kit";
-import { testDatabaseKinds, type TestDatabase } from "@switchboard/kit/testing";
+import {
+  createRealTestDatabase,
+  testDatabaseKinds,
+  type TestDatabase,
+} from "@switchboard/kit/testing";
 import { migrateGateway } from "../src/auth/index.js";
-import { IdempotencyStore, supportsNamedStatements, type StoredResponse } from "../src/policies/idempotency-store.js";
+import { asyncCommitPool } from "../src/policies/traffic-policies.js";
+import {
+  IdempotencyStore,
+  supportsNamedStatements,
+  type StoredResponse,
+} from "../src/policies/idempotency-store.js";
 
 const fp = (text: string) => createHash("sha256").update(text).digest();
 const response: StoredResponse = {
@@ -46,8 +55,14 @@ describe.each(testDatabaseKinds)("idempotency store on $name", ({ create }) => {
   it("lets one request claim a key; the others see it in progress", async () => {
     const key = newKey();
     expect(await claimed(key)).toMatchObject({ takeover: false });
-    expect(await store.claim(account, key, fp("a"))).toEqual({ kind: "in-progress", fingerprint: fp("a") });
-    expect(await store.claim(account, key, fp("b"))).toEqual({ kind: "in-progress", fingerprint: fp("a") });
+    expect(await store.claim(account, key, fp("a"))).toEqual({
+      kind: "in-progress",
+      fingerprint: fp("a"),
+    });
+    expect(await store.claim(account, key, fp("b"))).toEqual({
+      kind: "in-progress",
+      fingerprint: fp("a"),
+    });
     expect((await store.claim("acct_other", key, fp("a"))).kind).toBe("claimed");
   });
 
@@ -55,7 +70,11 @@ describe.each(testDatabaseKinds)("idempotency store on $name", ({ create }) => {
     const key = newKey();
     const { leaseId } = await claimed(key);
     expect(await store.complete(account, key, leaseId, response)).toBe(true);
-    expect(await store.claim(account, key, fp("a"))).toEqual({ kind: "completed", fingerprint: fp("a"), response });
+    expect(await store.claim(account, key, fp("a"))).toEqual({
+      kind: "completed",
+      fingerprint: fp("a"),
+      response,
+    });
 
     const freed = newKey();
     const claim = await claimed(freed);
@@ -65,7 +84,9 @@ describe.each(testDatabaseKinds)("idempotency store on $name", ({ create }) => {
 
   it("gives a key to exactly one of 50 concurrent claims", async () => {
     const key = newKey();
-    const outcomes = await Promise.all(Array.from({ length: 50 }, () => store.claim(account, key, fp("a"))));
+    const outcomes = await Promise.all(
+      Array.from({ length: 50 }, () => store.claim(account, key, fp("a"))),
+    );
     expect(outcomes.filter((o) => o.kind === "claimed")).toHaveLength(1);
     expect(outcomes.filter((o) => o.kind === "completed")).toHaveLength(0);
   });
@@ -73,7 +94,10 @@ describe.each(testDatabaseKinds)("idempotency store on $name", ({ create }) => {
   it("lets a retry take over a claim whose lease ran out (its gateway died)", async () => {
     const key = newKey();
     const dead = await claimed(key);
-    await age(key, "lease_expires_at = now() - interval '1 second', created_at = now() - interval '1 minute'");
+    await age(
+      key,
+      "lease_expires_at = now() - interval '1 second', created_at = now() - interval '1 minute'",
+    );
     expect((await store.claim(account, key, fp("b"))).kind).toBe("in-progress");
     const next = await claimed(key);
     expect(next.takeover).toBe(true);
@@ -103,10 +127,16 @@ describe.each(testDatabaseKinds)("idempotency store on $name", ({ create }) => {
     const key = newKey();
     const { leaseId } = await claimed(key);
     await store.complete(account, key, leaseId, response);
-    await age(key, "created_at = now() - interval '25 hours', expires_at = now() - interval '1 hour'");
+    await age(
+      key,
+      "created_at = now() - interval '25 hours', expires_at = now() - interval '1 hour'",
+    );
     const again = await claimed(key, fp("b"));
     expect(again.takeover).toBe(false);
-    expect(await store.claim(account, key, fp("b"))).toEqual({ kind: "in-progress", fingerprint: fp("b") });
+    expect(await store.claim(account, key, fp("b"))).toEqual({
+      kind: "in-progress",
+      fingerprint: fp("b"),
+    });
   });
 
   it("purges dead keys only", async () => {
@@ -117,7 +147,10 @@ describe.each(testDatabaseKinds)("idempotency store on $name", ({ create }) => {
     await store.complete(account, live, (await claimed(live)).leaseId, response);
     await age(done, "expires_at = now() - interval '1 second'");
     await age(running, "expires_at = now() - interval '1 second'");
-    await age(stale, "expires_at = now() - interval '1 second', lease_expires_at = now() - interval '1 second'");
+    await age(
+      stale,
+      "expires_at = now() - interval '1 second', lease_expires_at = now() - interval '1 second'",
+    );
     let purged = 0;
     for (let batch = 1; batch > 0; purged += batch) batch = await store.purge(1);
     expect(purged).toBeGreaterThanOrEqual(2);
@@ -126,5 +159,19 @@ describe.each(testDatabaseKinds)("idempotency store on $name", ({ create }) => {
       [[done, running, stale, live]],
     );
     expect(rows.map((r) => r.idempotency_key).sort()).toEqual([running, live].sort());
+  });
+});
+
+describe("idempotency store without synchronous commit", () => {
+  it("uses connections whose commits do not wait for the WAL flush", async () => {
+    const database = await createRealTestDatabase("idem_async");
+    const pool = asyncCommitPool(database.url);
+    try {
+      const { rows } = await pool.query<{ synchronous_commit: string }>("SHOW synchronous_commit");
+      expect(rows[0]?.synchronous_commit).toBe("off");
+    } finally {
+      await pool.end();
+      await database.drop();
+    }
   });
 });

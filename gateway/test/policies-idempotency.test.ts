@@ -1,7 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { startTestPlatform, type DatabaseKind, type TestPlatform } from "../../test/support/platform.js";
+import {
+  startTestPlatform,
+  type DatabaseKind,
+  type TestPlatform,
+} from "../../test/support/platform.js";
 
 /**
  * Idempotency-Key through the whole gateway to the inventory service: on PostgreSQL with Redis
@@ -98,14 +102,18 @@ describe.each([
     expect((await keyRow(key))?.fresh).toBe(true);
     // The owning service still holds one resource per key: the same hold comes back.
     expect(again.status).toBe(201);
-    expect(((await again.json()) as { id: string }).id).toBe(((await first.json()) as { id: string }).id);
+    expect(((await again.json()) as { id: string }).id).toBe(
+      ((await first.json()) as { id: string }).id,
+    );
     expect(await holdsOf(number)).toHaveLength(1);
   });
 
   it("refuses a malformed key with 400 invalid-idempotency-key and holds nothing", async () => {
     const response = await hold(numbers[4]!, "two words");
     expect(response.status).toBe(400);
-    expect(((await response.json()) as { type: string }).type).toMatch(/\/invalid-idempotency-key$/);
+    expect(((await response.json()) as { type: string }).type).toMatch(
+      /\/invalid-idempotency-key$/,
+    );
     expect(await holdsOf(numbers[4]!)).toEqual([]);
   });
 

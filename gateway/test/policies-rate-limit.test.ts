@@ -21,13 +21,22 @@ describe.each([
   /** A fresh account with a service token: its own buckets. */
   const caller = async (scopes: string[]) => {
     const account = await createAccount(platform.gateway.pool, { name: "rate limits" });
-    const { token } = await createServiceToken(platform.gateway.pool, { accountId: account.id, scopes });
+    const { token } = await createServiceToken(platform.gateway.pool, {
+      accountId: account.id,
+      scopes,
+    });
     return { accountId: account.id, token };
   };
 
   const call = (
     path: string,
-    init: { token?: string; from?: string; method?: string; json?: unknown; on?: RunningGateway } = {},
+    init: {
+      token?: string;
+      from?: string;
+      method?: string;
+      json?: unknown;
+      on?: RunningGateway;
+    } = {},
   ) => {
     const headers: Record<string, string> = { "X-Forwarded-For": init.from ?? "192.0.2.1" };
     if (init.token) headers.Authorization = `Bearer ${init.token}`;
@@ -76,15 +85,28 @@ describe.each([
     const { token } = await caller(["numbers:read", "numbers:write"]);
     const { token: readOnly } = await caller(["numbers:read"]);
     const from = nextAddress();
-    const deadBackend = await platform.startReplica({ INVENTORY_ADDR: "127.0.0.1:1", GRPC_DEADLINE_MS: "1000" });
+    const deadBackend = await platform.startReplica({
+      INVENTORY_ADDR: "127.0.0.1:1",
+      GRPC_DEADLINE_MS: "1000",
+    });
     const cases: [Promise<Response>, number, string, number][] = [
       [call("/v1/api/numbers/search?limit=1", { token }), 200, "numbers:read", 1000],
-      [call("/v1/api/numbers/hold", { token, method: "POST", json: { number: numbers[0] } }), 201, "numbers:write", 3],
+      [
+        call("/v1/api/numbers/hold", { token, method: "POST", json: { number: numbers[0] } }),
+        201,
+        "numbers:write",
+        3,
+      ],
       [call("/v1/api/numbers/hold", { token, method: "POST", json: {} }), 422, "numbers:write", 3],
       [call("/v1/api/numbers/holds/hld_nope", { token }), 404, "numbers:read", 1000],
       [call("/v1/api/numbers/search", { token: "not-a-token", from }), 401, "public", 20],
       [call("/v1/api/numbers/search", { from }), 401, "public", 20],
-      [call("/v1/api/numbers/hold", { token: readOnly, from, method: "POST", json: {} }), 403, "public", 20],
+      [
+        call("/v1/api/numbers/hold", { token: readOnly, from, method: "POST", json: {} }),
+        403,
+        "public",
+        20,
+      ],
       [call("/v1/api/nothing-here", { token, from }), 404, "public", 20],
       [call("/v1/api/numbers/search", { token, from, method: "DELETE" }), 405, "public", 20],
       [call("/v7/api/health", { from }), 404, "public", 20],
@@ -101,7 +123,8 @@ describe.each([
 
   it("answers 429 with Retry-After past capacity without executing, and serves again after refill", async () => {
     const { token } = await caller(["numbers:write"]);
-    const hold = (number: string) => call("/v1/api/numbers/hold", { token, method: "POST", json: { number } });
+    const hold = (number: string) =>
+      call("/v1/api/numbers/hold", { token, method: "POST", json: { number } });
     const [a, b, c, d] = numbers.slice(5, 9) as [string, string, string, string];
     const burst = [await hold(a), await hold(b), await hold(c)];
     expect(burst.map((r) => r.status)).toEqual([201, 201, 201]);
@@ -127,7 +150,9 @@ describe.each([
     const flood = nextAddress();
     const statuses: number[] = [];
     for (let i = 0; i < 24; i += 1) {
-      statuses.push((await call("/v1/api/numbers/search", { token: `bad-${i}`, from: flood })).status);
+      statuses.push(
+        (await call("/v1/api/numbers/search", { token: `bad-${i}`, from: flood })).status,
+      );
     }
     const firstLimited = statuses.indexOf(429);
     expect(firstLimited).toBeGreaterThanOrEqual(20);
@@ -145,24 +170,37 @@ describe.each([
     expect((await call("/v1/api/numbers/search", { from: nextAddress() })).status).toBe(401);
   });
 
-  it(redis ? "shares one bucket between two gateway replicas" : "keeps one bucket per replica in-process", async () => {
-    const replica = await platform.startReplica();
-    const { token } = await caller(["numbers:write"]);
-    const attempt = (on?: RunningGateway) =>
-      call("/v1/api/numbers/hold", { token, method: "POST", json: {}, ...(on ? { on } : {}) });
-    const first = await attempt();
-    const second = await attempt(replica);
-    const third = await attempt();
-    const fourth = await attempt(replica);
-    expect([first, second, third].map((r) => r.status)).toEqual([422, 422, 422]);
-    if (redis) {
-      expect([first, second, third].map((r) => r.headers.get("x-ratelimit-remaining"))).toEqual(["2", "1", "0"]);
-      expect(fourth.status).toBe(429);
-    } else {
-      expect([first, second, third].map((r) => r.headers.get("x-ratelimit-remaining"))).toEqual(["2", "2", "1"]);
-      expect(fourth.status).toBe(422);
-    }
-  });
+  it(
+    redis
+      ? "shares one bucket between two gateway replicas"
+      : "keeps one bucket per replica in-process",
+    async () => {
+      const replica = await platform.startReplica();
+      const { token } = await caller(["numbers:write"]);
+      const attempt = (on?: RunningGateway) =>
+        call("/v1/api/numbers/hold", { token, method: "POST", json: {}, ...(on ? { on } : {}) });
+      const first = await attempt();
+      const second = await attempt(replica);
+      const third = await attempt();
+      const fourth = await attempt(replica);
+      expect([first, second, third].map((r) => r.status)).toEqual([422, 422, 422]);
+      if (redis) {
+        expect([first, second, third].map((r) => r.headers.get("x-ratelimit-remaining"))).toEqual([
+          "2",
+          "1",
+          "0",
+        ]);
+        expect(fourth.status).toBe(429);
+      } else {
+        expect([first, second, third].map((r) => r.headers.get("x-ratelimit-remaining"))).toEqual([
+          "2",
+          "2",
+          "1",
+        ]);
+        expect(fourth.status).toBe(422);
+      }
+    },
+  );
 
   const unreachableRedis = async () => {
     const replica = await platform.startReplica({ REDIS_URL: "redis://127.0.0.1:1" });
@@ -174,7 +212,10 @@ describe.each([
 
     const health = await call("/api/health", { on: replica, from: nextAddress() });
     expect(health.status).toBe(200);
-    expect(await health.json()).toMatchObject({ status: "warn", checks: { redis: "warn", gateway: "pass" } });
+    expect(await health.json()).toMatchObject({
+      status: "warn",
+      checks: { redis: "warn", gateway: "pass" },
+    });
     const healthy = await call("/api/health", { from: nextAddress() });
     expect(await healthy.json()).toMatchObject({ checks: { redis: "pass" } });
   };

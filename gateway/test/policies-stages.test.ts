@@ -3,7 +3,13 @@ import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createLogger, createPool, DomainError, validationFailed, type Pool } from "@switchboard/kit";
+import {
+  createLogger,
+  createPool,
+  DomainError,
+  validationFailed,
+  type Pool,
+} from "@switchboard/kit";
 import { testDatabaseKinds, type TestDatabase } from "@switchboard/kit/testing";
 import { migrateGateway, type Principal, type Scope } from "../src/auth/index.js";
 import { createHttpApp } from "../src/http/app.js";
@@ -68,7 +74,8 @@ describe.each(testDatabaseKinds)("idempotency stage on $name", ({ create }) => {
         await gate;
         const failure = failures.shift();
         if (failure === "500") throw new Error("boom");
-        if (failure === "503") throw new DomainError("service-unavailable", "down", { retryAfter: 1 });
+        if (failure === "503")
+          throw new DomainError("service-unavailable", "down", { retryAfter: 1 });
         if (failure === "403") throw new DomainError("insufficient-scope", "no");
         if (failure === "429") throw new DomainError("rate-limited", "later", { retryAfter: 1 });
         if (failure === "422") throw validationFailed([{ pointer: "#/value", detail: "rejected" }]);
@@ -107,7 +114,9 @@ describe.each(testDatabaseKinds)("idempotency stage on $name", ({ create }) => {
     await migrateGateway(pool);
     const db = {
       query: ((...args: Parameters<Pool["query"]>) =>
-        storeDown ? Promise.reject(new Error("connection refused")) : pool.query(...args)) as Pool["query"],
+        storeDown
+          ? Promise.reject(new Error("connection refused"))
+          : pool.query(...args)) as Pool["query"],
     };
     store = new IdempotencyStore(db, {
       windowSeconds: 86_400,
@@ -124,12 +133,17 @@ describe.each(testDatabaseKinds)("idempotency stage on $name", ({ create }) => {
       stages: [
         fakeAuthentication,
         rateLimiter.stage,
-        createIdempotencyLayer({ store, counters, logger, errorsUrl: ERRORS_URL, waitMs: 400 }).stage,
+        createIdempotencyLayer({ store, counters, logger, errorsUrl: ERRORS_URL, waitMs: 400 })
+          .stage,
       ],
       before: [
         (req, res, next) => {
           res.on("finish", () =>
-            finished.push({ path: req.originalUrl, status: res.statusCode, replayed: res.locals.replayed === true }),
+            finished.push({
+              path: req.originalUrl,
+              status: res.statusCode,
+              replayed: res.locals.replayed === true,
+            }),
           );
           next();
         },
@@ -188,16 +202,19 @@ describe.each(testDatabaseKinds)("idempotency stage on $name", ({ create }) => {
     expect(executions).toHaveLength(1);
   });
 
-  it.each(["500", "503", "403", "429"])("does not keep a %s: the retry runs again", async (status) => {
-    const key = keyOf(`free-${status}`);
-    failures = [status];
-    const first = await post("c", { key });
-    expect(first.status).toBe(Number(status));
-    const retry = await post("c", { key });
-    expect(retry.status).toBe(201);
-    expect(retry.headers.get("idempotent-replayed")).toBeNull();
-    expect(executions).toHaveLength(2);
-  });
+  it.each(["500", "503", "403", "429"])(
+    "does not keep a %s: the retry runs again",
+    async (status) => {
+      const key = keyOf(`free-${status}`);
+      failures = [status];
+      const first = await post("c", { key });
+      expect(first.status).toBe(Number(status));
+      const retry = await post("c", { key });
+      expect(retry.status).toBe(201);
+      expect(retry.headers.get("idempotent-replayed")).toBeNull();
+      expect(executions).toHaveLength(2);
+    },
+  );
 
   it("answers 409 idempotency-mismatch for another body or path with the key", async () => {
     const key = keyOf("mismatch");
@@ -246,7 +263,9 @@ describe.each(testDatabaseKinds)("idempotency stage on $name", ({ create }) => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(350);
     expect(busy.status).toBe(409);
     expect(busy.headers.get("retry-after")).toBe("1");
-    expect(((await busy.json()) as { type: string }).type).toBe(`${ERRORS_URL}/idempotency-in-progress`);
+    expect(((await busy.json()) as { type: string }).type).toBe(
+      `${ERRORS_URL}/idempotency-in-progress`,
+    );
     open();
     expect((await original).status).toBe(201);
     expect((await post("g", { key })).headers.get("idempotent-replayed")).toBe("true");
@@ -275,7 +294,9 @@ describe.each(testDatabaseKinds)("idempotency stage on $name", ({ create }) => {
   it("refuses a malformed key with 400 and runs nothing", async () => {
     const response = await post("i", { key: "not a key" });
     expect(response.status).toBe(400);
-    expect(((await response.json()) as { type: string }).type).toBe(`${ERRORS_URL}/invalid-idempotency-key`);
+    expect(((await response.json()) as { type: string }).type).toBe(
+      `${ERRORS_URL}/invalid-idempotency-key`,
+    );
     expect(executions).toHaveLength(0);
   });
 

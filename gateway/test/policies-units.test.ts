@@ -1,11 +1,22 @@
-import { describe, expect, it } from "vitest";
-import { DomainError } from "@switchboard/kit";
+import { describe, expect, it, vi } from "vitest";
+import { createLogger, DomainError } from "@switchboard/kit";
 import { loadGatewayConfig } from "../src/config.js";
 import { addressPartition } from "../src/policies/client-address.js";
 import { requestFingerprint } from "../src/policies/fingerprint.js";
 import { parseIdempotencyKey } from "../src/policies/idempotency-key.js";
-import { isKeptStatus, replayOf, storedFromProblem, storedFromReply } from "../src/policies/idempotency-replies.js";
-import { defaultRateLimits, parseRateLimits, windowSeconds } from "../src/policies/rate-limit-config.js";
+import { schedulePurge } from "../src/policies/idempotency-purge.js";
+import type { IdempotencyStore } from "../src/policies/idempotency-store.js";
+import {
+  isKeptStatus,
+  replayOf,
+  storedFromProblem,
+  storedFromReply,
+} from "../src/policies/idempotency-replies.js";
+import {
+  defaultRateLimits,
+  parseRateLimits,
+  windowSeconds,
+} from "../src/policies/rate-limit-config.js";
 import { rateLimitHeaders } from "../src/policies/rate-limit-headers.js";
 import { decisionFor } from "../src/policies/token-bucket.js";
 
@@ -40,10 +51,12 @@ describe("RATE_LIMITS", () => {
   });
 
   it("fails the boot config with the variable's name", () => {
-    expect(() => loadGatewayConfig({ DATABASE_URL: "postgres://x", RATE_LIMITS: "calls:write=x" })).toThrow(
-      /RATE_LIMITS: "calls:write=x" is not/,
-    );
-    expect(() => loadGatewayConfig({ DATABASE_URL: "postgres://x", REDIS_URL: "http://x" })).toThrow(/REDIS_URL/);
+    expect(() =>
+      loadGatewayConfig({ DATABASE_URL: "postgres://x", RATE_LIMITS: "calls:write=x" }),
+    ).toThrow(/RATE_LIMITS: "calls:write=x" is not/);
+    expect(() =>
+      loadGatewayConfig({ DATABASE_URL: "postgres://x", REDIS_URL: "http://x" }),
+    ).toThrow(/REDIS_URL/);
   });
 
   it("reads the policy settings", () => {
@@ -126,7 +139,8 @@ describe("Idempotency-Key header", () => {
 });
 
 describe("request fingerprint", () => {
-  const hex = (...args: Parameters<typeof requestFingerprint>) => requestFingerprint(...args).toString("hex");
+  const hex = (...args: Parameters<typeof requestFingerprint>) =>
+    requestFingerprint(...args).toString("hex");
 
   it("ignores key order and number spelling (RFC 8785)", () => {
     expect(hex("POST", "/api/numbers/hold", { number: "+14155550100", ttl_seconds: 600 })).toBe(
@@ -181,5 +195,35 @@ describe("what the Idempotency-Key store keeps", () => {
       status: 409,
       instance: "urn:switchboard:request:req_1",
     });
+  });
+});
+
+describe("idempotency purge schedule", () => {
+  it("purges in batches until a short batch, then waits for the next round; stops on demand", async () => {
+    const batches = [2, 2, 1, 0];
+    const calls: number[] = [];
+    const store = {
+      purge: async (batch: number) => {
+        calls.push(batch);
+        return batches.shift() ?? 0;
+      },
+    } as unknown as IdempotencyStore;
+    const stop = schedulePurge(store, {
+      intervalSeconds: 0.02,
+      batch: 2,
+      logger: createLogger("t", { level: "silent" }),
+    });
+    await vi.waitFor(() => expect(calls.length).toBeGreaterThanOrEqual(4));
+    stop();
+    const seen = calls.length;
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(calls.length).toBe(seen);
+    expect(calls.every((batch) => batch === 2)).toBe(true);
+  });
+
+  it("is off with an interval of 0", () => {
+    const store = { purge: vi.fn() } as unknown as IdempotencyStore;
+    schedulePurge(store, { intervalSeconds: 0, logger: createLogger("t", { level: "silent" }) })();
+    expect(store.purge).not.toHaveBeenCalled();
   });
 });

@@ -9,6 +9,8 @@ export interface ComponentDeps {
   port: number;
   /** Addresses of the services started before this one (by their address variable). */
   addresses: Record<string, string>;
+  /** The environment the service reads its settings from (tests compress timers here). */
+  env: NodeJS.ProcessEnv;
 }
 
 export interface RunningComponent {

@@ -18,6 +18,8 @@ export interface PlatformOptions {
   logger: Logger;
   /** The gateway's environment (PORT, PUBLIC_URL, BOOTSTRAP_*…); addresses are added. */
   gatewayEnv: NodeJS.ProcessEnv;
+  /** The services' environment (settings such as SANDBOX_CALL_SECONDS); default process.env. */
+  serviceEnv?: NodeJS.ProcessEnv;
   /** Runs after the services start and before the gateway does (e.g. seeding). */
   beforeGateway?: (pools: Record<string, Pool>) => Promise<void>;
 }
@@ -27,8 +29,12 @@ export interface RunningPlatform {
   bus: EventBus;
   pools: Record<string, Pool>;
   services: Record<string, RunningComponent>;
+  /** The gateway's resolved environment, backend addresses included (for more replicas). */
+  gatewayEnv: NodeJS.ProcessEnv;
   /** Stops one service (to test an unavailable backend). */
   stopService(name: string): Promise<void>;
+  /** Starts a stopped service again on its old port. */
+  restartService(name: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -47,33 +53,45 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
   const services: Record<string, RunningComponent> = {};
   const stopped = new Set<string>();
   const addresses: Record<string, string> = {};
+  const env = options.serviceEnv ?? process.env;
+  const start = (component: (typeof serviceComponents)[number], port: number) =>
+    component.start({ pool: pools[component.name]!, bus, logger, host: "127.0.0.1", port, addresses, env });
   for (const component of serviceComponents) {
-    const pool = createPool(options.databaseUrl, { name: component.name, max: 8 });
-    pools[component.name] = pool;
-    const running = await component.start({ pool, bus, logger, host: "127.0.0.1", port: 0, addresses });
+    pools[component.name] = createPool(options.databaseUrl, { name: component.name, max: 8 });
+    const running = await start(component, 0);
     services[component.name] = running;
     addresses[component.addressVariable] = `127.0.0.1:${running.port}`;
   }
   await options.beforeGateway?.(pools);
-  const config = loadGatewayConfig({
+  const gatewayEnv: NodeJS.ProcessEnv = {
     ...options.gatewayEnv,
     ...addresses,
     DATABASE_URL: options.databaseUrl,
     ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
-  });
-  const gateway = await startGateway({ config, logger });
+  };
+  const config = loadGatewayConfig(gatewayEnv);
+  const gateway = await startGateway({ config, logger, bus });
 
   const stopService = async (name: string) => {
     if (stopped.has(name)) return;
     stopped.add(name);
     await services[name]?.stop();
   };
+  const restartService = async (name: string) => {
+    const component = serviceComponents.find((c) => c.name === name);
+    const previous = services[name];
+    if (!component || !previous || !stopped.has(name)) return;
+    services[name] = await start(component, previous.port);
+    stopped.delete(name);
+  };
   return {
     gateway,
     bus,
     pools,
     services,
+    gatewayEnv,
     stopService,
+    restartService,
     stop: async () => {
       await gateway.stop();
       for (const component of [...serviceComponents].reverse()) await stopService(component.name);

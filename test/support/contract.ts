@@ -50,7 +50,9 @@ export class ContractChecker {
         this.operations.push({
           template,
           method: method.toUpperCase(),
-          pattern: new RegExp(`^${template.replace(/\{[^/]+\}/g, "[^/]+").replace(/\./g, "\\.")}/?$`),
+          pattern: new RegExp(
+            `^${template.replace(/\{[^/]+\}/g, "[^/]+").replace(/\./g, "\\.")}/?$`,
+          ),
           literalSegments: segments.filter((s) => !s.startsWith("{")).length,
           pointer: `#/paths/${pointerEscape(template)}/${method}`,
           responses: (operation.responses ?? {}) as Record<string, Json>,
@@ -76,11 +78,21 @@ export class ContractChecker {
 
   /** Every violation recorded, one line each. */
   failures(): string[] {
-    return this.records.flatMap((r) => r.violations.map((v) => `${r.method} ${r.path} → ${r.status}: ${v}`));
+    return this.records.flatMap((r) =>
+      r.violations.map((v) => `${r.method} ${r.path} → ${r.status}: ${v}`),
+    );
   }
 
-  private checkOperation(op: Operation, method: string, status: number, headers: Headers, body: string) {
-    const key = [String(status), `${String(status)[0]}XX`, "default"].find((k) => k in op.responses);
+  private checkOperation(
+    op: Operation,
+    method: string,
+    status: number,
+    headers: Headers,
+    body: string,
+  ) {
+    const key = [String(status), `${String(status)[0]}XX`, "default"].find(
+      (k) => k in op.responses,
+    );
     if (!key) return [`status ${status} is not documented for ${op.method} ${op.template}`];
     const response = this.resolve(op.responses[key]!);
     const pointer = `${op.pointer}/responses/${key}`;
@@ -93,14 +105,22 @@ export class ContractChecker {
   private checkUnrouted(status: number, headers: Headers, body: string): string[] {
     const violations: string[] = [];
     // Unknown path or version (404), a method the path lacks (405), or rate-limited before routing.
-    if (![404, 405, 429].includes(status)) violations.push(`status ${status} outside every documented operation`);
-    const commonHeaders = ["X-Request-Id", "API-Version", "X-RateLimit-Limit", "X-RateLimit-Remaining"];
+    if (![404, 405, 429].includes(status))
+      violations.push(`status ${status} outside every documented operation`);
+    const commonHeaders = [
+      "X-Request-Id",
+      "API-Version",
+      "X-RateLimit-Limit",
+      "X-RateLimit-Remaining",
+    ];
     const specific = status === 405 ? ["Allow"] : status === 429 ? ["Retry-After"] : [];
     for (const name of [...commonHeaders, ...specific]) {
       if (!headers.has(name)) violations.push(`missing header ${name}`);
     }
     if (mediaTypeOf(headers.get("content-type")) !== "application/problem+json") {
-      violations.push(`content type ${headers.get("content-type")} is not application/problem+json`);
+      violations.push(
+        `content type ${headers.get("content-type")} is not application/problem+json`,
+      );
       return violations;
     }
     return [...violations, ...this.validate("#/components/schemas/Problem", body)];
@@ -120,7 +140,9 @@ export class ContractChecker {
     }
     const mediaType = mediaTypeOf(headers.get("content-type"));
     if (!(mediaType in content)) {
-      return [`media type ${mediaType} not documented (documented: ${Object.keys(content).join(", ") || "none"})`];
+      return [
+        `media type ${mediaType} not documented (documented: ${Object.keys(content).join(", ") || "none"})`,
+      ];
     }
     if (!content[mediaType]!.schema) return [];
     return this.validate(`${pointer}/content/${pointerEscape(mediaType)}/schema`, body);
@@ -139,7 +161,9 @@ export class ContractChecker {
       this.validators.set(pointer, validator);
     }
     if (validator(value)) return [];
-    return (validator.errors ?? []).map((e) => `body ${e.instancePath || "/"} ${e.message ?? "is invalid"}`);
+    return (validator.errors ?? []).map(
+      (e) => `body ${e.instancePath || "/"} ${e.message ?? "is invalid"}`,
+    );
   }
 
   private resolve(value: Json): Json {
@@ -169,10 +193,15 @@ export class ContractViolationError extends Error {
  * A fetch that checks every response against the document. `enforce` throws on a violation
  * (the test fails where the drift happened); otherwise violations are only recorded.
  */
-export function contractFetch(checker: ContractChecker, options: { enforce: boolean }): typeof fetch {
+export function contractFetch(
+  checker: ContractChecker,
+  options: { enforce: boolean },
+): typeof fetch {
   return async (input, init) => {
     const response = await fetch(input, init);
-    const method = (init?.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase();
+    const method = (
+      init?.method ?? (input instanceof Request ? input.method : "GET")
+    ).toUpperCase();
     const url = input instanceof Request ? input.url : String(input);
     const body = method === "HEAD" ? "" : await response.clone().text();
     const violations = checker.check(method, url, response.status, response.headers, body);

@@ -1,12 +1,13 @@
 import { randomBytes } from "node:crypto";
-import { createLogger, createPool, type Pool } from "@switchboard/kit";
+import { createLogger, type EventBus, type Pool } from "@switchboard/kit";
 import {
   createPgliteTestDatabase,
   createRealTestDatabase,
   type TestDatabase,
 } from "@switchboard/kit/testing";
 import { loadGatewayConfig, startGateway, type RunningGateway } from "@switchboard/gateway";
-import { seedInventory, startInventory, type RunningInventory } from "@switchboard/inventory";
+import { seedInventory } from "@switchboard/inventory";
+import { startPlatform, type RunningPlatform } from "@switchboard/platform";
 import { contractFetch, contractFrom, type ContractChecker } from "./contract.js";
 
 export type DatabaseKind = "postgres" | "pglite";
@@ -17,8 +18,14 @@ export const testRedisUrl = (): string => process.env.TEST_REDIS_URL ?? "redis:/
 export interface TestPlatformOptions {
   database?: DatabaseKind;
   seed?: number;
+  /** The gateway's environment on top of the test defaults. */
   env?: Record<string, string>;
-  /** Buckets in Redis (shared by the gateways of this platform) instead of in-process. */
+  /** The services' environment on top of process.env (e.g. compressed sandbox timers). */
+  serviceEnv?: Record<string, string>;
+  /**
+   * Redis for the rate-limit buckets (shared by the gateways of this platform) and BullMQ for
+   * the event bus, instead of the in-process stores.
+   */
   redis?: boolean;
   /**
    * Checks every response `request`/`fetch`/`token` receive against the served OpenAPI document:
@@ -31,6 +38,11 @@ export interface TestPlatform {
   url: string;
   database: TestDatabase;
   gateway: RunningGateway;
+  /** Every service, as the embedded mode runs them (platform/src/components.ts). */
+  platform: RunningPlatform;
+  /** Each service's pool, by component name (`inventory`, `call-control`, …). */
+  pools: Record<string, Pool>;
+  bus: EventBus;
   inventoryPool: Pool;
   clientId: string;
   clientSecret: string;
@@ -47,9 +59,11 @@ export interface TestPlatform {
   gatewayEnv: Record<string, string>;
   /** Starts another gateway replica on the same database (and Redis); stopped with the platform. */
   startReplica(env?: Record<string, string>): Promise<RunningGateway>;
-  /** Stops the inventory backend (to test an unavailable service). */
+  /** Stops one backend service (to test an unavailable service). */
+  stopService(name: string): Promise<void>;
+  /** Starts a stopped backend service again on its old port. */
+  restartService(name: string): Promise<void>;
   stopInventory(): Promise<void>;
-  /** Starts the inventory backend again on its old port. */
   restartInventory(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -60,43 +74,45 @@ export const PUBLIC_URL = "http://switchboard.test";
 export const ROOMY_RATE_LIMITS = "*=100000/100000";
 
 /**
- * Starts inventory + gateway on a fresh database (a new real PostgreSQL database, or in-memory
- * PGlite), the same way the embedded and mesh modes do, with a bootstrap client.
+ * Starts every service and the gateway on a fresh database (a new real PostgreSQL database, or
+ * in-memory PGlite) through the same composition as the embedded mode, with a bootstrap client.
  */
 export async function startTestPlatform(options: TestPlatformOptions = {}): Promise<TestPlatform> {
   const database =
     options.database === "pglite" ? await createPgliteTestDatabase() : await createRealTestDatabase("platform");
   const logger = createLogger("test", { level: process.env.TEST_LOG_LEVEL ?? "silent" });
-  const inventoryPool = createPool(database.url, { max: 10, name: "inventory" });
-  let inventory: RunningInventory | undefined = await startInventory({
-    pool: inventoryPool,
-    port: 0,
-    host: "127.0.0.1",
-    logger,
-  });
-  const inventoryPort = inventory.port;
-  if (options.seed) await seedInventory(inventoryPool, { count: options.seed, seed: 7 });
   const clientId = "cli_test";
   const clientSecret = `sbcs_${randomBytes(24).toString("base64url")}`;
   const accountId = "acct_test";
-  const gatewayEnv: Record<string, string> = {
-    NODE_ENV: "test",
-    PORT: "0",
-    HOST: "127.0.0.1",
-    PUBLIC_URL,
-    DATABASE_URL: database.url,
-    INVENTORY_ADDR: `127.0.0.1:${inventoryPort}`,
-    BOOTSTRAP_ACCOUNT: accountId,
-    BOOTSTRAP_CLIENT_ID: clientId,
-    BOOTSTRAP_CLIENT_SECRET: clientSecret,
-    // Buckets of this platform only, even on a Redis shared with other tests.
-    REDIS_KEY_PREFIX: `sbtest:${randomBytes(6).toString("hex")}:`,
-    ...(options.redis ? { REDIS_URL: testRedisUrl() } : {}),
-    // Suites test behaviour, not limits: roomy buckets unless a suite sets its own.
-    RATE_LIMITS: ROOMY_RATE_LIMITS,
-    ...options.env,
-  };
-  const gateway = await startGateway({ config: loadGatewayConfig(gatewayEnv), logger });
+  const isolation = randomBytes(6).toString("hex");
+  const platform = await startPlatform({
+    databaseUrl: database.url,
+    redisUrl: options.redis ? testRedisUrl() : undefined,
+    busPrefix: `sbtest-${isolation}`,
+    logger,
+    serviceEnv: { ...process.env, NODE_ENV: "test", PUBLIC_URL, ...options.serviceEnv },
+    gatewayEnv: {
+      NODE_ENV: "test",
+      PORT: "0",
+      HOST: "127.0.0.1",
+      PUBLIC_URL,
+      BOOTSTRAP_ACCOUNT: accountId,
+      BOOTSTRAP_CLIENT_ID: clientId,
+      BOOTSTRAP_CLIENT_SECRET: clientSecret,
+      // Buckets of this platform only, even on a Redis shared with other tests.
+      REDIS_KEY_PREFIX: `sbtest:${isolation}:`,
+      // Suites test behaviour, not limits: roomy buckets unless a suite sets its own.
+      RATE_LIMITS: ROOMY_RATE_LIMITS,
+      ...options.env,
+    },
+    beforeGateway: async (pools) => {
+      if (options.seed) await seedInventory(pools.inventory!, { count: options.seed, seed: 7 });
+    },
+  });
+  const gateway = platform.gateway;
+  const gatewayEnv = Object.fromEntries(
+    Object.entries(platform.gatewayEnv).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
   const replicas: RunningGateway[] = [];
   const url = gateway.url;
 
@@ -136,7 +152,10 @@ export async function startTestPlatform(options: TestPlatformOptions = {}): Prom
     url,
     database,
     gateway,
-    inventoryPool,
+    platform,
+    pools: platform.pools,
+    bus: platform.bus,
+    inventoryPool: platform.pools.inventory!,
     clientId,
     clientSecret,
     accountId,
@@ -147,28 +166,17 @@ export async function startTestPlatform(options: TestPlatformOptions = {}): Prom
     gatewayEnv,
     startReplica: async (env = {}) => {
       const config = loadGatewayConfig({ ...gatewayEnv, ...env });
-      const replica = await startGateway({ config, logger });
+      const replica = await startGateway({ config, logger, bus: platform.bus });
       replicas.push(replica);
       return replica;
     },
-    stopInventory: async () => {
-      const running = inventory;
-      inventory = undefined;
-      await running?.stop();
-    },
-    restartInventory: async () => {
-      inventory ??= await startInventory({
-        pool: inventoryPool,
-        port: inventoryPort,
-        host: "127.0.0.1",
-        logger,
-      });
-    },
+    stopService: (name) => platform.stopService(name),
+    restartService: (name) => platform.restartService(name),
+    stopInventory: () => platform.stopService("inventory"),
+    restartInventory: () => platform.restartService("inventory"),
     stop: async () => {
       for (const replica of replicas) await replica.stop();
-      await gateway.stop();
-      await inventory?.stop();
-      await inventoryPool.end();
+      await platform.stop();
       await database.drop();
     },
   };

@@ -23,7 +23,8 @@ const benchRoutes: RouteSpec[] = [
     body: z.object({ value: z.string() }),
     success: { status: 201, description: "created" },
     problems: [],
-    handler: async (ctx) => created("/v1/bench/things/thg_1", { id: "thg_1", value: ctx.body.value }),
+    handler: async (ctx) =>
+      created("/v1/bench/things/thg_1", { id: "thg_1", value: ctx.body.value }),
   }),
   defineRoute({
     method: "get",
@@ -47,6 +48,8 @@ export interface BenchApps {
    * `onAsync`: the same with the store's commits not waiting for the WAL flush.
    */
   urls: Record<Variant, string>;
+  /** Waits until the variant's writes after the reply (the stored response) are done. */
+  settled: Record<Variant, () => Promise<void>>;
   token: string;
   close(): Promise<void>;
 }
@@ -72,13 +75,25 @@ export async function startBenchApps(options: {
 }): Promise<BenchApps> {
   const { pool, logger } = options;
   await migrateGateway(pool);
-  const identity = createIdentity({ pool, issuer: "http://bench.test", audience: "bench", signingKeySecret: "bench-signing-key-secret-0123456789" });
+  const identity = createIdentity({
+    pool,
+    issuer: "http://bench.test",
+    audience: "bench",
+    signingKeySecret: "bench-signing-key-secret-0123456789",
+  });
   await identity.init();
   const account = await createAccount(pool, { name: "bench" });
-  const client = await createClient(pool, { accountId: account.id, scopes: ["numbers:read", "numbers:write"] });
+  const client = await createClient(pool, {
+    accountId: account.id,
+    scopes: ["numbers:read", "numbers:write"],
+  });
   const issued = await identity.tokenEndpoint({
     contentType: "application/x-www-form-urlencoded",
-    form: { grant_type: "client_credentials", client_id: client.clientId, client_secret: client.clientSecret },
+    form: {
+      grant_type: "client_credentials",
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+    },
   });
   const token = (issued.body as { access_token: string }).access_token;
 
@@ -110,6 +125,7 @@ export async function startBenchApps(options: {
   const url = (server: Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     urls: { off: url(servers.off), on: url(servers.on), onAsync: url(servers.onAsync) },
+    settled: { off: async () => undefined, on: durable.settled, onAsync: fast.settled },
     token,
     close: async () => {
       for (const server of Object.values(servers)) {

@@ -34,7 +34,12 @@ export interface ScenarioResult {
   added: { p50: number; p90: number; p99: number; mean: number };
 }
 
-export function compare(name: string, description: string, off: number[], on: number[]): ScenarioResult {
+export function compare(
+  name: string,
+  description: string,
+  off: number[],
+  on: number[],
+): ScenarioResult {
   const a = summarize(off);
   const b = summarize(on);
   return {
@@ -56,6 +61,7 @@ export interface PoliciesReport {
   command: string;
   iterations: number;
   warmup: number;
+  gap_ms: number;
   goals: { scenario: string; added_p50_ms: number; added_p99_ms: number; met: boolean }[];
   /** Measured cost of one durable commit (fdatasync) on this machine, for the reader. */
   durable_commit_ms?: { p50: number; p99: number };
@@ -70,12 +76,14 @@ export function renderMarkdown(report: PoliciesReport): string {
     (s) =>
       `| ${s.name} | ${ms(s.off.p50)} / ${ms(s.off.p99)} | ${ms(s.on.p50)} / ${ms(s.on.p99)} | **${ms(s.added.p50)}** | **${ms(s.added.p99)}** | ${ms(s.added.mean)} |`,
   );
-  const scenarios = report.scenarios.map((s) => `- **${s.name}**: ${s.description}`);
+  const scenarios = [
+    ...new Map(report.scenarios.map((s) => [s.description, s.name.replace(/ \(.*\)$/, "")])),
+  ].map(([description, name]) => `- **${name}**: ${description}`);
   const machine = Object.entries(report.machine).map(([key, value]) => `| ${key} | ${value} |`);
   return [
     "# Gateway traffic policies: added latency",
     "",
-    `Generated ${report.generated_at} by \`${report.command}\`: ${report.iterations} measured requests per variant and scenario (after ${report.warmup} warm-up), one at a time over a keep-alive loopback connection, the two variants interleaved request by request.`,
+    `Generated ${report.generated_at} by \`${report.command}\`: ${report.iterations} measured requests per variant and scenario (after ${report.warmup} warm-up), one at a time (${report.gap_ms} ms apart) over a keep-alive loopback connection; each row alternates the two variants request by request. The stored-response write that follows a reply (off the client's path) is awaited between requests, off the clock.`,
     "",
     "Variants: **off** = the same authenticated route with authentication only; **on** = authentication, then the per-permission token bucket (Redis, one EVALSHA) and the Idempotency-Key store (PostgreSQL), wired as the gateway wires them, with the store's commits either waiting for the WAL flush (synchronous commit, the default) or not (`IDEMPOTENCY_SYNCHRONOUS_COMMIT=false`). The routes do no work of their own, so the difference is the policies' cost. All times in milliseconds.",
     "",
@@ -92,7 +100,7 @@ export function renderMarkdown(report: PoliciesReport): string {
     ...(report.durable_commit_ms
       ? [
           "",
-          `One durable commit (a one-row INSERT with synchronous_commit=on, i.e. a WAL fdatasync) costs p50 ${ms(report.durable_commit_ms.p50)} / p99 ${ms(report.durable_commit_ms.p99)} ms on this machine; a new key needs two (claim, then the stored response).`,
+          `One durable commit (a one-row INSERT with synchronous_commit=on, i.e. a WAL fdatasync) costs p50 ${ms(report.durable_commit_ms.p50)} / p99 ${ms(report.durable_commit_ms.p99)} ms on this machine. A new key has one on its path (the claim, before the operation runs); the stored response is written after the reply has gone out.`,
         ]
       : []),
     "",

@@ -12,7 +12,10 @@ export function timedRequest(
     const req = request(url, { method: options.method, headers: options.headers, agent }, (res) => {
       res.resume();
       res.on("end", () =>
-        resolve({ status: res.statusCode ?? 0, ms: Number(process.hrtime.bigint() - started) / 1e6 }),
+        resolve({
+          status: res.statusCode ?? 0,
+          ms: Number(process.hrtime.bigint() - started) / 1e6,
+        }),
       );
       res.on("error", reject);
     });

@@ -11,6 +11,11 @@ export interface AppOptions {
   routes: RouteSpec[];
   /** Policies around every operation, outermost first. */
   stages: Stage[];
+  /**
+   * Express middleware that runs first for every request, right after the request id is minted
+   * and before versioning can fail it (e.g. the usage record hook, which sees every reply).
+   */
+  first?: express.RequestHandler[];
   /** Express middleware that runs for every request before routing (e.g. rate-limit headers). */
   before?: express.RequestHandler[];
   /**
@@ -35,6 +40,7 @@ export function createHttpApp(options: AppOptions): express.Express {
   app.set("query parser", "simple");
   app.set("trust proxy", options.trustProxy ?? false);
   app.use(requestContext);
+  for (const middleware of options.first ?? []) app.use(middleware);
   app.use(versioning);
   for (const middleware of options.before ?? []) app.use(middleware);
 

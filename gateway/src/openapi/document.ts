@@ -9,7 +9,10 @@ import { acceptsIdempotencyKey, commonProblems } from "./problems.js";
 import { schemaRegistry, type JsonSchema } from "./schemas.js";
 
 function queryParameters(schema: z.ZodType, toSchema: (s: z.ZodType, io: "input") => JsonSchema) {
-  const json = toSchema(schema, "input") as { properties?: Record<string, JsonSchema>; required?: string[] };
+  const json = toSchema(schema, "input") as {
+    properties?: Record<string, JsonSchema>;
+    required?: string[];
+  };
   return Object.entries(json.properties ?? {}).map(([name, property]) => ({
     name,
     in: "query",
@@ -32,7 +35,8 @@ function pathParameters(route: RouteSpec, toSchema: (s: z.ZodType, io: "input") 
 }
 
 /** Statuses a replay of a stored response can have besides the success: the kept 4xx. */
-const replayable = (status: number) => status >= 400 && status < 500 && ![401, 403, 429].includes(status);
+const replayable = (status: number) =>
+  status >= 400 && status < 500 && ![401, 403, 429].includes(status);
 
 function problemResponses(kinds: ProblemKind[], idempotent: boolean) {
   const byStatus = new Map<number, ProblemKind[]>();
@@ -52,7 +56,9 @@ function problemResponses(kinds: ProblemKind[], idempotent: boolean) {
         {
           description: `Problem: ${list.join(", ")}`,
           headers: responseHeader(commonHeaders(status), optional),
-          content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
+          content: {
+            "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } },
+          },
           "x-problem-kinds": list,
         },
       ];
@@ -71,13 +77,20 @@ const tagDescriptions: Record<string, string> = {
 };
 
 /** The OpenAPI 3.1 document, built at run time from the route table. */
-export function buildOpenApiDocument(routes: RouteSpec[], options: { publicUrl: string; version: string }) {
+export function buildOpenApiDocument(
+  routes: RouteSpec[],
+  options: { publicUrl: string; version: string },
+) {
   const { components, toSchema } = schemaRegistry();
   toSchema(problemSchema, "output");
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const success = route.success;
-    const successHeaders = [...commonHeaders(success.status), ...(success.headers ?? []), ...(route.paginated ? ["Link"] : [])];
+    const successHeaders = [
+      ...commonHeaders(success.status),
+      ...(success.headers ?? []),
+      ...(route.paginated ? ["Link"] : []),
+    ];
     const operation: Record<string, unknown> = {
       operationId: route.operationId,
       summary: route.summary,
@@ -88,27 +101,48 @@ export function buildOpenApiDocument(routes: RouteSpec[], options: { publicUrl: 
       parameters: [
         ...pathParameters(route, toSchema),
         ...(route.query ? queryParameters(route.query, toSchema) : []),
-        ...(acceptsIdempotencyKey(route) ? [{ $ref: "#/components/parameters/IdempotencyKey" }] : []),
+        ...(acceptsIdempotencyKey(route)
+          ? [{ $ref: "#/components/parameters/IdempotencyKey" }]
+          : []),
       ],
       ...(route.body
         ? {
             requestBody: {
               required: route.bodyMediaType === "application/x-www-form-urlencoded",
-              content: { [route.bodyMediaType ?? "application/json"]: { schema: toSchema(route.body, "input") } },
+              content: {
+                [route.bodyMediaType ?? "application/json"]: {
+                  schema: toSchema(route.body, "input"),
+                },
+              },
             },
           }
         : {}),
       responses: byStatus({
         [String(success.status)]: {
           description: success.description,
-          headers: responseHeader(successHeaders, acceptsIdempotencyKey(route) ? ["Idempotent-Replayed"] : []),
+          headers: responseHeader(
+            successHeaders,
+            acceptsIdempotencyKey(route) ? ["Idempotent-Replayed"] : [],
+          ),
           ...(success.schema
-            ? { content: { [success.mediaType ?? "application/json"]: { schema: toSchema(success.schema, "output") } } }
+            ? {
+                content: {
+                  [success.mediaType ?? "application/json"]: {
+                    schema: toSchema(success.schema, "output"),
+                  },
+                },
+              }
             : {}),
         },
         ...(isTokenEndpoint(route)
-          ? withOAuthErrors(problemResponses([...commonProblems(route), ...route.problems], false), commonHeaders)
-          : problemResponses([...commonProblems(route), ...route.problems], acceptsIdempotencyKey(route))),
+          ? withOAuthErrors(
+              problemResponses([...commonProblems(route), ...route.problems], false),
+              commonHeaders,
+            )
+          : problemResponses(
+              [...commonProblems(route), ...route.problems],
+              acceptsIdempotencyKey(route),
+            )),
       }),
     };
     paths[route.path] = { ...(paths[route.path] ?? {}), [route.method]: operation };
@@ -133,7 +167,10 @@ export function buildOpenApiDocument(routes: RouteSpec[], options: { publicUrl: 
     })),
     paths,
     components: {
-      schemas: { ...components, ...(routes.some(isTokenEndpoint) ? { OAuthError: oauthErrorSchema } : {}) },
+      schemas: {
+        ...components,
+        ...(routes.some(isTokenEndpoint) ? { OAuthError: oauthErrorSchema } : {}),
+      },
       headers: {} as Record<string, unknown>,
       parameters: {
         IdempotencyKey: {
@@ -142,7 +179,10 @@ export function buildOpenApiDocument(routes: RouteSpec[], options: { publicUrl: 
           required: false,
           description:
             "1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress.",
-          schema: { type: "string", pattern: '^(?:[A-Za-z0-9_:.-]{1,255}|"[A-Za-z0-9_:.-]{1,255}")$' },
+          schema: {
+            type: "string",
+            pattern: '^(?:[A-Za-z0-9_:.-]{1,255}|"[A-Za-z0-9_:.-]{1,255}")$',
+          },
         },
       },
       securitySchemes: {

@@ -19,15 +19,31 @@ const seconds = { type: "integer", minimum: 0 };
 
 /** `components.headers`: one definition per response header of the API. */
 export const headerDocs: Record<string, HeaderDoc> = {
-  "X-Request-Id": { description: "The request id (also in the problem's instance)", required: true, schema: text },
-  "API-Version": { description: "The API version that served the request (v1)", required: true, schema: text },
+  "X-Request-Id": {
+    description: "The request id (also in the problem's instance)",
+    required: true,
+    schema: text,
+  },
+  "API-Version": {
+    description: "The API version that served the request (v1)",
+    required: true,
+    schema: text,
+  },
   "X-RateLimit-Limit": {
     description: "Capacity of the token bucket this request was counted against",
     required: true,
     schema: { type: "integer", minimum: 1 },
   },
-  "X-RateLimit-Remaining": { description: "Whole tokens left in the bucket", required: true, schema: seconds },
-  "X-RateLimit-Reset": { description: "Seconds until the bucket is full again", required: true, schema: seconds },
+  "X-RateLimit-Remaining": {
+    description: "Whole tokens left in the bucket",
+    required: true,
+    schema: seconds,
+  },
+  "X-RateLimit-Reset": {
+    description: "Seconds until the bucket is full again",
+    required: true,
+    schema: seconds,
+  },
   "X-RateLimit-Resource": {
     description: "The permission the request was counted against, or `public` (per client address)",
     required: true,
@@ -43,13 +59,30 @@ export const headerDocs: Record<string, HeaderDoc> = {
     required: true,
     schema: text,
   },
-  "Retry-After": { description: "Seconds to wait before retrying", required: true, schema: seconds },
-  "WWW-Authenticate": { description: "The RFC 6750 (or Basic) challenge", required: true, schema: text },
+  "Retry-After": {
+    description: "Seconds to wait before retrying",
+    required: true,
+    schema: seconds,
+  },
+  "WWW-Authenticate": {
+    description: "The RFC 6750 (or Basic) challenge",
+    required: true,
+    schema: text,
+  },
   Location: { description: "The created resource", required: true, schema: text },
-  Link: { description: 'RFC 8288 link to the next page (rel="next"), when there is one', required: false, schema: text },
-  "Cache-Control": { description: "Caching rules (no-store for tokens)", required: true, schema: text },
+  Link: {
+    description: 'RFC 8288 link to the next page (rel="next"), when there is one',
+    required: false,
+    schema: text,
+  },
+  "Cache-Control": {
+    description: "Caching rules (no-store for tokens)",
+    required: true,
+    schema: text,
+  },
   "Idempotent-Replayed": {
-    description: "`true` when the response is the stored response of an earlier request with this Idempotency-Key",
+    description:
+      "`true` when the response is the stored response of an earlier request with this Idempotency-Key",
     required: false,
     schema: { type: "string", enum: ["true"] },
   },
@@ -73,7 +106,10 @@ export function responseHeader(names: string[], optional: string[] = []) {
       const doc = headerDocs[name];
       if (!doc) throw new Error(`undocumented response header ${name}`);
       const inline = optional.includes(name) && !names.includes(name) && doc.required;
-      return [name, inline ? { ...doc, required: false } : { $ref: `#/components/headers/${name}` }];
+      return [
+        name,
+        inline ? { ...doc, required: false } : { $ref: `#/components/headers/${name}` },
+      ];
     }),
   );
 }
@@ -81,7 +117,9 @@ export function responseHeader(names: string[], optional: string[] = []) {
 /** The header components a document references (unused ones would be lint warnings). */
 export function headerComponents(document: unknown): Record<string, HeaderDoc> {
   const used = new Set(
-    [...JSON.stringify(document).matchAll(/"#\/components\/headers\/([^"]+)"/g)].map((m) => m[1] as string),
+    [...JSON.stringify(document).matchAll(/"#\/components\/headers\/([^"]+)"/g)].map(
+      (m) => m[1] as string,
+    ),
   );
   return Object.fromEntries(Object.entries(headerDocs).filter(([name]) => used.has(name)));
 }

@@ -9,12 +9,17 @@ export const oauthErrorSchema = {
   description: "RFC 6749 §5.2 error response of the token endpoint",
   required: ["error"],
   properties: {
-    error: { type: "string", enum: ["invalid_request", "invalid_client", "invalid_scope", "unsupported_grant_type"] },
+    error: {
+      type: "string",
+      enum: ["invalid_request", "invalid_client", "invalid_scope", "unsupported_grant_type"],
+    },
     error_description: { type: "string" },
   },
 };
 
-const oauthContent = { "application/json": { schema: { $ref: "#/components/schemas/OAuthError" } } };
+const oauthContent = {
+  "application/json": { schema: { $ref: "#/components/schemas/OAuthError" } },
+};
 
 /**
  * Adds the token endpoint's RFC 6749 errors to its problem responses: 400 (invalid_request,
@@ -33,7 +38,9 @@ export function withOAuthErrors(
       // Cache-Control: no-store comes with the OAuth errors, not with a problem+json 400.
       headers: responseHeader(commonHeaders(400), ["Cache-Control"]),
       content: { ...oauthContent, ...((badRequest?.content as object | undefined) ?? {}) },
-      ...(badRequest?.["x-problem-kinds"] ? { "x-problem-kinds": badRequest["x-problem-kinds"] } : {}),
+      ...(badRequest?.["x-problem-kinds"]
+        ? { "x-problem-kinds": badRequest["x-problem-kinds"] }
+        : {}),
     },
     "401": {
       description: "OAuth error invalid_client (client authentication failed)",

@@ -12,7 +12,13 @@ export const acceptsIdempotencyKey = (route: RouteSpec): boolean =>
 export function commonProblems(route: RouteSpec): ProblemKind[] {
   const kinds: ProblemKind[] = ["rate-limited", "internal"];
   if (route.scope !== null) {
-    kinds.push("unauthenticated", "invalid-token", "insufficient-scope", "service-unavailable", "upstream-timeout");
+    kinds.push(
+      "unauthenticated",
+      "invalid-token",
+      "insufficient-scope",
+      "service-unavailable",
+      "upstream-timeout",
+    );
   }
   if (route.query || route.body) kinds.push("validation-failed");
   if (route.body) kinds.push("malformed-request", "payload-too-large", "unsupported-media-type");

@@ -26,6 +26,9 @@ function expandIPv6(address: string): string[] {
   const right = tail ? tail.split(":") : [];
   // An embedded IPv4 tail (::1.2.3.4) takes two groups; only its prefix matters here.
   const missing = 8 - left.length - right.length;
-  const groups = tail === undefined ? left : [...left, ...Array<string>(missing).fill("0"), ...right];
-  return groups.map((group) => (group.includes(".") ? group : (parseInt(group, 16) || 0).toString(16)));
+  const groups =
+    tail === undefined ? left : [...left, ...Array<string>(missing).fill("0"), ...right];
+  return groups.map((group) =>
+    group.includes(".") ? group : (parseInt(group, 16) || 0).toString(16),
+  );
 }

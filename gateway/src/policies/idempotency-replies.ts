@@ -23,7 +23,8 @@ export function storedFromReply(reply: Reply): StoredResponse {
     const value = reply.headers?.[name];
     if (value !== undefined) headers[name] = value;
   }
-  if (reply.body === undefined) return { status: reply.status, mediaType: null, body: null, headers };
+  if (reply.body === undefined)
+    return { status: reply.status, mediaType: null, body: null, headers };
   const asText = typeof reply.body === "string" && reply.mediaType !== undefined;
   return {
     status: reply.status,
@@ -52,6 +53,8 @@ export function replayOf(stored: StoredResponse): Reply {
   return {
     status: stored.status,
     headers: { ...stored.headers, [REPLAYED_HEADER]: "true" },
-    ...(stored.body !== null ? { body: stored.body, mediaType: stored.mediaType ?? "application/json" } : {}),
+    ...(stored.body !== null
+      ? { body: stored.body, mediaType: stored.mediaType ?? "application/json" }
+      : {}),
   };
 }

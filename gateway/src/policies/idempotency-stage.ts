@@ -3,7 +3,12 @@ import type { Exchange, Stage } from "../http/pipeline.js";
 import type { Reply } from "../routes/route-spec.js";
 import { requestFingerprint } from "./fingerprint.js";
 import { parseIdempotencyKey, UNSAFE_METHODS } from "./idempotency-key.js";
-import { isKeptStatus, replayOf, storedFromProblem, storedFromReply } from "./idempotency-replies.js";
+import {
+  isKeptStatus,
+  replayOf,
+  storedFromProblem,
+  storedFromReply,
+} from "./idempotency-replies.js";
 import type { IdempotencyStore, StoredResponse } from "./idempotency-store.js";
 import { IdempotencyWaiters } from "./idempotency-waiters.js";
 import type { PolicyCounters } from "./policy-counters.js";
@@ -51,7 +56,11 @@ export function createIdempotencyLayer(options: IdempotencyStageOptions): Idempo
 
   const conflict = (kind: "idempotency-mismatch" | "idempotency-in-progress", detail: string) => {
     counters.idempotencyConflicts += 1;
-    return new DomainError(kind, detail, kind === "idempotency-in-progress" ? { retryAfter: 1 } : {});
+    return new DomainError(
+      kind,
+      detail,
+      kind === "idempotency-in-progress" ? { retryAfter: 1 } : {},
+    );
   };
 
   const claimOrFail = (accountId: string, key: string, fingerprint: Buffer) =>
@@ -77,12 +86,18 @@ export function createIdempotencyLayer(options: IdempotencyStageOptions): Idempo
       }
       if (outcome.kind === "retry" && Date.now() < deadline) continue;
       if (outcome.kind !== "retry" && !outcome.fingerprint.equals(fingerprint)) {
-        throw conflict("idempotency-mismatch", "this Idempotency-Key was first used with another method, path or body");
+        throw conflict(
+          "idempotency-mismatch",
+          "this Idempotency-Key was first used with another method, path or body",
+        );
       }
       if (outcome.kind === "completed") return { replay: outcome.response };
       const left = deadline - Date.now();
       if (left <= 0) {
-        throw conflict("idempotency-in-progress", "the first request with this Idempotency-Key is still running");
+        throw conflict(
+          "idempotency-in-progress",
+          "the first request with this Idempotency-Key is still running",
+        );
       }
       // In progress elsewhere: wait for it (woken early when it finishes on this replica).
       await waiters.wait(id, Math.min(poll, left));
@@ -98,7 +113,10 @@ export function createIdempotencyLayer(options: IdempotencyStageOptions): Idempo
       try {
         if (!stored) await store.release(claim.accountId, claim.key, claim.leaseId);
         else if (!(await store.complete(claim.accountId, claim.key, claim.leaseId, stored))) {
-          logger.warn({ requestId }, "idempotency claim was taken over before its response was stored");
+          logger.warn(
+            { requestId },
+            "idempotency claim was taken over before its response was stored",
+          );
         }
       } catch (error) {
         // The reply stands: the operation ran. The claim stays until its lease runs out.
@@ -114,11 +132,14 @@ export function createIdempotencyLayer(options: IdempotencyStageOptions): Idempo
   /** Runs the operation under the claim, renewing its lease while it runs. */
   async function runClaimed(exchange: Exchange, next: () => Promise<Reply>, claim: Claim) {
     const { requestId } = exchange.req;
-    const heartbeat = setInterval(() => {
-      store.renew(claim.accountId, claim.key, claim.leaseId).catch((error: unknown) => {
-        logger.warn({ err: error, requestId }, "idempotency lease renewal failed");
-      });
-    }, (store.options.leaseSeconds * 1000) / 3);
+    const heartbeat = setInterval(
+      () => {
+        store.renew(claim.accountId, claim.key, claim.leaseId).catch((error: unknown) => {
+          logger.warn({ err: error, requestId }, "idempotency lease renewal failed");
+        });
+      },
+      (store.options.leaseSeconds * 1000) / 3,
+    );
     heartbeat.unref();
     try {
       const reply = await next();

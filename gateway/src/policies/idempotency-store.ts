@@ -107,10 +107,14 @@ export class IdempotencyStore {
     const leaseId = randomUUID();
     const { leaseSeconds, windowSeconds } = this.options;
     const params = [accountId, key, fingerprint, leaseId, leaseSeconds, windowSeconds];
-    const row = (await this.db.query<ClaimRow>(this.statement("idempotency-claim", CLAIM, params))).rows[0];
+    const row = (await this.db.query<ClaimRow>(this.statement("idempotency-claim", CLAIM, params)))
+      .rows[0];
     if (!row) return { kind: "retry" };
     if (row.owned) return { kind: "claimed", leaseId, takeover: false };
-    const dead = row.state === "completed" ? row.expired : row.lapsed && (row.expired || row.fingerprint.equals(fingerprint));
+    const dead =
+      row.state === "completed"
+        ? row.expired
+        : row.lapsed && (row.expired || row.fingerprint.equals(fingerprint));
     if (dead) {
       const taken = (await this.db.query<{ takeover: boolean }>(TAKE_OVER, params)).rows[0];
       return taken ? { kind: "claimed", leaseId, takeover: taken.takeover } : { kind: "retry" };
@@ -129,7 +133,12 @@ export class IdempotencyStore {
   }
 
   /** Stores the response to replay; false when the lease was lost (taken over meanwhile). */
-  async complete(accountId: string, key: string, leaseId: string, response: StoredResponse): Promise<boolean> {
+  async complete(
+    accountId: string,
+    key: string,
+    leaseId: string,
+    response: StoredResponse,
+  ): Promise<boolean> {
     const result = await this.db.query(
       this.statement(
         "idempotency-complete",
@@ -138,7 +147,15 @@ export class IdempotencyStore {
                     response_body = $6, response_headers = $7::jsonb, completed_at = now(),
                     lease_id = NULL, lease_expires_at = NULL
               WHERE account_id = $1 AND idempotency_key = $2 AND lease_id = $3`,
-        [accountId, key, leaseId, response.status, response.mediaType, response.body, JSON.stringify(response.headers)],
+        [
+          accountId,
+          key,
+          leaseId,
+          response.status,
+          response.mediaType,
+          response.body,
+          JSON.stringify(response.headers),
+        ],
       ),
     );
     return result.rowCount === 1;

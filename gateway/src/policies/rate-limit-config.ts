@@ -67,7 +67,9 @@ function parseEntry(entry: string): { name: string; limit: BucketLimit } {
   if (!match) throw new Error(`"${entry}" is not <permission>=<capacity>/<refill-per-second>`);
   const [, name, capacity, refill] = match as unknown as [string, string, string, string];
   if (name !== "*" && !isScope(name) && name !== PUBLIC_RESOURCE) {
-    throw new Error(`"${name}" is not a permission (${[...scopes, PUBLIC_RESOURCE, "*"].join(", ")})`);
+    throw new Error(
+      `"${name}" is not a permission (${[...scopes, PUBLIC_RESOURCE, "*"].join(", ")})`,
+    );
   }
   const limit = { capacity: Number(capacity), refillPerSecond: Number(refill) };
   if (!Number.isSafeInteger(limit.capacity) || limit.capacity < 1 || limit.capacity > 1_000_000) {

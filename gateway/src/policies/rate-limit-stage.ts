@@ -3,7 +3,11 @@ import { DomainError } from "@switchboard/kit";
 import type { Stage } from "../http/pipeline.js";
 import { clientAddress } from "./client-address.js";
 import type { PolicyCounters } from "./policy-counters.js";
-import { PUBLIC_RESOURCE, type RateLimitResource, type RateLimitTable } from "./rate-limit-config.js";
+import {
+  PUBLIC_RESOURCE,
+  type RateLimitResource,
+  type RateLimitTable,
+} from "./rate-limit-config.js";
 import { rateLimitHeaders } from "./rate-limit-headers.js";
 import type { BucketStore } from "./token-bucket.js";
 

@@ -36,6 +36,8 @@ export function decisionFor(
     allowed,
     remaining: Math.max(0, Math.floor(tokens + 1e-9)),
     resetSeconds: Math.ceil(missing / limit.refillPerSecond - 1e-9),
-    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((cost - tokens) / limit.refillPerSecond)),
+    retryAfterSeconds: allowed
+      ? 0
+      : Math.max(1, Math.ceil((cost - tokens) / limit.refillPerSecond)),
   };
 }

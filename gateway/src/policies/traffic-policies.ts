@@ -44,6 +44,8 @@ export interface TrafficPolicies {
   counters: PolicyCounters;
   bucketStore: BucketStore;
   idempotencyStore: IdempotencyStore;
+  /** Resolves once the responses being stored (and keys being freed) after their replies are written. */
+  settled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -66,19 +68,32 @@ export async function createTrafficPolicies(options: {
     logger.warn("redis not ready at start; rate limits use the replica-local bucket until it is");
   }
   const bucketStore: BucketStore = redis
-    ? new FailOpenBucketStore(new RedisBucketStore(redis, config.redisKeyPrefix), new MemoryBucketStore(), {
-        counters,
-        logger,
-      })
+    ? new FailOpenBucketStore(
+        new RedisBucketStore(redis, config.redisKeyPrefix),
+        new MemoryBucketStore(),
+        {
+          counters,
+          logger,
+        },
+      )
     : new MemoryBucketStore();
-  const rateLimiter = createRateLimiter({ store: bucketStore, limits: config.rateLimits, counters });
+  const rateLimiter = createRateLimiter({
+    store: bucketStore,
+    limits: config.rateLimits,
+    counters,
+  });
 
+  // PGlite (embedded mode) shares one session between connections: no named statements, and
+  // no session settings of our own; its commits are local anyway.
+  const realPostgres = await supportsNamedStatements(options.pool);
   const asyncPool =
-    config.idempotencySynchronousCommit || !options.databaseUrl ? undefined : asyncCommitPool(options.databaseUrl);
+    config.idempotencySynchronousCommit || !options.databaseUrl || !realPostgres
+      ? undefined
+      : asyncCommitPool(options.databaseUrl);
   const idempotencyStore = new IdempotencyStore(asyncPool ?? options.pool, {
     windowSeconds: IDEMPOTENCY_WINDOW_SECONDS,
     leaseSeconds: config.idempotencyLeaseSeconds,
-    namedStatements: await supportsNamedStatements(options.pool),
+    namedStatements: realPostgres,
   });
   const stopPurge = schedulePurge(idempotencyStore, {
     intervalSeconds: config.idempotencyPurgeIntervalSeconds,
@@ -100,6 +115,7 @@ export async function createTrafficPolicies(options: {
     counters,
     bucketStore,
     idempotencyStore,
+    settled: () => idempotency.drain(),
     close: async () => {
       stopPurge();
       await idempotency.drain();
@@ -111,7 +127,7 @@ export async function createTrafficPolicies(options: {
 }
 
 /** Connections whose commits do not wait for the WAL flush (`synchronous_commit = off`). */
-function asyncCommitPool(databaseUrl: string): Pool {
+export function asyncCommitPool(databaseUrl: string): Pool {
   const url = new URL(databaseUrl);
   url.searchParams.set("options", "-c synchronous_commit=off");
   return createPool(url.toString(), { name: "gateway-idempotency", max: 10 });

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { DomainError, isProblemKind, problemKinds } from "@switchboard/kit";
-import type { Identity } from "../auth/index.js";
+import type { Identity, PublicJwk } from "../auth/index.js";
 import { problemCode, problemType } from "../http/problem.js";
 import { errorKindDoc, healthResponse, jwks, openApiDocument, tokenRequest, tokenResponse } from "../schemas/meta.js";
 import type { HealthReporter } from "../health.js";
@@ -12,6 +12,24 @@ export interface MetaDeps {
   health: HealthReporter;
   errorsUrl: string;
   openApi: () => unknown;
+  /**
+   * More verification keys for the JWKS beside the gateway's own (e.g. the usage service's
+   * record-signing keys). A source that fails contributes nothing; the document is still served.
+   */
+  keySources?: (() => Promise<PublicJwk[]>)[];
+}
+
+/** The gateway's keys, then each source's, first occurrence of a kid winning. */
+async function jwksDocument(deps: MetaDeps): Promise<{ keys: PublicJwk[] }> {
+  const own = await deps.identity.jwks();
+  const extra = await Promise.all(
+    (deps.keySources ?? []).map((source) => source().catch(() => [])),
+  );
+  const seen = new Set<string>();
+  const keys = [...own.keys, ...extra.flat()].filter(
+    (key) => !seen.has(key.kid) && seen.add(key.kid),
+  );
+  return { keys };
 }
 
 /** The public routes: health, discovery, the token endpoint, the OpenAPI document, error docs. */
@@ -92,7 +110,7 @@ export function metaRoutes(deps: MetaDeps): RouteSpec[] {
       scope: null,
       success: { status: 200, description: "JSON Web Key Set", schema: jwks },
       problems: [],
-      handler: async () => ({ ...ok(await deps.identity.jwks()), headers: { "Cache-Control": "public, max-age=300" } }),
+      handler: async () => ({ ...ok(await jwksDocument(deps)), headers: { "Cache-Control": "public, max-age=300" } }),
     }),
     defineRoute({
       method: "get",

@@ -26,6 +26,7 @@ export async function startEmbeddedPostgres(
     port: options.port ?? 0,
     maxConnections: options.maxConnections ?? 32,
   });
+  pinExtendedQueryBatches(server, db);
   await server.start();
   // getServerConn() answers "host:port" of the bound socket.
   return {
@@ -35,4 +36,47 @@ export async function startEmbeddedPostgres(
       await db.close();
     },
   };
+}
+
+/**
+ * pglite-socket (0.2.x) serialises single protocol messages from all connections onto the one
+ * PGlite session and keeps a connection's turn only while a transaction is open. An
+ * extended-query batch (Parse/Bind/Describe/Execute … Sync) outside a transaction is not one,
+ * so concurrent parameterised queries from two pooled connections interleave and clobber the
+ * unnamed prepared statement ("unnamed prepared statement does not exist", or wrong rows):
+ * electric-sql/pglite#1046, #977. The queue decides through `db.isInTransaction()`, so it is
+ * given a view of the database that also reports "pinned" from a connection's first
+ * extended-query message until its Sync has run.
+ */
+function pinExtendedQueryBatches(server: PGLiteSocketServer, db: PGlite): void {
+  const queue = (server as unknown as { queryQueue?: { db?: unknown } }).queryQueue;
+  if (!queue || queue.db !== db) return; // another version: leave it alone
+  const extended = new Set(["P", "B", "D", "E", "C", "H"]);
+  let batchOpen = false;
+  queue.db = new Proxy(db, {
+    get(target, property, receiver) {
+      if (property === "isInTransaction") return () => batchOpen || target.isInTransaction();
+      if (property === "execProtocolRawStream") {
+        return async (message: Uint8Array, options: unknown) => {
+          const type = String.fromCharCode(message[0] ?? 0);
+          try {
+            return await target.execProtocolRawStream(
+              message,
+              options as Parameters<PGlite["execProtocolRawStream"]>[1],
+            );
+          } finally {
+            batchOpen = extended.has(type)
+              ? true
+              : type === "S" || type === "Q"
+                ? false
+                : batchOpen;
+          }
+        };
+      }
+      const value = Reflect.get(target, property, receiver) as unknown;
+      return typeof value === "function"
+        ? (value as (...args: unknown[]) => unknown).bind(target)
+        : value;
+    },
+  });
 }

@@ -30,7 +30,11 @@ const settingsSchema = z
   .superRefine((value, ctx) => {
     if (value.NODE_ENV !== "production") return;
     if (!value.SIGNING_KEY_SECRET) {
-      ctx.addIssue({ code: "custom", path: ["SIGNING_KEY_SECRET"], message: "is required in production" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["SIGNING_KEY_SECRET"],
+        message: "is required in production",
+      });
     }
     if (!value.CARRIER) {
       ctx.addIssue({ code: "custom", path: ["CARRIER"], message: "is required in production" });
@@ -55,8 +59,9 @@ const settingsSchema = z
 
 export type CallControlSettings = z.infer<typeof settingsSchema>;
 
-export const loadCallControlSettings = (source: NodeJS.ProcessEnv = process.env): CallControlSettings =>
-  loadConfig(settingsSchema, source);
+export const loadCallControlSettings = (
+  source: NodeJS.ProcessEnv = process.env,
+): CallControlSettings => loadConfig(settingsSchema, source);
 
 /** Mesh mode adds the database, the listen address and the inventory's address. */
 const meshSchema = z.object({

@@ -21,7 +21,8 @@ const schema = z
     MESSAGING_SEND_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(8),
     MESSAGING_RETRY_BASE_MS: ms(1_000, 1, 3_600_000),
     MESSAGING_RETRY_MAX_MS: ms(300_000, 1, 86_400_000),
-    MESSAGING_SUBMIT_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(32),
+    MESSAGING_SUBMIT_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(8),
+    MESSAGING_DELIVERY_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(4),
     MESSAGING_LEASE_MS: ms(30_000, 100, 3_600_000),
     MESSAGING_SWEEP_INTERVAL_MS: ms(30_000, 50, 3_600_000),
     MESSAGING_REDISPATCH_AFTER_MS: ms(60_000, 100, 86_400_000),
@@ -38,7 +39,9 @@ const schema = z
       .string()
       .min(1)
       .max(320)
-      .default("You are unsubscribed and will receive no further messages. Reply START to resubscribe."),
+      .default(
+        "You are unsubscribed and will receive no further messages. Reply START to resubscribe.",
+      ),
     MESSAGING_DEFAULT_START_TEXT: z
       .string()
       .min(1)
@@ -47,7 +50,11 @@ const schema = z
   })
   .superRefine((value, ctx) => {
     if (value.NODE_ENV === "production" && !value.SIGNING_KEY_SECRET) {
-      ctx.addIssue({ code: "custom", path: ["SIGNING_KEY_SECRET"], message: "is required in production" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["SIGNING_KEY_SECRET"],
+        message: "is required in production",
+      });
     }
     if (value.NODE_ENV === "production" && !value.CARRIER) {
       ctx.addIssue({ code: "custom", path: ["CARRIER"], message: "is required in production" });
@@ -69,6 +76,7 @@ const schema = z
     retryBaseMs: value.MESSAGING_RETRY_BASE_MS,
     retryMaxMs: value.MESSAGING_RETRY_MAX_MS,
     submitConcurrency: value.MESSAGING_SUBMIT_CONCURRENCY,
+    deliveryPoolSize: value.MESSAGING_DELIVERY_POOL_SIZE,
     leaseMs: value.MESSAGING_LEASE_MS,
     sweepIntervalMs: value.MESSAGING_SWEEP_INTERVAL_MS,
     redispatchAfterMs: value.MESSAGING_REDISPATCH_AFTER_MS,

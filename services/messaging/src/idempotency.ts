@@ -15,11 +15,18 @@ export function requestFingerprint(operation: string, request: { accountId: stri
 
 export function checkKeyLength(key: string | undefined): void {
   if (key !== undefined && (key.length === 0 || key.length > 255)) {
-    throw new DomainError("invalid-idempotency-key", "the Idempotency-Key must be 1–255 characters");
+    throw new DomainError(
+      "invalid-idempotency-key",
+      "the Idempotency-Key must be 1–255 characters",
+    );
   }
 }
 
-export function replayOrMismatch<T>(stored: { request_sha256: string | null }, fingerprint: string, resource: T): T {
+export function replayOrMismatch<T>(
+  stored: { request_sha256: string | null },
+  fingerprint: string,
+  resource: T,
+): T {
   if (stored.request_sha256 !== fingerprint) {
     throw new DomainError(
       "idempotency-mismatch",

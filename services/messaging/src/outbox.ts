@@ -3,6 +3,7 @@ import {
   appendEvent,
   platformConsumerGroups,
   startOutboxRelay,
+  type Backoff,
   type ConsumerGroup,
   type EventBus,
   type Logger,
@@ -12,13 +13,19 @@ import {
 
 export const SCHEMA = "messaging";
 
-/** The group that turns `message.queued` into a paced send job (see delivery/dispatcher.ts). */
-export const dispatchGroup: ConsumerGroup = {
-  name: "messaging-dispatch",
+/**
+ * The group that delivers `message.queued` to the dispatcher (delivery/dispatcher.ts). Its
+ * tries and backoff are the send's own (the dispatcher submits at once when the sender's pace
+ * allows), so they come from the configuration.
+ */
+export const DISPATCH_GROUP = "messaging-dispatch";
+
+export const dispatchGroup = (retry: { attempts: number; backoff: Backoff }): ConsumerGroup => ({
+  name: DISPATCH_GROUP,
   types: ["message.queued"],
-  attempts: 10,
-  backoff: { type: "exponential", delayMs: 500, maxDelayMs: 60_000, jitter: 0.2 },
-};
+  attempts: retry.attempts,
+  backoff: retry.backoff,
+});
 
 export type MessagingEventType =
   | "message.queued"
@@ -59,6 +66,8 @@ export function startOutbox(options: {
   logger: Logger;
   relays: number;
   pollIntervalMs: number;
+  /** The send's tries and backoff (see dispatchGroup). */
+  sendRetry: { attempts: number; backoff: Backoff };
 }): Outbox {
   // Several relays share the work: each batch takes rows FOR UPDATE SKIP LOCKED.
   const relays: OutboxRelay[] = Array.from({ length: Math.max(1, options.relays) }, () =>
@@ -67,7 +76,7 @@ export function startOutbox(options: {
       schema: SCHEMA,
       bus: options.bus,
       logger: options.logger,
-      groups: [...platformConsumerGroups, dispatchGroup],
+      groups: [...platformConsumerGroups, dispatchGroup(options.sendRetry)],
       batchSize: 200,
       pollIntervalMs: options.pollIntervalMs,
       listen: false,

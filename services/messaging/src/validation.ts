@@ -16,6 +16,11 @@ export class FieldErrors {
   throwIfAny(): void {
     if (this.errors.length > 0) throw validationFailed(this.errors);
   }
+
+  /** Throws validation-failed with every error so far. */
+  fail(): never {
+    throw validationFailed(this.errors);
+  }
 }
 
 export const e164Pattern = /^\+[1-9][0-9]{1,14}$/;

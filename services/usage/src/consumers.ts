@@ -21,7 +21,7 @@ export interface UsageConsumerOptions {
   bus: EventBus;
   signer: RecordSigner;
   logger: Logger;
-  /** `usage.records` jobs taken at once (default 64); their records share INSERTs. */
+  /** `usage.records` jobs taken at once (default 256); their records share INSERTs. */
   recordConcurrency?: number;
   /** Business-fact events taken at once (default 8). */
   factConcurrency?: number;
@@ -56,7 +56,7 @@ export function startUsageConsumers(options: UsageConsumerOptions): UsageConsume
     async (job) => {
       await batcher.submit(requestDrafts(job.data, logger));
     },
-    { concurrency: options.recordConcurrency ?? 64 },
+    { concurrency: options.recordConcurrency ?? 256 },
   );
   const facts = consumeEvents(
     bus,

@@ -65,10 +65,25 @@ export const factContracts: Record<FactKind, FactContract> = {
   },
   "message.sent": {
     quantity: "segments",
-    attributes: ["message_id", "channel", "to", "from", "encoding", "template_id", "template_version"],
+    attributes: [
+      "message_id",
+      "channel",
+      "to",
+      "from",
+      "encoding",
+      "template_id",
+      "template_version",
+    ],
   },
   "webhook.delivered": {
-    attributes: ["delivery_id", "subscription_id", "event_id", "event_type", "attempt", "status_code"],
+    attributes: [
+      "delivery_id",
+      "subscription_id",
+      "event_id",
+      "event_type",
+      "attempt",
+      "status_code",
+    ],
   },
   "smoke.run": { attributes: ["smoke_id", "status", "duration_ms"] },
 };

@@ -28,7 +28,10 @@ export function listFilters(request: usage.ListUsageEventsRequest): ListFilters 
   if (request.kind !== undefined && !isRecordKind(request.kind)) {
     add("kind", `must be one of ${recordKinds.join(", ")}`);
   }
-  if (request.resourceId !== undefined && (request.resourceId === "" || request.resourceId.length > 255)) {
+  if (
+    request.resourceId !== undefined &&
+    (request.resourceId === "" || request.resourceId.length > 255)
+  ) {
     add("resource_id", "must be 1–255 characters");
   }
   const time = (name: string, value: string | undefined) => {
@@ -57,4 +60,11 @@ export function listFilters(request: usage.ListUsageEventsRequest): ListFilters 
 
 /** The canonical form a cursor is bound to: the account and every filter. */
 export const cursorBinding = (f: ListFilters): string =>
-  JSON.stringify(["usage-events", f.accountId, f.kind ?? null, f.resourceId ?? null, f.since ?? null, f.until ?? null]);
+  JSON.stringify([
+    "usage-events",
+    f.accountId,
+    f.kind ?? null,
+    f.resourceId ?? null,
+    f.since ?? null,
+    f.until ?? null,
+  ]);

@@ -34,11 +34,15 @@ export async function listUsageEvents(
   };
   if (filters.kind !== undefined) where.push(`r.kind = ${param(filters.kind)}`);
   if (filters.resourceId !== undefined) where.push(`r.resource_id = ${param(filters.resourceId)}`);
-  if (filters.since !== undefined) where.push(`r.occurred_at >= ${param(filters.since)}::timestamptz`);
-  if (filters.until !== undefined) where.push(`r.occurred_at < ${param(filters.until)}::timestamptz`);
+  if (filters.since !== undefined)
+    where.push(`r.occurred_at >= ${param(filters.since)}::timestamptz`);
+  if (filters.until !== undefined)
+    where.push(`r.occurred_at < ${param(filters.until)}::timestamptz`);
   if (request.cursor !== "") {
     const position = decodeCursor(request.cursor, binding);
-    where.push(`(r.occurred_at, r.id) < (${param(position.at)}::timestamptz, ${param(position.id)})`);
+    where.push(
+      `(r.occurred_at, r.id) < (${param(position.at)}::timestamptz, ${param(position.id)})`,
+    );
   }
   const { rows } = await db.query<StoredRow>(
     `SELECT r.id, r.payload, r.signature, ${atKey} AS at_key

@@ -17,26 +17,38 @@ const configSchema = z
     DATABASE_URL: z.string().min(1, "DATABASE_URL is required (a postgres:// URL)"),
     REDIS_URL: z
       .string()
-      .regex(/^rediss?:\/\//, "REDIS_URL is required (a redis:// URL): the record queues live there"),
+      .regex(
+        /^rediss?:\/\//,
+        "REDIS_URL is required (a redis:// URL): the record queues live there",
+      ),
     REDIS_QUEUE_PREFIX: z.string().min(1).max(100).default("sb"),
     USAGE_GRPC_PORT: env.port(50054),
     USAGE_GRPC_HOST: z.string().min(1).default("0.0.0.0"),
     SIGNING_KEY_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
-    USAGE_RECORD_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
+    USAGE_RECORD_CONCURRENCY: z.coerce.number().int().min(1).max(2_000).default(256),
     USAGE_FACT_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(8),
     USAGE_BATCH_SIZE: z.coerce.number().int().min(1).max(5_000).default(500),
+    USAGE_SIGNING_THREADS: z.coerce.number().int().min(0).max(32).optional(),
     DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(100).default(10),
   })
   .superRefine((value, ctx) => {
     if (value.NODE_ENV === "production" && !value.SIGNING_KEY_SECRET) {
-      ctx.addIssue({ code: "custom", path: ["SIGNING_KEY_SECRET"], message: "is required in production" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["SIGNING_KEY_SECRET"],
+        message: "is required in production",
+      });
     }
   });
 
 const config = loadConfig(configSchema);
 const logger = createLogger("usage");
 const pool = createPool(config.DATABASE_URL, { name: "usage", max: config.DATABASE_POOL_SIZE });
-const bus = createEventBus({ redisUrl: config.REDIS_URL, logger, prefix: config.REDIS_QUEUE_PREFIX });
+const bus = createEventBus({
+  redisUrl: config.REDIS_URL,
+  logger,
+  prefix: config.REDIS_QUEUE_PREFIX,
+});
 
 const usage = await startUsage({
   pool,
@@ -48,6 +60,9 @@ const usage = await startUsage({
   recordConcurrency: config.USAGE_RECORD_CONCURRENCY,
   factConcurrency: config.USAGE_FACT_CONCURRENCY,
   maxBatch: config.USAGE_BATCH_SIZE,
+  ...(config.USAGE_SIGNING_THREADS !== undefined
+    ? { signingThreads: config.USAGE_SIGNING_THREADS }
+    : {}),
 });
 
 onShutdown(logger, async () => {

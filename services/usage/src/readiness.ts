@@ -1,4 +1,9 @@
-import { isDatabaseReady, type EventBus, type Pool, type RunningGrpcServer } from "@switchboard/kit";
+import {
+  isDatabaseReady,
+  type EventBus,
+  type Pool,
+  type RunningGrpcServer,
+} from "@switchboard/kit";
 
 /**
  * Health that tells the truth (ARCHITECTURE rule 9): the gRPC health status follows whether

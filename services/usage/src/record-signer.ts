@@ -1,7 +1,9 @@
-import { KeyObject, sign } from "node:crypto";
+import { KeyObject } from "node:crypto";
+import { availableParallelism } from "node:os";
 import canonicalize from "canonicalize";
 import { newId, type SigningKeyStore } from "@switchboard/kit";
 import type { LedgerRow, RecordDraft, UnsignedRecord } from "./ledger-record.js";
+import { createSignaturePool, signDetached } from "./signature-pool.js";
 
 /** The purpose of the keys in usage.signing_keys that sign records. */
 export const RECORD_SIGNING_PURPOSE = "usage-record";
@@ -17,32 +19,39 @@ export function canonicalPayload(record: UnsignedRecord): string {
  * A compact JWS with detached payload (RFC 7515 appendix F): `<header>..<signature>`, the
  * signing input being `<header>.<base64url(payload)>` as usual (b64 stays true).
  */
-export function detachedJws(encodedHeader: string, payload: string, key: KeyObject): string {
-  const input = `${encodedHeader}.${Buffer.from(payload, "utf8").toString("base64url")}`;
-  // Ed25519 takes no digest algorithm: the signature covers the input itself.
-  return `${encodedHeader}..${sign(null, Buffer.from(input, "ascii"), key).toString("base64url")}`;
-}
+export const detachedJws = signDetached;
 
 export interface RecordSigner {
   /**
-   * Gives each draft its id and the active key's kid and signs it. One key look-up per call
-   * (cached by the store), then plain synchronous Ed25519 signatures: ~50 µs a record.
+   * Gives each draft its id and the active key's kid, canonicalises it and signs it: one key
+   * look-up per call (cached by the store), the signatures computed on the signing threads.
    */
   signRecords(drafts: readonly RecordDraft[]): Promise<LedgerRow[]>;
+  close(): Promise<void>;
 }
+
+/** One signing thread per spare core, at least one, at most four. */
+export const defaultSigningThreads = (): number =>
+  Math.max(1, Math.min(4, availableParallelism() - 1));
 
 interface PreparedKey {
   encodedHeader: string;
   key: KeyObject;
 }
 
-export function createRecordSigner(keys: SigningKeyStore): RecordSigner {
+export function createRecordSigner(
+  keys: SigningKeyStore,
+  options: { threads?: number } = {},
+): RecordSigner {
   const prepared = new Map<string, PreparedKey>();
+  const pool = createSignaturePool(options.threads ?? defaultSigningThreads());
 
   const prepare = async (): Promise<{ kid: string } & PreparedKey> => {
     const active = await keys.activeKey(RECORD_SIGNING_PURPOSE);
     if (active.alg !== "EdDSA") {
-      throw new Error(`usage records are signed with EdDSA, but key ${active.kid} is ${active.alg}`);
+      throw new Error(
+        `usage records are signed with EdDSA, but key ${active.kid} is ${active.alg}`,
+      );
     }
     let entry = prepared.get(active.kid);
     if (!entry) {
@@ -60,23 +69,29 @@ export function createRecordSigner(keys: SigningKeyStore): RecordSigner {
     async signRecords(drafts) {
       if (drafts.length === 0) return [];
       const { kid, encodedHeader, key } = await prepare();
-      return drafts.map((draft): LedgerRow => {
+      const records = drafts.map((draft) => {
         const { eventId, ...fields } = draft;
         const record: UnsignedRecord = { ...fields, id: newId("use"), kid };
-        const payload = canonicalPayload(record);
-        return {
-          id: record.id,
-          kind: record.kind,
-          occurredAt: record.occurred_at,
-          accountId: record.account_id,
-          requestId: record.request_id,
-          eventId,
-          resourceId: record.resource_id,
-          kid,
-          payload,
-          signature: detachedJws(encodedHeader, payload, key),
-        };
+        return { record, eventId, payload: canonicalPayload(record) };
       });
+      const signatures = await pool.sign(
+        key,
+        encodedHeader,
+        records.map((r) => r.payload),
+      );
+      return records.map(({ record, eventId, payload }, i): LedgerRow => ({
+        id: record.id,
+        kind: record.kind,
+        occurredAt: record.occurred_at,
+        accountId: record.account_id,
+        requestId: record.request_id,
+        eventId,
+        resourceId: record.resource_id,
+        kid,
+        payload,
+        signature: signatures[i]!,
+      }));
     },
+    close: () => pool.close(),
   };
 }

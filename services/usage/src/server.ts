@@ -22,7 +22,7 @@ export interface UsageOptions {
   logger: Logger;
   /** SIGNING_KEY_SECRET: the record-signing keys are sealed under it. */
   signingKeySecret: string;
-  /** `usage.records` jobs taken at once (default 64). */
+  /** `usage.records` jobs taken at once (default 256). */
   recordConcurrency?: number;
   /** Business-fact events taken at once (default 8). */
   factConcurrency?: number;
@@ -30,6 +30,8 @@ export interface UsageOptions {
   maxBatch?: number;
   /** How often readiness re-checks PostgreSQL and the queue (default 5 s). */
   readinessIntervalMs?: number;
+  /** Threads that compute signatures (default: one per spare core, 1–4; 0 signs in line). */
+  signingThreads?: number;
 }
 
 export interface RunningUsage {
@@ -54,11 +56,15 @@ export async function startUsage(options: UsageOptions): Promise<RunningUsage> {
     port: options.port,
     logger,
   });
+  const signer = createRecordSigner(
+    keys,
+    options.signingThreads !== undefined ? { threads: options.signingThreads } : {},
+  );
   const consumers = startUsageConsumers({
     pool,
     bus,
     logger,
-    signer: createRecordSigner(keys),
+    signer,
     ...(options.recordConcurrency ? { recordConcurrency: options.recordConcurrency } : {}),
     ...(options.factConcurrency ? { factConcurrency: options.factConcurrency } : {}),
     ...(options.maxBatch ? { maxBatch: options.maxBatch } : {}),
@@ -77,6 +83,7 @@ export async function startUsage(options: UsageOptions): Promise<RunningUsage> {
     stop: async () => {
       readiness.stop();
       await consumers.close();
+      await signer.close();
       await server.drain();
     },
   };

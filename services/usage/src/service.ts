@@ -1,4 +1,10 @@
-import { unary, type GrpcService, type Logger, type Pool, type SigningKeyStore } from "@switchboard/kit";
+import {
+  unary,
+  type GrpcService,
+  type Logger,
+  type Pool,
+  type SigningKeyStore,
+} from "@switchboard/kit";
 import { usage } from "@switchboard/proto";
 import { getUsageEvent, listUsageEvents } from "./listing.js";
 import { publicKeys, rotatePublicKey } from "./signing-keys.js";

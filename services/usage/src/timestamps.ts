@@ -3,8 +3,7 @@
  * PostgreSQL's timestamptz and JavaScript's Date both keep exactly, so a stored time reads back
  * as the very string that was signed.
  */
-const rfc3339 =
-  /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
 
 /** The UTC millisecond form of an RFC 3339 time, or undefined if `value` is not one. */
 export function normalizeTime(value: string): string | undefined {

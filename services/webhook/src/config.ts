@@ -89,24 +89,22 @@ export const webhookEnvSchema = z
       });
     }
   })
-  .transform(
-    (value): WebhookSettings => ({
-      allowPrivateHosts: value.WEBHOOK_ALLOW_PRIVATE_HOSTS.map((host) => host.toLowerCase()),
-      retryDelaysMs: value.WEBHOOK_RETRY_SCHEDULE,
-      retryJitter: value.WEBHOOK_RETRY_JITTER,
-      retryAfterMaxMs: value.WEBHOOK_RETRY_AFTER_MAX,
-      timeoutMs: value.WEBHOOK_TIMEOUT_MS,
-      concurrency: value.WEBHOOK_DELIVERY_CONCURRENCY,
-      disableAfterMs: value.WEBHOOK_DISABLE_AFTER,
-      secretOverlapMs: value.WEBHOOK_SECRET_OVERLAP,
-      secretKey: value.SIGNING_KEY_SECRET ?? DEV_SECRET_KEY,
-      redispatchAfterMs: value.WEBHOOK_REDISPATCH_AFTER,
-      sweepIntervalMs: value.WEBHOOK_SWEEP_INTERVAL,
-      sinkPort: value.WEBHOOK_SINK_PORT,
-      subscriptionLimit: value.WEBHOOK_SUBSCRIPTION_LIMIT,
-      deliveryWorkers: value.WEBHOOK_DELIVERY_WORKERS,
-    }),
-  );
+  .transform((value): WebhookSettings => ({
+    allowPrivateHosts: value.WEBHOOK_ALLOW_PRIVATE_HOSTS.map((host) => host.toLowerCase()),
+    retryDelaysMs: value.WEBHOOK_RETRY_SCHEDULE,
+    retryJitter: value.WEBHOOK_RETRY_JITTER,
+    retryAfterMaxMs: value.WEBHOOK_RETRY_AFTER_MAX,
+    timeoutMs: value.WEBHOOK_TIMEOUT_MS,
+    concurrency: value.WEBHOOK_DELIVERY_CONCURRENCY,
+    disableAfterMs: value.WEBHOOK_DISABLE_AFTER,
+    secretOverlapMs: value.WEBHOOK_SECRET_OVERLAP,
+    secretKey: value.SIGNING_KEY_SECRET ?? DEV_SECRET_KEY,
+    redispatchAfterMs: value.WEBHOOK_REDISPATCH_AFTER,
+    sweepIntervalMs: value.WEBHOOK_SWEEP_INTERVAL,
+    sinkPort: value.WEBHOOK_SINK_PORT,
+    subscriptionLimit: value.WEBHOOK_SUBSCRIPTION_LIMIT,
+    deliveryWorkers: value.WEBHOOK_DELIVERY_WORKERS,
+  }));
 
 /** The webhook settings from the environment, validated (fails fast naming the variable). */
 export const loadWebhookSettings = (source: NodeJS.ProcessEnv = process.env): WebhookSettings =>

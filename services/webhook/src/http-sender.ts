@@ -32,11 +32,17 @@ class AttemptTimeout extends Error {
 
 /** A lookup that answers only with the guard's checked addresses. */
 export function pinnedLookup(target: CheckedTarget): LookupFunction {
-  return ((_hostname: string, options: { all?: boolean; family?: number }, callback: Function) => {
+  return ((
+    _hostname: string,
+    options: { all?: boolean; family?: number },
+    callback: (...args: unknown[]) => void,
+  ) => {
     const family = options?.family === 4 || options?.family === 6 ? options.family : undefined;
     const candidates = target.addresses.filter((a) => family === undefined || a.family === family);
     if (candidates.length === 0) {
-      callback(Object.assign(new Error("no checked address of that family"), { code: "ENOTFOUND" }));
+      callback(
+        Object.assign(new Error("no checked address of that family"), { code: "ENOTFOUND" }),
+      );
     } else if (options?.all) {
       callback(null, candidates);
     } else {
@@ -92,7 +98,9 @@ export function sendDelivery(request: SendRequest): Promise<SendOutcome> {
       });
       res.on("error", () => undefined);
     });
-    req.on("error", (error) => settle({ kind: "error", errorClass: errorClass(error), durationMs: elapsed() }));
+    req.on("error", (error) =>
+      settle({ kind: "error", errorClass: errorClass(error), durationMs: elapsed() }),
+    );
     req.end(payload);
   });
 }
@@ -103,11 +111,17 @@ export function errorClass(error: unknown): string {
   const code = (error as { code?: unknown }).code;
   const text = typeof code === "string" ? code : "";
   if (text === "ECONNREFUSED") return "connection_refused";
-  if (text === "ECONNRESET" || text === "EPIPE" || text === "ERR_STREAM_PREMATURE_CLOSE") return "connection_reset";
+  if (text === "ECONNRESET" || text === "EPIPE" || text === "ERR_STREAM_PREMATURE_CLOSE")
+    return "connection_reset";
   if (text === "ETIMEDOUT" || text === "ESOCKETTIMEDOUT") return "timeout";
-  if (text === "EHOSTUNREACH" || text === "ENETUNREACH" || text === "EADDRNOTAVAIL") return "unreachable";
+  if (text === "EHOSTUNREACH" || text === "ENETUNREACH" || text === "EADDRNOTAVAIL")
+    return "unreachable";
   if (text === "ENOTFOUND" || text === "EAI_AGAIN") return "dns_failure";
-  if (/^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH|ERR_OSSL)/.test(text)) {
+  if (
+    /^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH|ERR_OSSL)/.test(
+      text,
+    )
+  ) {
     return "tls_error";
   }
   if (text === "HPE_INVALID_CONSTANT" || text.startsWith("HPE_")) return "invalid_response";
@@ -115,7 +129,9 @@ export function errorClass(error: unknown): string {
 }
 
 /** The error class of a received status: delivered (2xx) or why not. */
-export const statusClass = (statusCode: number): "delivered" | "redirect" | "gone" | "http_status" =>
+export const statusClass = (
+  statusCode: number,
+): "delivered" | "redirect" | "gone" | "http_status" =>
   statusCode >= 200 && statusCode < 300
     ? "delivered"
     : statusCode === 410

@@ -52,22 +52,29 @@ const v6: [string, number, Reason][] = [
 ];
 
 /** Well-known metadata endpoints, named as such even though their range also covers them. */
-const metadataAddresses = new Set(["169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254"]);
+const metadataAddresses = new Set([
+  "169.254.169.254",
+  "169.254.170.2",
+  "100.100.100.200",
+  "fd00:ec2::254",
+]);
 
 /** One BlockList per rule, checked only against addresses of its own family, in order. */
-const rules = [...v4.map((r) => [...r, "ipv4"] as const), ...v6.map((r) => [...r, "ipv6"] as const)].map(
-  ([network, prefix, reason, family]) => {
-    const list = new BlockList();
-    list.addSubnet(network, prefix, family);
-    return { reason, family, list };
-  },
-);
+const rules = [
+  ...v4.map((r) => [...r, "ipv4"] as const),
+  ...v6.map((r) => [...r, "ipv6"] as const),
+].map(([network, prefix, reason, family]) => {
+  const list = new BlockList();
+  list.addSubnet(network, prefix, family);
+  return { reason, family, list };
+});
 
 /** The IPv4 address embedded in a NAT64 or 6to4 address, if it is one. */
 function embeddedIpv4(address: string): string | undefined {
   const groups = expandIpv6(address);
   if (!groups) return undefined;
-  const nat64 = groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((g) => g === 0);
+  const nat64 =
+    groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((g) => g === 0);
   const sixToFour = groups[0] === 0x2002;
   const [high, low] = nat64 ? [groups[6]!, groups[7]!] : sixToFour ? [groups[1]!, groups[2]!] : [];
   if (high === undefined || low === undefined) return undefined;

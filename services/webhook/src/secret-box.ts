@@ -20,7 +20,8 @@ const deriveKey = (secret: string): Promise<Buffer> =>
     ),
   );
 
-const aad = (subscriptionId: string) => Buffer.from(`switchboard-webhook-secret:v1:${subscriptionId}`);
+const aad = (subscriptionId: string) =>
+  Buffer.from(`switchboard-webhook-secret:v1:${subscriptionId}`);
 
 export async function createSecretBox(secret: string): Promise<SecretBox> {
   if (secret.length === 0) throw new TypeError("the secret-sealing key must not be empty");

@@ -47,7 +47,12 @@ export class UnsafeUrlError extends Error {
 }
 
 /** Names that only ever mean a cloud metadata service. */
-const metadataHosts = new Set(["metadata", "metadata.google.internal", "metadata.goog", "instance-data"]);
+const metadataHosts = new Set([
+  "metadata",
+  "metadata.google.internal",
+  "metadata.goog",
+  "instance-data",
+]);
 
 export const maxUrlLength = 2048;
 

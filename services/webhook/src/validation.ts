@@ -14,8 +14,6 @@ export class FieldErrors {
   }
 }
 
-export const e164Pattern = /^\+[1-9][0-9]{1,14}$/;
-
 /** Every request names the account it acts for (filled by the gateway). */
 export function requireAccount(accountId: string, errors = new FieldErrors()): FieldErrors {
   if (accountId.trim() === "" || accountId.length > 255) {

@@ -60,10 +60,14 @@ describe("blockedReason", () => {
     expect(blockedReason(address)).toBe(reason);
   });
 
-  it.each(["8.8.8.8", "93.184.215.14", "172.32.0.1", "100.128.0.1", "2606:4700::1111", "64:ff9b::808:808"])(
-    "%s is public",
-    (address) => expect(blockedReason(address)).toBeUndefined(),
-  );
+  it.each([
+    "8.8.8.8",
+    "93.184.215.14",
+    "172.32.0.1",
+    "100.128.0.1",
+    "2606:4700::1111",
+    "64:ff9b::808:808",
+  ])("%s is public", (address) => expect(blockedReason(address)).toBeUndefined());
 
   it("expands IPv6 with an IPv4 tail", () => {
     expect(expandIpv6("::ffff:127.0.0.1")).toEqual([0, 0, 0, 0, 0, 0xffff, 0x7f00, 1]);
@@ -86,7 +90,10 @@ describe("checkWebhookUrl", () => {
     ["https://127.1/hook", "127.0.0.1 is a loopback address"],
     ["https://private.example/hook", "private.example resolves to a private address (10.1.2.3)"],
     ["https://mixed.example/hook", "mixed.example resolves to a private address (192.168.1.10)"],
-    ["https://metadata-alias.example/", "metadata-alias.example resolves to a cloud metadata address (169.254.169.254)"],
+    [
+      "https://metadata-alias.example/",
+      "metadata-alias.example resolves to a cloud metadata address (169.254.169.254)",
+    ],
     ["https://v6-loopback.example/", "v6-loopback.example resolves to a loopback address (::1)"],
     ["https://metadata.google.internal/", "metadata.google.internal is a cloud metadata host"],
     ["http://public.example/hook", "the URL must use https"],
@@ -106,13 +113,18 @@ describe("checkWebhookUrl", () => {
 
   it("exempts listed hosts (plain http too), but not their addresses spelled out", async () => {
     const target = await checkWebhookUrl(new URL("http://dev.internal:8080/hook"), guard);
-    expect(target).toMatchObject({ exempt: true, addresses: [{ address: "127.0.0.1", family: 4 }] });
+    expect(target).toMatchObject({
+      exempt: true,
+      addresses: [{ address: "127.0.0.1", family: 4 }],
+    });
     expect(await refusal("http://127.0.0.1:8080/hook")).toBe("the URL must use https");
   });
 
   it("exempts an internal origin for itself only", async () => {
     const options = { ...guard, internalOrigins: ["http://127.0.0.1:4100"] };
-    await expect(checkWebhookUrl(new URL("http://127.0.0.1:4100/sink"), options)).resolves.toMatchObject({
+    await expect(
+      checkWebhookUrl(new URL("http://127.0.0.1:4100/sink"), options),
+    ).resolves.toMatchObject({
       exempt: true,
     });
     await expect(checkWebhookUrl(new URL("http://127.0.0.1:4101/sink"), options)).rejects.toThrow(

@@ -1,4 +1,5 @@
 export * from "./append-event.js";
+export * from "./append-events.js";
 export * from "./backoff.js";
 export * from "./bus.js";
 export * from "./bus-bullmq.js";

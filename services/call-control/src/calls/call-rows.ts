@@ -33,7 +33,9 @@ export const callColumns = `c.id, c.account_id, c.direction, c.status, c.to_numb
   c.request_hash, c.created_at, c.answered_at, c.ended_at`;
 
 /** Billable seconds: answered to ended, rounded up; 0 for a call never answered; null while live. */
-export function durationSeconds(row: Pick<CallRow, "status" | "answered_at" | "ended_at">): number | null {
+export function durationSeconds(
+  row: Pick<CallRow, "status" | "answered_at" | "ended_at">,
+): number | null {
   if (!isTerminal(row.status) || !row.ended_at) return null;
   if (!row.answered_at) return 0;
   return Math.max(0, Math.ceil((row.ended_at.getTime() - row.answered_at.getTime()) / 1000));

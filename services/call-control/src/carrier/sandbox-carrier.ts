@@ -9,7 +9,12 @@ import type {
   HangupRequest,
   InboundAnswer,
 } from "./carrier.js";
-import { inboundCallerHangup, sandboxScript, type SandboxTiming, type ScriptStep } from "./sandbox-script.js";
+import {
+  inboundCallerHangup,
+  sandboxScript,
+  type SandboxTiming,
+  type ScriptStep,
+} from "./sandbox-script.js";
 
 const kinds = {
   ringing: "sandbox.ringing",

@@ -38,7 +38,13 @@ export function sandboxScript(to: string, timing: SandboxTiming): ScriptStep[] {
         },
       ];
     case "1":
-      return [{ event: "ended", afterMs: d, hangup: { cause: "user_busy", source: "callee", sipCode: 486 } }];
+      return [
+        {
+          event: "ended",
+          afterMs: d,
+          hangup: { cause: "user_busy", source: "callee", sipCode: 486 },
+        },
+      ];
     case "2":
       return [
         { event: "ringing", afterMs: d },
@@ -50,7 +56,11 @@ export function sandboxScript(to: string, timing: SandboxTiming): ScriptStep[] {
       ];
     case "3":
       return [
-        { event: "ended", afterMs: d, hangup: { cause: "network_error", source: "callee", sipCode: 503 } },
+        {
+          event: "ended",
+          afterMs: d,
+          hangup: { cause: "network_error", source: "callee", sipCode: 503 },
+        },
       ];
     case "4":
       return [

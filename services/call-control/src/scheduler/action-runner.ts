@@ -1,5 +1,5 @@
 import type { Logger, Pool } from "@switchboard/kit";
-import { inTransaction, type Tx, type Waker } from "./tx.js";
+import { inTransaction, Tx, type Waker } from "./tx.js";
 
 export interface DueAction {
   id: string;
@@ -190,22 +190,51 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
   async function runOne(action: DueAction) {
     const handler = kinds.get(action.kind);
     try {
-      await inTransaction(pool, runner, async (tx) => {
-        if (handler) await handler.run(tx, action);
-        else logger.error({ kind: action.kind }, "call timers: no handler; action dropped");
-        await tx.client.query("DELETE FROM call_control.scheduled_actions WHERE id = $1", [action.id]);
-      });
+      await runAction(action, handler);
     } catch (error) {
       await failed(action, handler, error).catch((cause: unknown) =>
-        logger.error({ err: cause, callId: action.callId }, "call timers: could not record a failure"),
+        logger.error(
+          { err: cause, callId: action.callId },
+          "call timers: could not record a failure",
+        ),
       );
     }
+  }
+
+  /**
+   * One action, one transaction: its effect and its deletion commit together. Losing the last
+   * commits to a database crash only makes the timer fire again (handlers are idempotent), so
+   * this path does not wait for the WAL flush. The transaction's bookends travel with their
+   * neighbours (BEGIN with the SET, the DELETE with the COMMIT) to save round trips.
+   */
+  async function runAction(action: DueAction, handler: ActionKind | undefined) {
+    if (!/^[0-9]{1,19}$/.test(action.id)) throw new Error(`invalid action id ${action.id}`);
+    const client = await pool.connect();
+    const tx = new Tx(client);
+    try {
+      await client.query("BEGIN; SET LOCAL synchronous_commit TO off");
+      if (handler) await handler.run(tx, action);
+      else logger.error({ kind: action.kind }, "call timers: no handler; action dropped");
+      await client.query(
+        `DELETE FROM call_control.scheduled_actions WHERE id = ${action.id}; COMMIT`,
+      );
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+    const earliest = Math.min(...tx.wakeTimes);
+    if (Number.isFinite(earliest)) runner.wake(earliest);
   }
 
   async function failed(action: DueAction, handler: ActionKind | undefined, error: unknown) {
     const attempts = action.attempts + 1;
     if (attempts < maxAttempts) {
-      logger.warn({ err: error, kind: action.kind, callId: action.callId, attempts }, "call timer failed");
+      logger.warn(
+        { err: error, kind: action.kind, callId: action.callId, attempts },
+        "call timer failed",
+      );
       await pool.query(
         `UPDATE call_control.scheduled_actions
             SET attempts = $2, locked_until = NULL,

@@ -56,6 +56,11 @@ export class Tx {
     );
   }
 
+  /** Records a timer set by the caller's own SQL, so the runner is woken for it after commit. */
+  wakeAt(atMs: number): void {
+    this.wakes.push(atMs);
+  }
+
   /** The due times of the timers set in this transaction. */
   get wakeTimes(): readonly number[] {
     return this.wakes;

@@ -42,6 +42,8 @@ export class SandboxCarrier implements MessagingCarrier {
       bus: EventBus;
       logger: Logger;
       receiptDelayMs: number;
+      /** Receipts applied at once. */
+      concurrency: number;
     },
   ) {}
 
@@ -60,7 +62,7 @@ export class SandboxCarrier implements MessagingCarrier {
           await this.scheduleReceipt({ ...job.data, status: "read" });
         }
       },
-      { concurrency: 16 },
+      { concurrency: this.options.concurrency },
     );
   }
 
@@ -71,24 +73,52 @@ export class SandboxCarrier implements MessagingCarrier {
   async submit(request: SubmitRequest): Promise<SubmitResult> {
     const behaviour = sandboxBehaviour(request.to);
     if (behaviour === "rejected") {
-      throw new CarrierError("destination-rejected", "the network refused the destination", "permanent");
+      throw new CarrierError(
+        "destination-rejected",
+        "the network refused the destination",
+        "permanent",
+      );
     }
     if (behaviour === "congested") {
-      throw new CarrierError("network-congested", "the network is congested; try later", "transient");
+      throw new CarrierError(
+        "network-congested",
+        "the network is congested; try later",
+        "transient",
+      );
     }
     if (behaviour === "throttled-once" && request.attempt === 1) {
-      throw new CarrierError("throttled", "the network throttled the submit; try later", "transient");
+      throw new CarrierError(
+        "throttled",
+        "the network throttled the submit; try later",
+        "transient",
+      );
     }
-    const { rows } = await this.options.pool.query<{ provider_message_id: string; inserted: boolean }>(
+    const { rows } = await this.options.pool.query<{
+      provider_message_id: string;
+      inserted: boolean;
+    }>(
       `INSERT INTO messaging.sandbox_network AS n
          (client_ref, provider_message_id, channel, to_number, from_number, segments)
        VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (client_ref) DO UPDATE SET submit_calls = n.submit_calls + 1
        RETURNING n.provider_message_id, (xmax = 0) AS inserted`,
-      [request.clientRef, `sbx-${randomUUID()}`, request.channel, request.to, request.from, request.segments],
+      [
+        request.clientRef,
+        `sbx-${randomUUID()}`,
+        request.channel,
+        request.to,
+        request.from,
+        request.segments,
+      ],
     );
     const row = rows[0];
-    if (!row) throw new CarrierError("network-error", "the sandbox network did not answer", "transient", "unknown");
+    if (!row)
+      throw new CarrierError(
+        "network-error",
+        "the sandbox network did not answer",
+        "transient",
+        "unknown",
+      );
     const providerMessageId = row.provider_message_id;
     // A repeat re-schedules the receipt too (deduped by job id): it heals a crash between the
     // network taking the message and the receipt being scheduled.
@@ -99,7 +129,12 @@ export class SandboxCarrier implements MessagingCarrier {
       ...(behaviour === "undelivered" ? { errorCode: "handset-unreachable" } : {}),
     });
     if (behaviour === "answer-lost-once" && row.inserted) {
-      throw new CarrierError("network-timeout", "the network did not answer in time", "transient", "unknown");
+      throw new CarrierError(
+        "network-timeout",
+        "the network did not answer in time",
+        "transient",
+        "unknown",
+      );
     }
     return { providerMessageId };
   }

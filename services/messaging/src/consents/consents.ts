@@ -1,4 +1,4 @@
-import { DomainError, newId, notFound, withTransaction, type PoolClient } from "@switchboard/kit";
+import { newId, notFound, withTransaction, type PoolClient } from "@switchboard/kit";
 import type { messaging } from "@switchboard/proto";
 import { idempotencyLockKey, idempotencyLockSql, type MessagingContext } from "../context.js";
 import { checkKeyLength, replayOrMismatch, requestFingerprint } from "../idempotency.js";
@@ -39,12 +39,15 @@ export async function createConsent(
   const fingerprint = requestFingerprint("create-consent", request);
   const consent = await withTransaction(ctx.pool, async (client) => {
     if (idempotencyKey !== undefined) {
-      await client.query(idempotencyLockSql, [idempotencyLockKey("cns", request.accountId, idempotencyKey)]);
+      await client.query(idempotencyLockSql, [
+        idempotencyLockKey("cns", request.accountId, idempotencyKey),
+      ]);
       const previous = await client.query<ConsentRow>(
         `SELECT ${consentColumns} FROM messaging.consents c WHERE c.account_id = $1 AND c.idempotency_key = $2`,
         [request.accountId, idempotencyKey],
       );
-      if (previous.rows[0]) return replayOrMismatch(previous.rows[0], fingerprint, toConsent(previous.rows[0]));
+      if (previous.rows[0])
+        return replayOrMismatch(previous.rows[0], fingerprint, toConsent(previous.rows[0]));
     }
     return insertConsent(ctx, client, {
       accountId: request.accountId,
@@ -169,62 +172,4 @@ export async function listConsents(
   );
   const page = idPage(rows, limit, binding, toConsent);
   return { consents: page.items, nextCursor: page.nextCursor, hasMore: page.hasMore };
-}
-
-/** RevokeConsent: granted → revoked (`consent.revoked`); a revoked consent is 409 invalid-state. */
-export async function revokeConsent(
-  ctx: MessagingContext,
-  request: messaging.RevokeConsentRequest,
-): Promise<messaging.Consent> {
-  requireAccount(request.accountId).throwIfAny();
-  const consent = await withTransaction(ctx.pool, async (client) => {
-    const revoked = await revokeWhere(ctx, client, "c.id = $1 AND c.account_id = $2", [
-      request.consentId,
-      request.accountId,
-    ], { source: "api", keyword: null });
-    if (revoked[0]) return revoked[0];
-    const existing = await client.query<{ status: string }>(
-      "SELECT status FROM messaging.consents WHERE id = $1 AND account_id = $2",
-      [request.consentId, request.accountId],
-    );
-    if (!existing.rows[0]) throw notFound("the consent");
-    throw new DomainError("invalid-state", "the consent is already revoked");
-  });
-  ctx.outbox.wake();
-  return consent;
-}
-
-/**
- * Revokes every granted consent matching `where` (columns of alias `c`) on the caller's
- * transaction, each with its `consent.revoked` event. The UPDATE is guarded on
- * `status = 'granted'`, so a consent is revoked once.
- */
-export async function revokeWhere(
-  ctx: MessagingContext,
-  client: PoolClient,
-  where: string,
-  values: unknown[],
-  revocation: { source: "api" | "keyword"; keyword: string | null },
-): Promise<messaging.Consent[]> {
-  const n = values.length;
-  const { rows } = await client.query<ConsentRow>(
-    `UPDATE messaging.consents c
-        SET status = 'revoked', revoked_at = now(), revocation_source = $${n + 1},
-            revocation_keyword = $${n + 2}
-      WHERE ${where} AND c.status = 'granted'
-      RETURNING ${consentColumns}`,
-    [...values, revocation.source, revocation.keyword],
-  );
-  const consents: messaging.Consent[] = [];
-  for (const row of rows.sort((a, b) => a.id.localeCompare(b.id))) {
-    const consent = toConsent(row);
-    await ctx.outbox.append(client, {
-      type: "consent.revoked",
-      accountId: row.account_id,
-      resourceId: consent.id,
-      data: consentEventData(consent),
-    });
-    consents.push(consent);
-  }
-  return consents;
 }

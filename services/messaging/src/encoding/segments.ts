@@ -51,7 +51,10 @@ export const characterCount = (text: string): number => [...text].length;
  * What one message counts on its channel: an SMS is billed and sent per segment; an MMS and an
  * RCS message travel whole, as one. The encoding is the text's either way.
  */
-export function messageSegments(channel: string, text: string): { encoding: Encoding; segments: number } {
+export function messageSegments(
+  channel: string,
+  text: string,
+): { encoding: Encoding; segments: number } {
   const info = segmentText(text);
   return { encoding: info.encoding, segments: channel === "sms" ? info.segments : 1 };
 }

@@ -83,6 +83,7 @@ export function messageEventData(row: MessageRow): Record<string, unknown> {
   const m = toMessage(row);
   return {
     id: m.id,
+    message_id: m.id,
     direction: m.direction,
     status: m.status,
     channel: m.channel,

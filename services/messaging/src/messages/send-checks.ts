@@ -1,6 +1,12 @@
 import { isId } from "@switchboard/kit";
 import type { messaging } from "@switchboard/proto";
-import { e164Pattern, FieldErrors, isChannel, requireAccount, type Channel } from "../validation.js";
+import {
+  e164Pattern,
+  FieldErrors,
+  isChannel,
+  requireAccount,
+  type Channel,
+} from "../validation.js";
 
 export const maxMediaUrls = 10;
 export const maxMediaUrlLength = 2_048;
@@ -12,11 +18,13 @@ export function checkSendShape(request: messaging.SendMessageRequest): FieldErro
   const errors = requireAccount(request.accountId);
   const channel = request.channel;
   if (!isChannel(channel)) errors.add("#/channel", "must be one of sms, mms, rcs");
-  if (!e164Pattern.test(request.to)) errors.add("#/to", "must be an E.164 number such as +14155550123");
+  if (!e164Pattern.test(request.to))
+    errors.add("#/to", "must be an E.164 number such as +14155550123");
   if (!e164Pattern.test(request.from) && !isId(request.from, "num")) {
     errors.add("#/from", "must be one of the account's numbers (E.164 or num_ id)");
   }
-  if (!isId(request.templateId, "tpl")) errors.add("#/template_id", "must be a template id (tpl_…)");
+  if (!isId(request.templateId, "tpl"))
+    errors.add("#/template_id", "must be a template id (tpl_…)");
   const version = request.templateVersion;
   if (version !== undefined && (!Number.isInteger(version) || version < 1)) {
     errors.add("#/template_version", "must be a positive integer");

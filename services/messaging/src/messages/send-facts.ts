@@ -1,5 +1,6 @@
 import type { Pool } from "@switchboard/kit";
 import type { messaging } from "@switchboard/proto";
+import { messageColumns, type MessageRow } from "./rows.js";
 
 export interface SendTemplate {
   id: string;
@@ -22,19 +23,50 @@ export interface SendConsent {
 }
 
 export interface SendFacts {
+  /** The message already sent with this Idempotency-Key, if any. */
+  previous: MessageRow | null;
   template: SendTemplate | null;
   consent: SendConsent | null;
   optOut: { keyword: string } | null;
 }
 
+const dateColumns = [
+  "expires_at",
+  "lease_until",
+  "scheduled_at",
+  "created_at",
+  "updated_at",
+  "sent_at",
+  "delivered_at",
+  "read_at",
+] as const;
+
+/** A message row that went through row_to_json: its times are strings again. */
+function fromJson(json: Record<string, unknown>): MessageRow {
+  const row: Record<string, unknown> = { ...json };
+  for (const column of dateColumns) {
+    const value = row[column];
+    row[column] = typeof value === "string" ? new Date(value) : null;
+  }
+  return row as unknown as MessageRow;
+}
+
 /** Everything a send checks in the service's own tables, read in one round trip. */
-export async function loadSendFacts(pool: Pool, request: messaging.SendMessageRequest): Promise<SendFacts> {
+export async function loadSendFacts(
+  pool: Pool,
+  request: messaging.SendMessageRequest,
+  idempotencyKey: string | undefined,
+): Promise<SendFacts> {
   const { rows } = await pool.query<{
+    previous: Record<string, unknown> | null;
     template: SendTemplate | null;
     consent: SendConsent | null;
     opt_out: { keyword: string } | null;
   }>(
     `SELECT
+       (SELECT row_to_json(x) FROM (
+          SELECT ${messageColumns} FROM messaging.messages m
+           WHERE $6::text IS NOT NULL AND m.account_id = $1 AND m.idempotency_key = $6) x) AS previous,
        (SELECT row_to_json(x) FROM (
           SELECT t.id, v.name, v.version, v.channels, v.body, v.variables, v.status,
                  v.content_sha256, v.signature, v.kid
@@ -48,8 +80,20 @@ export async function loadSendFacts(pool: Pool, request: messaging.SendMessageRe
        (SELECT row_to_json(x) FROM (
           SELECT o.keyword FROM messaging.opt_outs o
            WHERE o.account_id = $1 AND o.phone_number = $5) x) AS opt_out`,
-    [request.accountId, request.templateId, request.templateVersion ?? null, request.consentId, request.to],
+    [
+      request.accountId,
+      request.templateId,
+      request.templateVersion ?? null,
+      request.consentId,
+      request.to,
+      idempotencyKey ?? null,
+    ],
   );
   const row = rows[0];
-  return { template: row?.template ?? null, consent: row?.consent ?? null, optOut: row?.opt_out ?? null };
+  return {
+    previous: row?.previous ? fromJson(row.previous) : null,
+    template: row?.template ?? null,
+    consent: row?.consent ?? null,
+    optOut: row?.opt_out ?? null,
+  };
 }

@@ -88,7 +88,10 @@ export class TemplateSigner {
   }
 
   /** Why the stored version does not verify, or undefined when it does. */
-  private async check(stored: StoredTemplateVersion, canonical: string): Promise<string | undefined> {
+  private async check(
+    stored: StoredTemplateVersion,
+    canonical: string,
+  ): Promise<string | undefined> {
     if (sha256Hex(canonical) !== stored.contentSha256) return "content hash mismatch";
     let kid: unknown;
     try {

@@ -1,7 +1,12 @@
 import { DomainError, newId, notFound, withTransaction, type PoolClient } from "@switchboard/kit";
 import type { messaging } from "@switchboard/proto";
 import { idempotencyLockKey, idempotencyLockSql, type MessagingContext } from "../context.js";
-import { checkKeyLength, isUniqueViolation, replayOrMismatch, requestFingerprint } from "../idempotency.js";
+import {
+  checkKeyLength,
+  isUniqueViolation,
+  replayOrMismatch,
+  requestFingerprint,
+} from "../idempotency.js";
 import { cursorId, idPage, pageLimit } from "../pagination.js";
 import { FieldErrors, requireAccount } from "../validation.js";
 import { templateColumns, templateFrom, toTemplate, type TemplateRow } from "./rows.js";
@@ -55,7 +60,9 @@ export async function createTemplateVersion(
   const fingerprint = requestFingerprint("create-template-version", request);
   return withTransaction(ctx.pool, async (client) => {
     if (idempotencyKey !== undefined) {
-      await client.query(idempotencyLockSql, [idempotencyLockKey("tpv", request.accountId, idempotencyKey)]);
+      await client.query(idempotencyLockSql, [
+        idempotencyLockKey("tpv", request.accountId, idempotencyKey),
+      ]);
       const previous = await client.query<TemplateRow>(
         `SELECT ${templateColumns}, v.request_sha256 FROM ${templateFrom}
           WHERE v.account_id = $1 AND v.idempotency_key = $2`,
@@ -65,7 +72,11 @@ export async function createTemplateVersion(
         return replayOrMismatch(previous.rows[0], fingerprint, toTemplate(previous.rows[0]));
       }
     }
-    const current = await client.query<{ name: string; latest_version: number; channels: string[] }>(
+    const current = await client.query<{
+      name: string;
+      latest_version: number;
+      channels: string[];
+    }>(
       `SELECT t.name, t.latest_version, v.channels FROM ${templateFrom}
         WHERE t.id = $1 AND t.account_id = $2 AND v.version = t.latest_version
         FOR UPDATE OF t`,
@@ -81,10 +92,20 @@ export async function createTemplateVersion(
       `UPDATE messaging.templates SET latest_version = $2, updated_at = now() WHERE id = $1`,
       [request.templateId, version],
     );
-    return insertVersion(ctx, client, request.templateId, request.accountId, template.name, version, input, signed, {
-      key: idempotencyKey,
-      fingerprint,
-    });
+    return insertVersion(
+      ctx,
+      client,
+      request.templateId,
+      request.accountId,
+      template.name,
+      version,
+      input,
+      signed,
+      {
+        key: idempotencyKey,
+        fingerprint,
+      },
+    );
   });
 }
 
@@ -170,9 +191,12 @@ export async function getTemplate(
   const { rows } = await ctx.pool.query<TemplateRow>(
     `SELECT ${templateColumns} FROM ${templateFrom}
       WHERE t.id = $1 AND t.account_id = $2 AND v.version = ${version === undefined ? "t.latest_version" : "$3"}`,
-    version === undefined ? [request.templateId, request.accountId] : [request.templateId, request.accountId, version],
+    version === undefined
+      ? [request.templateId, request.accountId]
+      : [request.templateId, request.accountId, version],
   );
-  if (!rows[0]) throw notFound(version === undefined ? "the template" : `version ${version} of the template`);
+  if (!rows[0])
+    throw notFound(version === undefined ? "the template" : `version ${version} of the template`);
   return toTemplate(rows[0]);
 }
 

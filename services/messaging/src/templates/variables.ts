@@ -25,8 +25,7 @@ export function parseTemplateBody(body: string): ParsedBody {
 }
 
 export type RenderResult =
-  | { body: string }
-  | { missing: string[]; unknown: string[]; body?: undefined };
+  { body: string } | { missing: string[]; unknown: string[]; body?: undefined };
 
 /**
  * Replaces every `{{name}}` with its value. Every variable of the template must be supplied and

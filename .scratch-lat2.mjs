@@ -1,0 +1,20 @@
+import { randomBytes } from "node:crypto";
+import { createBullmqBus, createLogger } from "@switchboard/kit";
+import { createRealTestDatabase } from "@switchboard/kit/testing";
+import { loadGatewayConfig, startGateway } from "@switchboard/gateway";
+import { timedRequest } from "./services/usage/dist/bench/http-timing.js";
+const logger = createLogger("x", { level: "error" });
+const db = await createRealTestDatabase("scratch");
+const prefix = `sbscratch_${randomBytes(3).toString("hex")}`;
+const bus = createBullmqBus({ redisUrl: "redis://127.0.0.1:6379", prefix });
+const pubT = [];
+const orig = bus.publish.bind(bus);
+bus.publish = async (...a) => { const t = performance.now(); const r = await orig(...a); pubT.push(performance.now() - t); return r; };
+const env = { NODE_ENV: "test", PORT: "0", HOST: "127.0.0.1", DATABASE_URL: db.url, RATE_LIMITS: "*=1000000/1000000", REDIS_URL: "redis://127.0.0.1:6379", REDIS_KEY_PREFIX: prefix + ":" };
+const off = await startGateway({ config: loadGatewayConfig({ ...env, USAGE_RECORDS: "false" }), logger });
+const on = await startGateway({ config: loadGatewayConfig(env), logger, bus });
+const s = { off: [], on: [] };
+for (let i = 0; i < 1500; i++) for (const v of i % 2 ? ["off", "on"] : ["on", "off"]) { const g = v === "on" ? on : off; const r = await timedRequest(`${g.url}/v1/errors/not-found`); if (i > 200) s[v].push(r.ms); }
+const p = (a, q) => { a.sort((x, y) => x - y); return a[Math.floor(a.length * q)].toFixed(3); };
+console.log("off p50", p(s.off, .5), "on p50", p(s.on, .5), "publish p50", p(pubT, .5), "p90", p(pubT, .9));
+await on.stop(); await off.stop(); await bus.obliterate("usage.records"); await bus.close(); await db.drop();

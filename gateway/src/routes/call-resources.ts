@@ -1,0 +1,12 @@
+import type { Backends } from "../backends.js";
+import { callAgentRoutes } from "./call-agents.js";
+import { callRouteRoutes } from "./call-routes.js";
+import { callSeatRoutes } from "./call-seats.js";
+import type { RouteSpec } from "./route-spec.js";
+
+/** Seats, agents and routes: CRUD over call-control (calls:read / calls:write). */
+export const callResourceRoutes = (backends: Backends, deadlineMs: number): RouteSpec[] => [
+  ...callSeatRoutes(backends, deadlineMs),
+  ...callAgentRoutes(backends, deadlineMs),
+  ...callRouteRoutes(backends, deadlineMs),
+];

@@ -1,0 +1,69 @@
+import type { messaging } from "@switchboard/proto";
+
+/** gRPC messaging resources → the JSON of API.md (snake_case, explicit nulls). */
+export const toMessageJson = (m: messaging.Message | undefined) => ({
+  id: m?.id ?? "",
+  direction: m?.direction ?? "",
+  channel: m?.channel ?? "",
+  channel_used: m?.channelUsed ?? null,
+  fallback: m?.fallback ?? null,
+  fallback_applied: m?.fallbackApplied ?? false,
+  status: m?.status ?? "",
+  to: m?.to ?? "",
+  from: m?.from ?? "",
+  body: m?.body ?? "",
+  media_urls: m?.mediaUrls ?? [],
+  encoding: m?.encoding ?? "",
+  segments: m?.segments ?? 0,
+  template_id: m?.templateId ?? null,
+  template_version: m?.templateVersion ?? null,
+  consent_id: m?.consentId ?? null,
+  expires_at: m?.expiresAt ?? null,
+  error_code: m?.errorCode ?? null,
+  error_message: m?.errorMessage ?? null,
+  in_reply_to: m?.inReplyTo ?? null,
+  keyword: m?.keyword ?? null,
+  auto_reply_id: m?.autoReplyId ?? null,
+  created_at: m?.createdAt ?? "",
+  updated_at: m?.updatedAt ?? "",
+  sent_at: m?.sentAt ?? null,
+  delivered_at: m?.deliveredAt ?? null,
+  read_at: m?.readAt ?? null,
+});
+
+export const toTemplateJson = (t: messaging.Template | undefined) => ({
+  id: t?.id ?? "",
+  name: t?.name ?? "",
+  version: t?.version ?? 0,
+  latest_version: t?.latestVersion ?? 0,
+  channels: t?.channels ?? [],
+  body: t?.body ?? "",
+  variables: t?.variables ?? [],
+  status: t?.status ?? "",
+  content_sha256: t?.contentSha256 ?? "",
+  signature: t?.signature ?? "",
+  kid: t?.kid ?? "",
+  created_at: t?.createdAt ?? "",
+  approved_at: t?.approvedAt ?? "",
+});
+
+export const toConsentJson = (c: messaging.Consent | undefined) => ({
+  id: c?.id ?? "",
+  phone_number: c?.phoneNumber ?? "",
+  channels: c?.channels ?? [],
+  source: c?.source ?? "",
+  evidence: c?.evidenceJson ? (JSON.parse(c.evidenceJson) as Record<string, unknown>) : null,
+  captured_at: c?.capturedAt ?? "",
+  status: c?.status ?? "",
+  created_at: c?.createdAt ?? "",
+  revoked_at: c?.revokedAt ?? null,
+  revocation_source: c?.revocationSource ?? null,
+  revocation_keyword: c?.revocationKeyword ?? null,
+});
+
+export const toSettingsJson = (s: messaging.Settings | undefined) => ({
+  help_text: s?.helpText ?? "",
+  stop_reply_text: s?.stopReplyText ?? "",
+  start_reply_text: s?.startReplyText ?? "",
+  updated_at: s?.updatedAt ?? null,
+});

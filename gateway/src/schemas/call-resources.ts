@@ -1,0 +1,109 @@
+import { z } from "zod";
+import { cursorParam, e164, limitParam, page, timestamp } from "./common.js";
+
+/** Seats, agents and routes of call-control (API.md "Seats, agents, routes"). */
+export const seatId = z.string().regex(/^seat_[0-9a-z]{26}$/, "must be a seat id (seat_…)");
+export const agentName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, "must match ^[a-z0-9][a-z0-9._-]{0,63}$")
+  .describe("An agent's name: unique per account, ^[a-z0-9][a-z0-9._-]{0,63}$");
+const resourceName = z
+  .string()
+  .max(128)
+  .refine((value) => value.trim() !== "", "must not be empty or only spaces");
+const seatStatus = z.enum(["active", "disabled"]);
+const maxConcurrentCalls = z.number().int().min(1).max(10_000);
+
+export const seat = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    max_concurrent_calls: z.number().int(),
+    status: seatStatus,
+    active_calls: z.number().int().describe("Live calls counted against max_concurrent_calls"),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: "Seat" });
+
+export const seatCreate = z
+  .object({
+    name: resourceName,
+    max_concurrent_calls: maxConcurrentCalls.optional().describe("1–10000 (default 1)"),
+    status: seatStatus.optional().describe("Default active; a disabled seat takes no calls"),
+  })
+  .strict();
+
+export const seatUpdate = z
+  .object({
+    name: resourceName.optional(),
+    max_concurrent_calls: maxConcurrentCalls.optional(),
+    status: seatStatus.optional(),
+  })
+  .strict();
+
+export const agent = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    description: z.string().nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: "Agent" });
+
+const description = z.string().max(1024);
+
+export const agentCreate = z
+  .object({ name: agentName, description: description.nullable().optional() })
+  .strict();
+
+export const agentUpdate = z
+  .object({
+    name: agentName.optional(),
+    description: description.nullable().optional().describe("null clears it"),
+  })
+  .strict();
+
+export const route = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    numbers: z.array(e164),
+    agent: z.string().describe("The agent's name"),
+    seat_id: z.string().nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: "Route" });
+
+const routeNumbers = z
+  .array(e164)
+  .max(100)
+  .describe(
+    "E.164 numbers assigned to the account (at most 100); each belongs to at most one route",
+  );
+
+export const routeCreate = z
+  .object({
+    name: resourceName,
+    numbers: routeNumbers,
+    agent: agentName,
+    seat_id: seatId.optional(),
+  })
+  .strict();
+
+export const routeUpdate = z
+  .object({
+    name: resourceName.optional(),
+    numbers: routeNumbers.optional().describe("Replaces the route's numbers"),
+    agent: agentName.optional(),
+    seat_id: seatId.nullable().optional().describe("null removes the seat"),
+  })
+  .strict();
+
+export const listQuery = z.object({ limit: limitParam, cursor: cursorParam }).strict();
+
+export const seatsPage = page(seat).meta({ id: "SeatPage" });
+export const agentsPage = page(agent).meta({ id: "AgentPage" });
+export const routesPage = page(route).meta({ id: "RoutePage" });

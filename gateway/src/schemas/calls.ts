@@ -1,0 +1,120 @@
+import { z } from "zod";
+import { agentName, seatId } from "./call-resources.js";
+import { cursorParam, e164, limitParam, page, timestamp } from "./common.js";
+
+/** Calls (API.md "Calls", "Carrier and sandbox"). */
+export const callStatuses = [
+  "queued",
+  "initiated",
+  "ringing",
+  "in_progress",
+  "completed",
+  "busy",
+  "no_answer",
+  "failed",
+  "canceled",
+  "rejected",
+] as const;
+export const hangupCauses = [
+  "normal_clearing",
+  "user_busy",
+  "no_answer",
+  "timeout",
+  "time_limit",
+  "originator_cancel",
+  "call_rejected",
+  "no_route",
+  "network_error",
+] as const;
+const direction = z.enum(["outbound", "inbound"]);
+
+export const call = z
+  .object({
+    id: z.string(),
+    direction,
+    status: z.enum(callStatuses),
+    to: e164,
+    from: e164,
+    agent: z.string().nullable(),
+    seat_id: z.string().nullable(),
+    route_id: z.string().nullable().describe("Inbound: the route the call rings under"),
+    stir_shaken: z
+      .object({
+        attestation: z.enum(["A", "B", "C"]),
+        identity: z.string().describe("The PASSporT (RFC 8225/8588, ES256) handed to the carrier"),
+      })
+      .nullable()
+      .describe("Outbound calls: the signed identity; null for inbound calls"),
+    client_state: z.string().nullable(),
+    timeout_seconds: z.number().int(),
+    time_limit_seconds: z.number().int(),
+    hangup_cause: z.enum(hangupCauses).nullable(),
+    hangup_source: z.enum(["caller", "callee", "platform"]).nullable(),
+    sip_code: z.number().int().nullable(),
+    created_at: timestamp,
+    answered_at: timestamp.nullable(),
+    ended_at: timestamp.nullable(),
+    duration_seconds: z
+      .number()
+      .int()
+      .nullable()
+      .describe("Answered to ended, rounded up; 0 for a call never answered; null while live"),
+  })
+  .meta({ id: "Call" });
+
+export const outboundCallRequest = z
+  .object({
+    to: e164,
+    from: e164.describe("A number assigned to the account (else 422 caller-id-not-owned)"),
+    agent: agentName.describe("The name of one of the account's agents"),
+    seat_id: seatId.optional().describe("Default: the seat `from` is assigned to"),
+    timeout_seconds: z
+      .number()
+      .int()
+      .min(5)
+      .max(120)
+      .optional()
+      .describe("Ring timeout, 5–120 (default 30)"),
+    time_limit_seconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(14_400)
+      .optional()
+      .describe("Longest talk time after answer, 1–14400 (default 14400)"),
+    client_state: z
+      .string()
+      .refine((value) => Buffer.byteLength(value) <= 1024, "must be at most 1024 bytes (UTF-8)")
+      .optional()
+      .describe("Opaque, at most 1 KiB; echoed on the call and its events"),
+  })
+  .strict();
+
+export const callsQuery = z
+  .object({
+    direction: direction.optional(),
+    status: z.enum(callStatuses).optional(),
+    limit: limitParam,
+    cursor: cursorParam,
+  })
+  .strict();
+
+export const answerRequest = z
+  .object({
+    call_id: z.string().regex(/^call_[0-9a-z]{26}$/, "must be a call id (call_…)"),
+    route_id: z
+      .string()
+      .regex(/^rte_[0-9a-z]{26}$/, "must be a route id (rte_…)")
+      .optional()
+      .describe("Must be the call's route (else 409 invalid-state)"),
+    agent: agentName.optional().describe("Default: the route's agent"),
+  })
+  .strict();
+
+export const sandboxInboundRequest = z
+  .object({ from: e164, to: e164.describe("One of the account's numbers") })
+  .strict();
+
+export const callsPage = page(call).meta({ id: "CallPage" });
+
+export const pemCertificate = z.string().describe("PEM-encoded X.509 certificate");

@@ -1,0 +1,86 @@
+import { z } from "zod";
+import { cursorParam, limitParam, page, timestamp } from "./common.js";
+
+/** API.md "Usage": the kinds of record the ledger holds. */
+export const usageKinds = [
+  "api.request",
+  "number.held",
+  "number.assigned",
+  "call.placed",
+  "call.completed",
+  "message.sent",
+  "webhook.delivered",
+  "smoke.run",
+] as const;
+
+const dateTime = (description: string) =>
+  z.iso
+    .datetime({
+      offset: true,
+      message: "must be an RFC 3339 date-time such as 2026-11-21T00:00:00Z",
+    })
+    .optional()
+    .describe(description);
+
+export const usageEventsQuery = z
+  .object({
+    kind: z.enum(usageKinds).optional().describe("Only records of this kind."),
+    resource_id: z
+      .string()
+      .min(1)
+      .max(255)
+      .optional()
+      .describe("Only records about this resource (e.g. a hld_, call_ or num_ id)."),
+    since: dateTime("Only records with occurred_at at or after this time (inclusive)."),
+    until: dateTime("Only records with occurred_at before this time (exclusive)."),
+    limit: limitParam,
+    cursor: cursorParam,
+  })
+  .strict();
+
+export const usageEvent = z
+  .object({
+    id: z.string().describe("use_<ULID>"),
+    kind: z.enum(usageKinds),
+    occurred_at: timestamp.describe("RFC 3339 UTC: when the request arrived or the fact happened"),
+    account_id: z.string(),
+    principal: z
+      .string()
+      .nullable()
+      .describe(
+        "api.request: the OAuth client id or tok_ service token id; null if none was verified",
+      ),
+    request_id: z.string().nullable().describe("The X-Request-Id of the request (api.request)"),
+    resource_id: z.string().nullable().describe("The resource the request or fact is about"),
+    method: z.string().nullable().describe("api.request: the HTTP method"),
+    route: z
+      .string()
+      .nullable()
+      .describe(
+        "api.request: the route template, e.g. /api/numbers/holds/{hold_id}; null for an unknown path",
+      ),
+    status: z.number().int().nullable().describe("api.request: the HTTP status of the reply"),
+    replayed: z
+      .boolean()
+      .nullable()
+      .describe("api.request: true when the reply was an Idempotency-Key replay"),
+    quantity: z
+      .number()
+      .int()
+      .describe(
+        "1 per request, hold, number, call, delivery or run; seconds for call.completed; segments for message.sent",
+      ),
+    unit: z.string().describe("request | hold | number | call | second | segment | delivery | run"),
+    attributes: z
+      .record(z.string(), z.unknown())
+      .describe("Kind-specific details, e.g. latency_ms of api.request"),
+    kid: z.string().describe("The signing key, published in /.well-known/jwks.json"),
+    signature: z
+      .string()
+      .describe(
+        "Compact JWS with detached payload (<header>..<signature>, alg EdDSA, kid) over the RFC 8785 canonical JSON of this record without signature",
+      ),
+  })
+  .meta({ id: "UsageEvent", description: "One signed, append-only usage record" });
+
+export const usageEventsPage = page(usageEvent).meta({ id: "UsageEventPage" });

@@ -1,0 +1,60 @@
+import { appendEvent, platformConsumerGroups, type ConsumerGroup } from "@switchboard/kit";
+import type { Tx } from "../scheduler/tx.js";
+import { toPublicCall, type CallRow } from "./call-rows.js";
+
+/** The call events of API.md plus the usage fact `call.placed`. */
+export type CallEventType =
+  | "call.placed"
+  | "call.initiated"
+  | "call.ringing"
+  | "call.answered"
+  | "call.incoming"
+  | "call.completed";
+
+export const callSchema = "call_control";
+
+/** The call events subscriptions can receive (API.md); `call.placed` is a usage fact only. */
+export const publicCallEvents = [
+  "call.incoming",
+  "call.initiated",
+  "call.ringing",
+  "call.answered",
+  "call.completed",
+] as const;
+
+/**
+ * The consumer groups call-control's relay feeds: the platform's, with the `webhook` group
+ * (fan-out) given only the public call events, so no usage-only fact becomes a fan-out job.
+ */
+export const callRelayGroups: ConsumerGroup[] = platformConsumerGroups.map((group) =>
+  group.name === "webhook" ? { ...group, types: [...publicCallEvents] } : group,
+);
+
+/**
+ * Appends a call event to the outbox in the transaction of the state change it describes; the
+ * per-call `sequence` orders them. `data` is the call as the REST API shows it, plus `call_id`
+ * and `attestation` at the top level (the usage ledger's fact contract copies those). The
+ * usage facts: `call.placed` counts one call (with the `request_id` that placed it);
+ * `call.completed` measures `duration_seconds` (0 for a call never answered). The relay
+ * publishes to the `usage` and `webhook` consumer groups.
+ */
+export async function emitCallEvent(
+  tx: Tx,
+  type: CallEventType,
+  row: CallRow,
+  extra: { requestId?: string | undefined } = {},
+): Promise<void> {
+  const data: Record<string, unknown> = {
+    ...toPublicCall(row),
+    call_id: row.id,
+    attestation: row.attestation,
+    ...(extra.requestId ? { request_id: extra.requestId } : {}),
+  };
+  // Polling relay: NOTIFY would take a global lock on every commit of a busy call path.
+  await appendEvent(
+    tx.client,
+    callSchema,
+    { type, accountId: row.account_id, resourceId: row.id, data },
+    { notify: false },
+  );
+}

@@ -1,0 +1,220 @@
+import { DomainError, newId, validationFailed, type Pool, type Queryable } from "@switchboard/kit";
+import type { callcontrol } from "@switchboard/proto";
+import type { NumberDirectory } from "../inventory-directory.js";
+import { findSeat } from "../resources/seats.js";
+import type { Tx } from "../scheduler/tx.js";
+import type { PassportSigner } from "../stir-shaken/passport.js";
+import { emitCallEvent } from "./call-events.js";
+import type { CallEngine } from "./call-engine.js";
+import { callColumns, type CallRow } from "./call-rows.js";
+import { parseOutboundRequest, type OutboundRequest } from "./outbound-request.js";
+import { claimSeat } from "./seat-claims.js";
+import { callTimerKinds } from "./transitions.js";
+
+export interface OutboundDeps {
+  pool: Pool;
+  engine: CallEngine;
+  directory: NumberDirectory;
+  signer: PassportSigner;
+  /** The x5u used when the request names none. */
+  certificateUrl: string;
+}
+
+export interface PlacedCall {
+  row: CallRow;
+  /** The Idempotency-Key named a call placed earlier; nothing was placed now. */
+  replayed: boolean;
+}
+
+/** API.md: a key is honoured for 24 hours from first use. */
+const keyWindow = "24 hours";
+
+type Settled<T> = { value: T } | { error: unknown };
+const settle = <T>(promise: Promise<T>): Promise<Settled<T>> =>
+  promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+const unwrap = <T>(settled: Settled<T>): T => {
+  if ("error" in settled) throw settled.error;
+  return settled.value;
+};
+
+/**
+ * CreateOutboundCall. Looks up, side by side, the call an Idempotency-Key already placed, the
+ * caller id (inventory, over gRPC) and the agent; resolves the seat; signs the PASSporT
+ * (attestation A when `from` is assigned to the account and to the call's seat, B when only to
+ * the account); then in one transaction stores the call `queued` with its key (unique per
+ * account) and its dial timer, claims the seat and appends `call.placed`. The dial happens
+ * after commit, so one key is one call on the network whatever the retries: a concurrent
+ * duplicate waits on the key's unique index, then returns the call that won.
+ */
+export async function createOutboundCall(
+  deps: OutboundDeps,
+  request: callcontrol.CreateOutboundCallRequest,
+  idempotencyKey: string | undefined,
+  requestId?: string,
+): Promise<PlacedCall> {
+  const call = parseOutboundRequest(request);
+  if (idempotencyKey !== undefined && (idempotencyKey === "" || idempotencyKey.length > 255)) {
+    throw new DomainError(
+      "invalid-idempotency-key",
+      "the Idempotency-Key must be 1–255 characters",
+    );
+  }
+  const [lookup, number] = await Promise.all([
+    settle(lookupOutbound(deps.pool, call, idempotencyKey)),
+    settle(deps.directory.owned(call.accountId, call.from)),
+  ]);
+  const { earlier, agent } = unwrap(lookup);
+  if (earlier) return { row: earlier, replayed: true };
+  const owned = unwrap(number);
+  if (!owned) {
+    throw new DomainError(
+      "caller-id-not-owned",
+      `${call.from} is not a number assigned to this account`,
+    );
+  }
+  if (!agent) {
+    throw validationFailed([
+      { pointer: "#/agent", detail: `no agent of this account is named ${call.agent}` },
+    ]);
+  }
+  let seatId = call.seatId;
+  if (seatId === undefined && owned.seatId) {
+    // The number's seat counts only if it is a seat of this account (inventory cannot check).
+    seatId = (await findSeat(deps.pool, call.accountId, owned.seatId)) ? owned.seatId : undefined;
+  }
+  const attest = seatId !== undefined && seatId === owned.seatId ? "A" : "B";
+  const x5u = request.certificateUrl || deps.certificateUrl;
+  const { identity } = await deps.signer.sign({ attest, from: call.from, to: call.to, x5u });
+
+  return deps.engine.transaction(async (tx) => {
+    const insert = () =>
+      insertCall(tx, call, {
+        agent,
+        seatId,
+        attest,
+        identity,
+        x5u,
+        key: idempotencyKey,
+      });
+    let row = await insert();
+    if (!row && idempotencyKey) {
+      // Another request with this key committed first (that call is the one), or the key was
+      // last used more than 24 hours ago (it is released and this request takes it).
+      const existing = await callByKey(tx.client, call, idempotencyKey);
+      if (existing) return { row: existing, replayed: true };
+      await tx.client.query(
+        `UPDATE call_control.calls SET idempotency_key = NULL
+          WHERE account_id = $1 AND idempotency_key = $2 AND created_at <= now() - interval '${keyWindow}'`,
+        [call.accountId, idempotencyKey],
+      );
+      row = await insert();
+    }
+    if (!row) throw new DomainError("conflict", "the Idempotency-Key is in use; retry the request");
+    if (seatId !== undefined) await claimSeat(tx, call.accountId, seatId, { pointer: "#/seat_id" });
+    await emitCallEvent(tx, "call.placed", row, { requestId });
+    return { row, replayed: false };
+  });
+}
+
+/** Inserts the call `queued` together with its dial timer (due now); undefined on a key conflict. */
+async function insertCall(
+  tx: Tx,
+  call: OutboundRequest,
+  fields: {
+    agent: string;
+    seatId: string | undefined;
+    attest: string;
+    identity: string;
+    x5u: string;
+    key: string | undefined;
+  },
+): Promise<CallRow | undefined> {
+  const { rows } = await tx.client.query<CallRow>(
+    `WITH c AS (
+       INSERT INTO call_control.calls
+         (id, account_id, direction, status, to_number, from_number, agent, seat_id, seat_claimed,
+          attestation, identity, client_state, timeout_seconds, time_limit_seconds,
+          idempotency_key, request_hash)
+       VALUES ($1, $2, 'outbound', 'queued', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+       ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+       RETURNING *
+     ), dial AS (
+       INSERT INTO call_control.scheduled_actions (call_id, kind, payload, due_at)
+       SELECT id, $15, $16::jsonb, now() FROM c
+     )
+     SELECT ${callColumns} FROM c`,
+    [
+      newId("call"),
+      call.accountId,
+      call.to,
+      call.from,
+      fields.agent,
+      fields.seatId ?? null,
+      fields.seatId !== undefined,
+      fields.attest,
+      fields.identity,
+      call.clientState ?? null,
+      call.timeoutSeconds,
+      call.timeLimitSeconds,
+      fields.key ?? null,
+      call.hash,
+      callTimerKinds.dial,
+      JSON.stringify({ identity_info: fields.x5u }),
+    ],
+  );
+  const row = rows[0];
+  if (row) tx.wakeAt(Date.now());
+  return row;
+}
+
+/**
+ * One round trip for what the database knows before anything is placed: the agent, and the
+ * call the Idempotency-Key already placed (within its window).
+ */
+async function lookupOutbound(
+  db: Queryable,
+  call: OutboundRequest,
+  key: string | undefined,
+): Promise<{ agent: string | undefined; earlier: CallRow | undefined }> {
+  const { rows } = await db.query<CallRow & { agent_name: string | null }>(
+    `SELECT a.name AS agent_name, ${callColumns}
+       FROM (SELECT 1) AS one
+       LEFT JOIN call_control.agents a ON a.account_id = $1 AND a.name = $2
+       LEFT JOIN call_control.calls c
+         ON c.account_id = $1 AND c.idempotency_key = $3
+        AND c.created_at > now() - interval '${keyWindow}'`,
+    [call.accountId, call.agent, key ?? null],
+  );
+  const row = rows[0];
+  const earlier = row?.id ? row : undefined;
+  if (earlier) checkSameRequest(earlier, call);
+  return { agent: row?.agent_name ?? undefined, earlier };
+}
+
+const checkSameRequest = (row: CallRow, call: OutboundRequest) => {
+  if (row.request_hash !== call.hash) {
+    throw new DomainError(
+      "idempotency-mismatch",
+      "this Idempotency-Key already placed a call with a different request",
+    );
+  }
+};
+
+/** The call an Idempotency-Key placed within its window; another request under it is a mismatch. */
+async function callByKey(
+  db: Queryable,
+  call: OutboundRequest,
+  key: string,
+): Promise<CallRow | undefined> {
+  const { rows } = await db.query<CallRow>(
+    `SELECT ${callColumns} FROM call_control.calls c
+      WHERE c.account_id = $1 AND c.idempotency_key = $2 AND c.created_at > now() - interval '${keyWindow}'`,
+    [call.accountId, key],
+  );
+  const row = rows[0];
+  if (row) checkSameRequest(row, call);
+  return row;
+}

@@ -1,0 +1,70 @@
+import { createHash } from "node:crypto";
+import canonicalize from "canonicalize";
+import type { callcontrol } from "@switchboard/proto";
+import { checkAgentName, checkE164, checkIntRange, requireAccount } from "../validation.js";
+
+export const defaultTimeoutSeconds = 30;
+export const defaultTimeLimitSeconds = 14_400;
+export const maxClientStateBytes = 1024;
+
+/** A validated outbound call request with its defaults applied. */
+export interface OutboundRequest {
+  accountId: string;
+  to: string;
+  from: string;
+  agent: string;
+  seatId: string | undefined;
+  timeoutSeconds: number;
+  timeLimitSeconds: number;
+  clientState: string | undefined;
+  /** SHA-256 of the request's canonical JSON: one Idempotency-Key, one request. */
+  hash: string;
+}
+
+export function parseOutboundRequest(
+  request: callcontrol.CreateOutboundCallRequest,
+): OutboundRequest {
+  const errors = requireAccount(request.accountId);
+  checkE164(errors, "#/to", request.to);
+  checkE164(errors, "#/from", request.from);
+  checkAgentName(errors, "#/agent", request.agent);
+  if (request.seatId !== undefined && !/^seat_[0-9a-z]{26}$/.test(request.seatId)) {
+    errors.add("#/seat_id", "must be a seat id (seat_…)");
+  }
+  checkIntRange(errors, "#/timeout_seconds", request.timeoutSeconds, 5, 120);
+  checkIntRange(
+    errors,
+    "#/time_limit_seconds",
+    request.timeLimitSeconds,
+    1,
+    defaultTimeLimitSeconds,
+  );
+  if (
+    request.clientState !== undefined &&
+    Buffer.byteLength(request.clientState) > maxClientStateBytes
+  ) {
+    errors.add("#/client_state", `must be at most ${maxClientStateBytes} bytes (UTF-8)`);
+  }
+  errors.throwIfAny();
+  const parsed = {
+    accountId: request.accountId,
+    to: request.to,
+    from: request.from,
+    agent: request.agent,
+    seatId: request.seatId,
+    timeoutSeconds: request.timeoutSeconds ?? defaultTimeoutSeconds,
+    timeLimitSeconds: request.timeLimitSeconds ?? defaultTimeLimitSeconds,
+    clientState: request.clientState,
+  };
+  const canonical = canonicalize({
+    ...parsed,
+    seatId: parsed.seatId ?? null,
+    clientState: parsed.clientState ?? null,
+  });
+  return {
+    ...parsed,
+    hash: createHash("sha256")
+      .update(canonical ?? "")
+      .digest("hex"),
+  };
+}

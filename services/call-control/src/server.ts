@@ -1,0 +1,116 @@
+import {
+  SigningKeyStore,
+  startGrpcServer,
+  startOutboxRelay,
+  type EventBus,
+  type Logger,
+  type Pool,
+  type RunningGrpcServer,
+} from "@switchboard/kit";
+import { createCallEngine, type CallEngine } from "./calls/call-engine.js";
+import { callRelayGroups, callSchema } from "./calls/call-events.js";
+import { recoverOrphanedCalls } from "./calls/recovery.js";
+import { createCarrier } from "./carrier/create-carrier.js";
+import type { CallControlSettings } from "./config.js";
+import { connectInventory } from "./inventory-directory.js";
+import { migrateCallControl } from "./migrations.js";
+import { createActionRunner, type ActionRunner } from "./scheduler/action-runner.js";
+import { createCallControlService } from "./service.js";
+import { passportPurpose, StirCertificates } from "./stir-shaken/certificate.js";
+import { PassportSigner } from "./stir-shaken/passport.js";
+
+export interface CallControlOptions {
+  pool: Pool;
+  bus: EventBus;
+  port: number;
+  host?: string;
+  logger: Logger;
+  /** The inventory's gRPC address (caller ids, route numbers and DIDs are checked there). */
+  inventoryAddress: string;
+  settings: CallControlSettings;
+}
+
+export interface RunningCallControl {
+  port: number;
+  server: RunningGrpcServer;
+  engine: CallEngine;
+  /** The durable timers (tests drain them). */
+  timers: ActionRunner;
+  /** Drains gRPC, stops the timers and the relay. The pool stays open (the caller owns it). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Migrates, makes sure the PASSporT key and its certificate exist, recovers calls left live by
+ * a previous process, then starts the durable timers, the outbox relay and the gRPC server
+ * (CallControlService with grpc.health.v1).
+ */
+export async function startCallControl(options: CallControlOptions): Promise<RunningCallControl> {
+  const { pool, logger, settings } = options;
+  await migrateCallControl(pool);
+  const keys = new SigningKeyStore({
+    pool,
+    schema: callSchema,
+    secret: settings.signingKeySecret,
+    purposes: [passportPurpose],
+    algorithms: { [passportPurpose]: "ES256" },
+    logger,
+  });
+  await keys.init();
+  const certificates = new StirCertificates(pool, keys, settings.serviceProviderCode);
+  await certificates.active();
+
+  const directory = connectInventory(options.inventoryAddress, settings.inventoryDeadlineMs);
+  const timers = createActionRunner({
+    pool,
+    logger,
+    pollIntervalMs: settings.timers.pollIntervalMs,
+    batchSize: settings.timers.batchSize,
+  });
+  const carrier = createCarrier(settings);
+  const engine = createCallEngine({ pool, runner: timers, carrier, logger });
+  await recoverOrphanedCalls({ pool, engine, logger });
+  timers.start();
+  const relay = startOutboxRelay({
+    pool,
+    schema: callSchema,
+    bus: options.bus,
+    logger,
+    groups: callRelayGroups,
+    listen: false,
+    pollIntervalMs: 100,
+  });
+
+  const server = await startGrpcServer({
+    name: "call-control",
+    services: [
+      createCallControlService({
+        pool,
+        logger,
+        engine,
+        directory,
+        signer: new PassportSigner(keys),
+        certificates,
+        certificateUrl: settings.certificateUrl,
+        inboundRingTimeoutSeconds: settings.inboundRingTimeoutSeconds,
+      }),
+    ],
+    ...(options.host !== undefined ? { host: options.host } : {}),
+    port: options.port,
+    logger,
+  });
+  logger.info({ carrier: carrier.name }, "call-control ready");
+  return {
+    port: server.port,
+    server,
+    engine,
+    timers,
+    stop: async () => {
+      await server.drain();
+      await timers.stop();
+      await relay.stop();
+      await carrier.stop();
+      directory.close();
+    },
+  };
+}

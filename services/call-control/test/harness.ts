@@ -1,0 +1,150 @@
+import {
+  callUnary,
+  createClient,
+  createLogger,
+  createMemoryBus,
+  createPool,
+  type EventBus,
+  type Pool,
+} from "@switchboard/kit";
+import type { testDatabaseKinds } from "@switchboard/kit/testing";
+import { seedInventory, startInventory, type RunningInventory } from "@switchboard/inventory";
+import { callcontrol, inventory } from "@switchboard/proto";
+import {
+  loadCallControlSettings,
+  startCallControl,
+  type RunningCallControl,
+} from "../src/index.js";
+
+export type DatabaseKind = (typeof testDatabaseKinds)[number];
+
+/**
+ * Inventory and call-control on real gRPC sockets over a fresh database (no gateway), for the
+ * service's own integration tests. `restart()` stops call-control and starts a new instance on
+ * the same database, as a crashed and rescheduled process would.
+ */
+export interface ServiceHarness {
+  pool: Pool;
+  inventoryPool: Pool;
+  running: RunningCallControl;
+  client: callcontrol.CallControlServiceClient;
+  call<Req, Res>(
+    method: (
+      request: Req,
+      metadata: import("@grpc/grpc-js").Metadata,
+      options: Partial<import("@grpc/grpc-js").CallOptions>,
+      callback: (error: import("@grpc/grpc-js").ServiceError | null, response: Res) => void,
+    ) => import("@grpc/grpc-js").ClientUnaryCall,
+    request: Req,
+    metadata?: Record<string, string>,
+  ): Promise<Res>;
+  /** Assigns a seeded number to the account (and seat); returns its E.164 form. */
+  assignNumber(accountId: string, seatId?: string): Promise<string>;
+  restart(env?: Record<string, string>): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const baseEnv = {
+  NODE_ENV: "test",
+  SANDBOX_CALL_SECONDS: "0.3",
+  SANDBOX_RING_DELAY_MS: "30",
+  CALL_TIMER_POLL_MS: "50",
+};
+
+export async function startServiceHarness(
+  kind: DatabaseKind,
+  env: Record<string, string> = {},
+): Promise<ServiceHarness> {
+  const database = await kind.create("callcontrol");
+  const logger = createLogger("call-control-test");
+  const bus: EventBus = createMemoryBus({ logger });
+  const inventoryPool = createPool(database.url, { max: 4, name: "inventory-test" });
+  const inv: RunningInventory = await startInventory({ pool: inventoryPool, bus, port: 0, logger });
+  await seedInventory(inventoryPool, { count: 300, seed: 3 });
+  const pool = createPool(database.url, { max: 8, name: "call-control-test" });
+  const start = (overrides: Record<string, string>) =>
+    startCallControl({
+      pool,
+      bus,
+      port: 0,
+      logger,
+      inventoryAddress: `127.0.0.1:${inv.port}`,
+      settings: loadCallControlSettings({ ...baseEnv, ...env, ...overrides }),
+    });
+  let running = await start({});
+  let client = createClient(callcontrol.CallControlServiceClient, `127.0.0.1:${running.port}`);
+  const invClient = createClient(inventory.InventoryServiceClient, `127.0.0.1:${inv.port}`);
+  const invCall = <Req, Res>(method: Parameters<typeof callUnary<Req, Res>>[2], request: Req) =>
+    callUnary("inventory", invClient, method, request, { deadlineMs: 30_000 });
+  let available: string[] = [];
+
+  const harness: ServiceHarness = {
+    pool,
+    inventoryPool,
+    get running() {
+      return running;
+    },
+    get client() {
+      return client;
+    },
+    call: (method, request, metadata) =>
+      callUnary("call-control", client, method, request, { deadlineMs: 30_000, metadata }),
+    async assignNumber(accountId, seatId) {
+      if (available.length === 0) {
+        const found = await invCall(invClient.searchNumbers, {
+          ...inventory.SearchNumbersRequest.fromPartial({ accountId, country: "US", limit: 200 }),
+        });
+        available = found.numbers.map((n) => n.number);
+      }
+      const number = available.shift();
+      if (!number) throw new Error("no seeded number left");
+      const { hold } = await invCall(invClient.createHold, { accountId, number, ttlSeconds: 600 });
+      await invCall(invClient.assignHold, { accountId, holdId: hold!.id, seatId });
+      return number;
+    },
+    async restart(overrides = {}) {
+      client.close();
+      await running.stop();
+      running = await start(overrides);
+      client = createClient(callcontrol.CallControlServiceClient, `127.0.0.1:${running.port}`);
+    },
+    async stop() {
+      client.close();
+      invClient.close();
+      await running.stop();
+      await inv.stop();
+      await bus.close();
+      await pool.end();
+      await inventoryPool.end();
+      await database.drop();
+    },
+  };
+  return harness;
+}
+
+/** Polls `read` until `done` holds (or the deadline passes, returning the last value). */
+export async function eventually<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** The call's events from the outbox, in sequence order. */
+export async function callEvents(pool: Pool, callId: string) {
+  const { rows } = await pool.query<{
+    type: string;
+    sequence: number;
+    data: Record<string, unknown>;
+  }>(
+    `SELECT type, sequence, data FROM call_control.outbox WHERE resource_id = $1 ORDER BY sequence`,
+    [callId],
+  );
+  return rows;
+}

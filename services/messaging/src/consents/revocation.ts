@@ -1,0 +1,66 @@
+import { DomainError, notFound, withTransaction, type PoolClient } from "@switchboard/kit";
+import type { messaging } from "@switchboard/proto";
+import type { MessagingContext } from "../context.js";
+import { requireAccount } from "../validation.js";
+import { consentColumns, consentEventData, toConsent, type ConsentRow } from "./rows.js";
+
+/** RevokeConsent: granted → revoked (`consent.revoked`); a revoked consent is 409 invalid-state. */
+export async function revokeConsent(
+  ctx: MessagingContext,
+  request: messaging.RevokeConsentRequest,
+): Promise<messaging.Consent> {
+  requireAccount(request.accountId).throwIfAny();
+  const consent = await withTransaction(ctx.pool, async (client) => {
+    const revoked = await revokeWhere(
+      ctx,
+      client,
+      "c.id = $1 AND c.account_id = $2",
+      [request.consentId, request.accountId],
+      { source: "api", keyword: null },
+    );
+    if (revoked[0]) return revoked[0];
+    const existing = await client.query<{ status: string }>(
+      "SELECT status FROM messaging.consents WHERE id = $1 AND account_id = $2",
+      [request.consentId, request.accountId],
+    );
+    if (!existing.rows[0]) throw notFound("the consent");
+    throw new DomainError("invalid-state", "the consent is already revoked");
+  });
+  ctx.outbox.wake();
+  return consent;
+}
+
+/**
+ * Revokes every granted consent matching `where` (columns of alias `c`) on the caller's
+ * transaction, each with its `consent.revoked` event. The UPDATE is guarded on
+ * `status = 'granted'`, so a consent is revoked once.
+ */
+export async function revokeWhere(
+  ctx: MessagingContext,
+  client: PoolClient,
+  where: string,
+  values: unknown[],
+  revocation: { source: "api" | "keyword"; keyword: string | null },
+): Promise<messaging.Consent[]> {
+  const n = values.length;
+  const { rows } = await client.query<ConsentRow>(
+    `UPDATE messaging.consents c
+        SET status = 'revoked', revoked_at = now(), revocation_source = $${n + 1},
+            revocation_keyword = $${n + 2}
+      WHERE ${where} AND c.status = 'granted'
+      RETURNING ${consentColumns}`,
+    [...values, revocation.source, revocation.keyword],
+  );
+  const consents: messaging.Consent[] = [];
+  for (const row of rows.sort((a, b) => a.id.localeCompare(b.id))) {
+    const consent = toConsent(row);
+    await ctx.outbox.append(client, {
+      type: "consent.revoked",
+      accountId: row.account_id,
+      resourceId: consent.id,
+      data: consentEventData(consent),
+    });
+    consents.push(consent);
+  }
+  return consents;
+}

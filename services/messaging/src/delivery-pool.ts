@@ -1,0 +1,20 @@
+import pg from "pg";
+import type { Pool } from "@switchboard/kit";
+
+/**
+ * The delivery pipeline's own connections (a bulkhead): relays, dispatcher, submit and receipt
+ * workers, the sweeper and the sandbox network never queue API requests behind them for a
+ * connection. Opened on the same server as the API pool, with `max` connections.
+ */
+export function openDeliveryPool(apiPool: Pool, max: number): Pool {
+  const { options } = apiPool;
+  const pool = new pg.Pool({
+    ...options,
+    password: options.password,
+    max,
+    application_name: "messaging-delivery",
+  });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on("error", () => undefined);
+  return pool;
+}

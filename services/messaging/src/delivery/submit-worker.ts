@@ -1,0 +1,117 @@
+import {
+  RetryLaterError,
+  withTransaction,
+  type EventBus,
+  type Job,
+  type QueueWorker,
+} from "@switchboard/kit";
+import { CarrierError } from "../carrier/carrier.js";
+import type { MessagingContext } from "../context.js";
+import type { Encoding } from "../encoding/segments.js";
+import type { MessageRow } from "../messages/rows.js";
+import { transition } from "../messages/transitions.js";
+import { isChannel } from "../validation.js";
+import { finishAttempt } from "./attempts.js";
+import { chooseChannel } from "./channel-choice.js";
+import { claimMessage } from "./claim.js";
+import { SUBMIT_QUEUE, type SubmitJob } from "./submit-queue.js";
+
+/**
+ * Hands messages to the carrier, never one twice. Each try: claim (lease + send record written
+ * first), choose the channel (RCS fallback), submit with the message id as client reference,
+ * then record the outcome and `sent` in one transaction. A transient carrier error is retried
+ * by the queue with backoff; the last try, or a permanent refusal, ends the message `failed`.
+ * After a try whose outcome is unknown the message is submitted again only to a carrier that
+ * dedupes on the client reference; any other carrier's message fails rather than risk a
+ * duplicate.
+ */
+export function startSubmitWorker(ctx: MessagingContext, bus: EventBus): QueueWorker {
+  return bus.consume<SubmitJob>(SUBMIT_QUEUE, (job) => submitOnce(ctx, job), {
+    concurrency: ctx.config.submitConcurrency,
+  });
+}
+
+export async function submitOnce(ctx: MessagingContext, job: Job<SubmitJob>): Promise<void> {
+  const claim = await claimMessage(ctx, job.data.messageId);
+  if (claim.kind === "done") return;
+  if (claim.kind === "busy")
+    throw new RetryLaterError("another worker holds the message", claim.retryInMs);
+  const { attempt } = claim;
+  if (claim.previousOutcomeUnknown && !ctx.carrier.idempotentSubmit) {
+    await fail(ctx, claim.row, attempt, "skipped", {
+      code: "outcome-unknown",
+      message: "an earlier try's outcome is unknown and the carrier cannot recognise a repeat",
+    });
+    return;
+  }
+  const row = await chooseChannel(ctx, claim.row, attempt);
+  if (!row) return;
+  const channel = row.channel_used ?? row.channel;
+  if (!isChannel(channel)) throw new Error(`message ${row.id} has no valid channel`);
+  let providerMessageId: string;
+  try {
+    ({ providerMessageId } = await ctx.carrier.submit({
+      clientRef: row.id,
+      attempt,
+      channel,
+      from: row.from_number,
+      to: row.to_number,
+      body: row.body,
+      mediaUrls: channel === "sms" ? [] : row.media_urls,
+      encoding: row.encoding as Encoding,
+      segments: row.segments,
+      expiresAt: row.expires_at,
+    }));
+  } catch (error) {
+    const carrierError = error instanceof CarrierError ? error : undefined;
+    const code = carrierError?.code ?? "carrier-error";
+    if (carrierError?.kind === "permanent") {
+      await fail(ctx, row, attempt, "rejected", { code, message: carrierError.message });
+      return;
+    }
+    const outcome = carrierError?.outcome === "not_sent" ? "error" : "unknown";
+    if (job.attempt >= job.maxAttempts) {
+      await fail(ctx, row, attempt, outcome, {
+        code: "carrier-retries-exhausted",
+        message: `the carrier did not take the message in ${job.maxAttempts} tries (last: ${code})`,
+      });
+      return;
+    }
+    await withTransaction(ctx.pool, async (client) => {
+      await finishAttempt(client, row.id, attempt, outcome, { errorCode: code });
+      // Release the lease: the queue's retry (after its backoff) claims the message again.
+      await client.query(
+        "UPDATE messaging.messages SET lease_until = NULL, updated_at = now() WHERE id = $1 AND status = 'sending'",
+        [row.id],
+      );
+    });
+    throw error;
+  }
+  await withTransaction(ctx.pool, async (client) => {
+    await finishAttempt(client, row.id, attempt, "accepted", { providerMessageId });
+    await transition(client, ctx.outbox, row.id, "sent", {
+      provider_message_id: providerMessageId,
+      sent_at: "now",
+      lease_until: null,
+    });
+  });
+  ctx.outbox.wake();
+}
+
+async function fail(
+  ctx: MessagingContext,
+  row: MessageRow,
+  attempt: number,
+  outcome: "rejected" | "error" | "unknown" | "skipped",
+  error: { code: string; message: string },
+): Promise<void> {
+  await withTransaction(ctx.pool, async (client) => {
+    await finishAttempt(client, row.id, attempt, outcome, { errorCode: error.code });
+    await transition(client, ctx.outbox, row.id, "failed", {
+      error_code: error.code,
+      error_message: error.message,
+      lease_until: null,
+    });
+  });
+  ctx.outbox.wake();
+}

@@ -1,0 +1,113 @@
+import { DomainError } from "@switchboard/kit";
+import type { messaging } from "@switchboard/proto";
+import { characterCount } from "../encoding/segments.js";
+import type { SenderNumber } from "../sender-numbers.js";
+import { maxBodyCharacters } from "../templates/template-input.js";
+import { renderTemplate } from "../templates/variables.js";
+import type { FieldErrors } from "../validation.js";
+import { channelsOf } from "./send-checks.js";
+import type { SendFacts, SendTemplate } from "./send-facts.js";
+
+/** The checks of a send that need what was looked up: sender, template, body, recipient. */
+/** `from` must be the account's number with the capability of every channel the send may use. */
+export function checkSender(
+  request: messaging.SendMessageRequest,
+  sender: SenderNumber | undefined,
+  errors: FieldErrors,
+) {
+  if (!sender) {
+    errors.add("#/from", `${request.from} is not a number of this account`);
+    return;
+  }
+  for (const channel of channelsOf(request)) {
+    if (!sender.capabilities.includes(channel)) {
+      errors.add(
+        channel === request.channel ? "#/from" : "#/fallback",
+        `${sender.number} has no ${channel} capability (it has ${sender.capabilities.join(", ") || "none"})`,
+      );
+    }
+  }
+}
+
+export function checkTemplate(
+  request: messaging.SendMessageRequest,
+  facts: SendFacts,
+  errors: FieldErrors,
+): SendTemplate {
+  const template = facts.template;
+  if (!template) {
+    if (request.templateVersion !== undefined) {
+      errors.add("#/template_version", `the template has no version ${request.templateVersion}`);
+    } else errors.add("#/template_id", "no template of this account has this id");
+    return errors.fail();
+  }
+  if (template.status !== "approved") {
+    errors.add("#/template_version", `version ${template.version} is not approved`);
+  }
+  for (const channel of channelsOf(request)) {
+    if (!template.channels.includes(channel)) {
+      errors.add(
+        channel === request.channel ? "#/channel" : "#/fallback",
+        `template ${template.id} version ${template.version} is not approved for ${channel} (only ${template.channels.join(", ")})`,
+      );
+    }
+  }
+  return template;
+}
+
+export function render(
+  request: messaging.SendMessageRequest,
+  template: SendTemplate,
+  errors: FieldErrors,
+): string {
+  const rendered = renderTemplate(template.body, template.variables, request.variables);
+  if (rendered.body === undefined) {
+    for (const name of rendered.missing) {
+      errors.add(
+        `#/variables/${escapePointer(name)}`,
+        `is required by template version ${template.version}`,
+      );
+    }
+    for (const name of rendered.unknown) {
+      errors.add(
+        `#/variables/${escapePointer(name)}`,
+        `is not a variable of template version ${template.version}`,
+      );
+    }
+    return "";
+  }
+  const length = characterCount(rendered.body);
+  if (length > maxBodyCharacters) {
+    errors.add(
+      "#/variables",
+      `the rendered body is ${length} characters; at most ${maxBodyCharacters} are allowed`,
+    );
+  } else if (rendered.body.trim() === "") {
+    errors.add("#/variables", "the rendered body is empty");
+  }
+  return rendered.body;
+}
+
+const escapePointer = (segment: string): string => segment.replace(/~/g, "~0").replace(/\//g, "~1");
+
+/** Opt-out first (it outranks any consent), then the consent itself. */
+export function checkRecipient(request: messaging.SendMessageRequest, facts: SendFacts): void {
+  if (facts.optOut) {
+    throw new DomainError(
+      "recipient-opted-out",
+      `${request.to} opted out (${facts.optOut.keyword.toUpperCase()}); only their START or UNSTOP opts them back in`,
+    );
+  }
+  const consent = facts.consent;
+  const required = (detail: string) =>
+    new DomainError("consent-required", detail, { extensions: { consent_id: request.consentId } });
+  if (!consent) throw required(`consent ${request.consentId} is not a consent of this account`);
+  if (consent.phone_number !== request.to) {
+    throw required(`consent ${consent.id} was given by ${consent.phone_number}, not ${request.to}`);
+  }
+  const missing = channelsOf(request).filter((channel) => !consent.channels.includes(channel));
+  if (missing.length > 0) {
+    throw required(`consent ${consent.id} does not cover ${missing.join(" and ")}`);
+  }
+  if (consent.status !== "granted") throw required(`consent ${consent.id} is ${consent.status}`);
+}

@@ -1,0 +1,88 @@
+import type pg from "pg";
+import type { Outbox } from "../outbox.js";
+import { messageColumns, messageEventData, type MessageRow } from "./rows.js";
+
+export type MessageStatus =
+  | "queued"
+  | "sending"
+  | "sent"
+  | "delivered"
+  | "undelivered"
+  | "failed"
+  | "expired"
+  | "read"
+  | "received";
+
+/**
+ * The outbound state machine: queued → sending → sent → delivered | undelivered, with failed
+ * reachable until the network reports on the message, expired until the carrier has it, and
+ * read (RCS only) after sent or delivered, since receipts may arrive out of order. Terminal
+ * states have no entry here and never change (the database trigger enforces the same).
+ */
+export const allowedFrom: Record<Exclude<MessageStatus, "queued" | "received">, MessageStatus[]> = {
+  sending: ["queued"],
+  sent: ["sending"],
+  delivered: ["sent"],
+  undelivered: ["sent"],
+  failed: ["queued", "sending", "sent"],
+  expired: ["queued", "sending"],
+  read: ["sent", "delivered"],
+};
+
+/** Columns a transition may set beside status and updated_at. */
+export type TransitionFields = Partial<{
+  channel_used: string;
+  fallback_applied: boolean;
+  encoding: string;
+  segments: number;
+  error_code: string | null;
+  error_message: string | null;
+  provider_message_id: string;
+  lease_until: Date | null;
+  attempts: "increment";
+  sent_at: "now";
+  delivered_at: "now";
+  read_at: "now";
+}>;
+
+/**
+ * Moves one message to `to` if (and only if) its status is one `to` may follow, on the caller's
+ * transaction, and appends `message.<to>` with the message as it now is. Returns the updated
+ * row, or undefined when the guard refused (the message was elsewhere already).
+ */
+export async function transition(
+  client: pg.ClientBase,
+  outbox: Outbox,
+  messageId: string,
+  to: keyof typeof allowedFrom,
+  fields: TransitionFields = {},
+  /** Which column `messageId` names: the message id, or the carrier's id (receipts). */
+  by: "id" | "provider_message_id" = "id",
+): Promise<MessageRow | undefined> {
+  const values: unknown[] = [messageId, to, allowedFrom[to]];
+  const sets = ["status = $2", "updated_at = now()"];
+  for (const [column, value] of Object.entries(fields)) {
+    if (value === "now") sets.push(`${column} = now()`);
+    else if (value === "increment") sets.push(`${column} = ${column} + 1`);
+    else {
+      values.push(value);
+      sets.push(`${column} = $${values.length}`);
+    }
+  }
+  if (to === "delivered" || to === "read") sets.push(`${to}_at = coalesce(${to}_at, now())`);
+  const { rows } = await client.query<MessageRow>(
+    `UPDATE messaging.messages m SET ${sets.join(", ")}
+      WHERE m.${by} = $1 AND m.status = ANY($3::text[]) ${to === "read" ? "AND m.channel_used = 'rcs'" : ""}
+      RETURNING ${messageColumns}`,
+    values,
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  await outbox.append(client, {
+    type: `message.${to}`,
+    accountId: row.account_id,
+    resourceId: row.id,
+    data: messageEventData(row),
+  });
+  return row;
+}

@@ -1,0 +1,92 @@
+import {
+  consumeEvents,
+  consumeOnce,
+  newId,
+  toPublicEvent,
+  withTransaction,
+  type EventEnvelope,
+  type QueueWorker,
+} from "@switchboard/kit";
+import { schema, type WebhookContext } from "./context.js";
+import type { DispatchInput } from "./dispatch.js";
+import { isDeliverableType, subscribesTo } from "./event-catalog.js";
+
+/** The consumer group the outbox relays feed (platformConsumerGroups) and our consumer name. */
+export const fanOutGroup = "webhook";
+const consumer = "fan-out";
+
+/**
+ * Fan-out: each platform event becomes one delivery per active subscription of the event's
+ * account whose patterns select its type. The deliveries and the processed-event record
+ * commit together (consumeOnce), so a redelivered event adds nothing; the jobs are published
+ * after the commit. A redelivery republishes the event's pending deliveries (job ids dedupe),
+ * which covers a crash between commit and publish; the sweeper covers the rest.
+ */
+export function startFanOut(ctx: WebhookContext, concurrency = 8): QueueWorker {
+  return consumeEvents(
+    ctx.bus,
+    fanOutGroup,
+    async (event) => {
+      await fanOut(ctx, event);
+    },
+    { concurrency },
+  );
+}
+
+interface Created {
+  id: string;
+  dispatch: number;
+}
+
+export async function fanOut(ctx: WebhookContext, event: EventEnvelope): Promise<number> {
+  // webhook.test goes only to the subscription it tests (never through the bus).
+  if (!isDeliverableType(event.type) || event.type === "webhook.test") return 0;
+  const payload = JSON.stringify(toPublicEvent(event));
+  const trace = event.trace ? JSON.stringify(event.trace) : null;
+  const outcome = await withTransaction(ctx.pool, (client) =>
+    consumeOnce(client, schema, consumer, event.id, async () => {
+      const { rows: subscriptions } = await client.query<{ id: string; events: string[] }>(
+        `SELECT id, events FROM webhook.subscriptions
+          WHERE account_id = $1 AND status = 'active' ORDER BY id`,
+        [event.account_id],
+      );
+      const matched = subscriptions.filter((s) => subscribesTo(s.events, event.type));
+      if (matched.length === 0) return [];
+      const { rows } = await client.query<Created>(
+        `INSERT INTO webhook.deliveries
+           (id, account_id, subscription_id, event_id, event_type, payload, trace_carrier,
+            status, next_attempt_at)
+         SELECT d.id, $3, d.subscription_id, $4, $5, $6, $7::jsonb, 'pending', now()
+           FROM unnest($1::text[], $2::text[]) AS d (id, subscription_id)
+         ON CONFLICT (subscription_id, event_id) DO NOTHING
+         RETURNING id, dispatch`,
+        [
+          matched.map(() => newId("wdl")),
+          matched.map((s) => s.id),
+          event.account_id,
+          event.id,
+          event.type,
+          payload,
+          trace,
+        ],
+      );
+      return rows;
+    }),
+  );
+  const created = outcome.processed
+    ? outcome.result
+    : (
+        await ctx.pool.query<Created>(
+          `SELECT id, dispatch FROM webhook.deliveries WHERE event_id = $1 AND status = 'pending'`,
+          [event.id],
+        )
+      ).rows;
+  const jobs: DispatchInput[] = created.map((row) => ({
+    id: row.id,
+    dispatch: row.dispatch,
+    eventType: event.type,
+    trace: event.trace,
+  }));
+  await ctx.dispatcher.dispatchAll(jobs);
+  return jobs.length;
+}

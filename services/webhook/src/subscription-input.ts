@@ -1,0 +1,66 @@
+import { DomainError } from "@switchboard/kit";
+import { patternProblem } from "./event-catalog.js";
+import {
+  checkWebhookUrl,
+  maxUrlLength,
+  parseUrl,
+  UnsafeUrlError,
+  type GuardOptions,
+} from "./url-guard.js";
+import type { FieldErrors } from "./validation.js";
+
+/** Field rules shared by creation and update; every failure names its JSON pointer. */
+export const maxEventPatterns = 100;
+export const maxDescriptionLength = 500;
+
+/** The URL parsed (syntax only), or a field error. */
+export function parseTargetUrl(raw: string, errors: FieldErrors): URL | undefined {
+  if (raw.trim() === "") {
+    errors.add("#/url", "is required");
+    return undefined;
+  }
+  const url = parseUrl(raw.trim());
+  if (!url) {
+    errors.add(
+      "#/url",
+      raw.length > maxUrlLength
+        ? `must be at most ${maxUrlLength} characters`
+        : "must be an absolute URL such as https://example.com/webhooks",
+    );
+  }
+  return url;
+}
+
+/** The patterns, de-duplicated in order; unknown types and prefixes are field errors. */
+export function checkEventPatterns(patterns: readonly string[], errors: FieldErrors): string[] {
+  if (patterns.length === 0) errors.add("#/events", "must name at least one event type or pattern");
+  if (patterns.length > maxEventPatterns) {
+    errors.add("#/events", `must have at most ${maxEventPatterns} entries`);
+  }
+  patterns.forEach((pattern, index) => {
+    const problem = patternProblem(pattern);
+    if (problem) errors.add(`#/events/${index}`, problem);
+  });
+  return [...new Set(patterns)];
+}
+
+export function checkDescription(description: string | undefined, errors: FieldErrors): void {
+  if (description !== undefined && description.length > maxDescriptionLength) {
+    errors.add("#/description", `must be at most ${maxDescriptionLength} characters`);
+  }
+}
+
+/** Runs the SSRF guard on a parsed URL; refusals are 422 unsafe-webhook-url. Returns the href. */
+export async function guardTargetUrl(url: URL, guard: GuardOptions): Promise<string> {
+  try {
+    await checkWebhookUrl(url, guard);
+  } catch (error) {
+    if (error instanceof UnsafeUrlError) {
+      throw new DomainError("unsafe-webhook-url", error.reason, {
+        errors: [{ pointer: "#/url", detail: error.reason }],
+      });
+    }
+    throw error;
+  }
+  return url.href;
+}

@@ -1,0 +1,47 @@
+import { isId, notFound, type Pool } from "@switchboard/kit";
+import type { webhook } from "@switchboard/proto";
+import { decodeCursor, encodeCursor } from "./cursor.js";
+import { pageLimit, splitPage } from "./pagination.js";
+import { subscriptionColumns, toSubscription, type SubscriptionRow } from "./rows.js";
+import { requireAccount } from "./validation.js";
+
+export async function getSubscription(
+  pool: Pool,
+  request: webhook.GetSubscriptionRequest,
+): Promise<webhook.Subscription> {
+  requireAccount(request.accountId).throwIfAny();
+  if (!isId(request.subscriptionId, "whs")) throw notFound("the subscription");
+  const { rows } = await pool.query<SubscriptionRow>(
+    `SELECT ${subscriptionColumns} FROM webhook.subscriptions s
+      WHERE s.id = $1 AND s.account_id = $2 AND s.status <> 'deleted'`,
+    [request.subscriptionId, request.accountId],
+  );
+  if (!rows[0]) throw notFound("the subscription");
+  return toSubscription(rows[0]);
+}
+
+/** The account's subscriptions, newest first, keyset-paged on the (ULID) id. */
+export async function listSubscriptions(
+  pool: Pool,
+  request: webhook.ListSubscriptionsRequest,
+): Promise<webhook.ListSubscriptionsResponse> {
+  const errors = requireAccount(request.accountId);
+  const limit = pageLimit(request.limit);
+  if ("error" in limit) errors.add(limit.error.pointer, limit.error.detail);
+  errors.throwIfAny();
+  const size = "limit" in limit ? limit.limit : 0;
+  const binding = `subscriptions|${request.accountId}`;
+  const after = request.cursor ? decodeCursor(request.cursor, binding, 1)[0] : undefined;
+  const { rows } = await pool.query<SubscriptionRow>(
+    `SELECT ${subscriptionColumns} FROM webhook.subscriptions s
+      WHERE s.account_id = $1 AND s.status <> 'deleted' AND ($2::text IS NULL OR s.id < $2)
+      ORDER BY s.id DESC LIMIT $3`,
+    [request.accountId, after ?? null, size + 1],
+  );
+  const { page, hasMore } = splitPage(rows, size);
+  return {
+    subscriptions: page.map(toSubscription),
+    nextCursor: hasMore ? encodeCursor(binding, [page[page.length - 1]!.id]) : "",
+    hasMore,
+  };
+}

@@ -1,0 +1,48 @@
+import {
+  createBullmqBus,
+  createLogger,
+  createPool,
+  loadConfig,
+  onShutdown,
+} from "@switchboard/kit";
+import { z } from "zod";
+import { loadWebhookSettings } from "./config.js";
+import { startDeliveryWorkers } from "./server.js";
+
+/**
+ * A delivery-only process: `node services/webhook/dist/worker-main.js` (scale deliveries apart
+ * from the API; the benchmark's worker processes). Set WEBHOOK_DELIVERY_WORKERS=false on the
+ * service when workers run apart.
+ */
+const configSchema = z.object({
+  DATABASE_URL: z.string().min(1, "DATABASE_URL is required (a postgres:// URL)"),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, "REDIS_URL is required (a redis:// URL)"),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(20),
+  QUEUE_PREFIX: z.string().min(1).max(50).default("sb"),
+  QUEUE_STALLED_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  QUEUE_LOCK_DURATION_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+});
+
+const config = loadConfig(configSchema);
+const settings = loadWebhookSettings({ WEBHOOK_SINK_PORT: "50056", ...process.env });
+const logger = createLogger("webhook-worker");
+const pool = createPool(config.DATABASE_URL, {
+  name: "webhook-worker",
+  max: config.DATABASE_POOL_SIZE,
+});
+const bus = createBullmqBus({
+  redisUrl: config.REDIS_URL,
+  prefix: config.QUEUE_PREFIX,
+  logger,
+  stalledIntervalMs: config.QUEUE_STALLED_INTERVAL_MS,
+  lockDurationMs: config.QUEUE_LOCK_DURATION_MS,
+});
+
+const workers = await startDeliveryWorkers({ pool, bus, port: 0, logger, settings });
+process.send?.({ ready: true });
+
+onShutdown(logger, async () => {
+  await workers.stop();
+  await bus.close();
+  await pool.end();
+});

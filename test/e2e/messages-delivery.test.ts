@@ -1,0 +1,252 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BullmqBus, Job } from "@switchboard/kit";
+import {
+  startMessagingPlatform,
+  type MessagingPlatform,
+} from "../../services/messaging/test/platform-harness.js";
+import {
+  createConsent,
+  createTemplate,
+  eventsOf,
+  json,
+  ownNumber,
+  sandboxNumber,
+  send,
+  terminal,
+  waitForMessage,
+  type MessageJson,
+} from "../../services/messaging/test/fixtures.js";
+import { claimMessage } from "../../services/messaging/src/delivery/claim.js";
+import { submitOnce } from "../../services/messaging/src/delivery/submit-worker.js";
+import { sweepMessages } from "../../services/messaging/src/delivery/sweeper.js";
+import {
+  SUBMIT_QUEUE,
+  type SubmitJob,
+} from "../../services/messaging/src/delivery/submit-queue.js";
+
+const ended = terminal(["delivered", "undelivered", "failed", "expired", "read"]);
+
+/** The queue and the carrier: retries with backoff, never a second send, TTL, recovery. */
+describe("delivery through the queue (PostgreSQL + Redis)", () => {
+  let p: MessagingPlatform;
+  let token: string;
+  let from: string;
+  let template: { id: string };
+
+  beforeAll(async () => {
+    // Ten tries (backoff 30 ms doubling to 300 ms, ~2 s in all) outlast a 1 s TTL.
+    p = await startMessagingPlatform({ env: { MESSAGING_SEND_ATTEMPTS: "10" } });
+    token = await p.token();
+    from = await ownNumber(p, token, ["sms", "mms", "rcs"]);
+    template = await createTemplate(p, token, "Order {{n}} shipped");
+  });
+  afterAll(async () => p?.stop());
+
+  async function sendTo(to: string, extra: Record<string, unknown> = {}, sender = from) {
+    const consent = await createConsent(p, token, to);
+    const response = await send(p, token, {
+      channel: "sms",
+      to,
+      from: sender,
+      template_id: template.id,
+      variables: { n: "42" },
+      consent_id: consent.id,
+      ...extra,
+    });
+    expect(response.status).toBe(202);
+    return json<MessageJson>(response);
+  }
+
+  async function network(id: string) {
+    const { rows } = await p.pool.query<{ submit_calls: number; provider_message_id: string }>(
+      "SELECT submit_calls, provider_message_id FROM messaging.sandbox_network WHERE client_ref = $1",
+      [id],
+    );
+    return rows;
+  }
+
+  async function attempts(id: string) {
+    const { rows } = await p.pool.query<{ attempt: number; outcome: string }>(
+      "SELECT attempt, outcome FROM messaging.send_attempts WHERE message_id = $1 ORDER BY attempt",
+      [id],
+    );
+    return rows.map((r) => [r.attempt, r.outcome]);
+  }
+
+  const sentEvents = async (id: string) =>
+    (await eventsOf(p, id)).filter((e) => e.type === "message.sent");
+
+  /** Holds every new message of `sender` in the queue by pushing its pacing slot an hour out. */
+  const holdSender = (sender: string) =>
+    p.pool.query(
+      `INSERT INTO messaging.sender_pacing (sender, next_at) VALUES ($1, now() + interval '1 hour')
+       ON CONFLICT (sender) DO UPDATE SET next_at = now() + interval '1 hour'`,
+      [sender],
+    );
+
+  const fakeJob = (messageId: string, attempt = 1): Job<SubmitJob> => ({
+    id: `test.${messageId}`,
+    queue: SUBMIT_QUEUE,
+    name: "message.submit",
+    data: { messageId },
+    attempt,
+    maxAttempts: 10,
+  });
+
+  it("the carrier's answer is lost once: the retry is recognised, the message is sent once and delivered", async () => {
+    const accepted = await sendTo(sandboxNumber(5));
+    const done = await waitForMessage(p, token, accepted.id, ended);
+    expect(done.status).toBe("delivered");
+    const rows = await network(accepted.id);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.submit_calls).toBe(2);
+    expect(await attempts(accepted.id)).toEqual([
+      [1, "unknown"],
+      [2, "accepted"],
+    ]);
+    expect(await sentEvents(accepted.id)).toHaveLength(1);
+  });
+
+  it("the carrier throttles once: retried with backoff, then sent once", async () => {
+    const accepted = await sendTo(sandboxNumber(6));
+    expect((await waitForMessage(p, token, accepted.id, ended)).status).toBe("delivered");
+    expect(await network(accepted.id)).toHaveLength(1);
+    expect((await network(accepted.id))[0]?.submit_calls).toBe(1);
+    expect(await attempts(accepted.id)).toEqual([
+      [1, "error"],
+      [2, "accepted"],
+    ]);
+  });
+
+  it("a congested carrier: the message fails when its tries run out, or expires at its TTL first", async () => {
+    const exhausted = await sendTo(sandboxNumber(4));
+    const failed = await waitForMessage(p, token, exhausted.id, ended);
+    expect(failed).toMatchObject({
+      status: "failed",
+      error_code: "carrier-retries-exhausted",
+      sent_at: null,
+    });
+    expect((await attempts(exhausted.id)).map(([, outcome]) => outcome)).toEqual(
+      Array(10).fill("error"),
+    );
+    expect(await network(exhausted.id)).toHaveLength(0);
+
+    const slow = await startMessagingTtlCase();
+    expect(slow).toMatchObject({ status: "expired", error_code: "ttl-expired", sent_at: null });
+    const types = (await eventsOf(p, slow.id)).map((e) => e.type);
+    expect(types).toEqual(["message.queued", "message.sending", "message.expired"]);
+  });
+
+  /** TTL 1 s against a carrier that keeps refusing: the retry after the TTL expires it. */
+  async function startMessagingTtlCase() {
+    const accepted = await sendTo(sandboxNumber(4), { ttl_seconds: 1 });
+    expect(accepted.expires_at).not.toBeNull();
+    return waitForMessage(p, token, accepted.id, ended, 20_000);
+  }
+
+  it("twenty concurrent tries of one message: one claim, one submit, one sent", async () => {
+    const sender = await ownNumber(p, token, ["sms"], [], 2);
+    await holdSender(sender);
+    const accepted = await sendTo(sandboxNumber(0), {}, sender);
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, () => submitOnce(p.messaging.context, fakeJob(accepted.id))),
+    );
+    expect(results.filter((r) => r.status === "fulfilled").length).toBeGreaterThanOrEqual(1);
+    const rows = await network(accepted.id);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.submit_calls).toBe(1);
+    expect(await attempts(accepted.id)).toEqual([[1, "accepted"]]);
+    expect(await sentEvents(accepted.id)).toHaveLength(1);
+    expect((await waitForMessage(p, token, accepted.id, ended)).status).toBe("delivered");
+  });
+
+  it("recovers a message whose job was lost, and one whose worker died mid-try, without a second send", async () => {
+    const sender = await ownNumber(p, token, ["sms"], [], 3);
+    await holdSender(sender);
+    const lost = await sendTo(sandboxNumber(0), {}, sender);
+    const crashed = await sendTo(sandboxNumber(0), {}, sender);
+    await waitForScheduled([lost.id, crashed.id]);
+    // The queue loses every submit job (e.g. Redis was flushed).
+    await (p.platform.bus as BullmqBus).obliterate(SUBMIT_QUEUE);
+    // A worker claimed `crashed`, handed it to the network, and died before recording it.
+    const claim = await claimMessage(p.messaging.context, crashed.id);
+    expect(claim.kind).toBe("claimed");
+    if (claim.kind !== "claimed") return;
+    await p.messaging.context.carrier.submit({
+      clientRef: crashed.id,
+      attempt: 1,
+      channel: "sms",
+      from: claim.row.from_number,
+      to: claim.row.to_number,
+      body: claim.row.body,
+      mediaUrls: [],
+      encoding: "GSM-7",
+      segments: 1,
+      expiresAt: null,
+    });
+    // Both are overdue by more than MESSAGING_REDISPATCH_AFTER_MS.
+    await p.pool.query(
+      `UPDATE messaging.messages SET scheduled_at = now() - interval '5 minutes',
+              lease_until = CASE WHEN status = 'sending' THEN now() - interval '5 minutes' END
+        WHERE id = ANY($1)`,
+      [[lost.id, crashed.id]],
+    );
+    const swept = await sweepMessages(p.messaging.context, p.platform.bus);
+    expect(swept.redispatched).toBe(2);
+    for (const id of [lost.id, crashed.id]) {
+      expect((await waitForMessage(p, token, id, ended)).status).toBe("delivered");
+      expect(await network(id)).toHaveLength(1);
+      expect(await sentEvents(id)).toHaveLength(1);
+    }
+    expect((await network(crashed.id))[0]?.submit_calls).toBe(2);
+    expect(await attempts(crashed.id)).toEqual([
+      [1, null],
+      [2, "accepted"],
+    ]);
+  });
+
+  it("the sweeper expires a message held past its TTL", async () => {
+    const sender = await ownNumber(p, token, ["sms"], [], 4);
+    await holdSender(sender);
+    const accepted = await sendTo(sandboxNumber(0), { ttl_seconds: 1 }, sender);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const swept = await sweepMessages(p.messaging.context, p.platform.bus);
+    expect(swept.expired).toBeGreaterThanOrEqual(1);
+    const done = await json<MessageJson>(
+      await p.request(`/v1/api/messages/${accepted.id}`, { token }),
+    );
+    expect(done).toMatchObject({ status: "expired", error_code: "ttl-expired" });
+  });
+
+  it("paces a burst from one sender at MESSAGING_SENDER_RATE", async () => {
+    const sender = await ownNumber(p, token, ["sms"], [], 5);
+    await p.pool.query("DELETE FROM messaging.sender_pacing WHERE sender = $1", [sender]);
+    const burst = await Promise.all(
+      Array.from({ length: 10 }, () => sendTo(sandboxNumber(0), {}, sender)),
+    );
+    await waitForScheduled(burst.map((m) => m.id));
+    const { rows } = await p.pool.query<{ scheduled_at: Date }>(
+      "SELECT scheduled_at FROM messaging.messages WHERE id = ANY($1) ORDER BY scheduled_at",
+      [burst.map((m) => m.id)],
+    );
+    // 500 per second: one slot every 2 ms, none shared.
+    const gaps = rows
+      .slice(1)
+      .map((row, i) => row.scheduled_at.getTime() - rows[i]!.scheduled_at.getTime());
+    expect(gaps.every((gap) => gap >= 2)).toBe(true);
+    for (const m of burst)
+      expect((await waitForMessage(p, token, m.id, ended)).status).toBe("delivered");
+  });
+
+  async function waitForScheduled(ids: string[]) {
+    for (let i = 0; i < 200; i++) {
+      const { rows } = await p.pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM messaging.messages WHERE id = ANY($1) AND scheduled_at IS NOT NULL",
+        [ids],
+      );
+      if (rows[0]?.n === ids.length) return;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    throw new Error("messages were not dispatched");
+  }
+});
