@@ -27,7 +27,7 @@ const schema = z
     MESSAGING_SWEEP_INTERVAL_MS: ms(30_000, 50, 3_600_000),
     MESSAGING_REDISPATCH_AFTER_MS: ms(60_000, 100, 86_400_000),
     MESSAGING_NUMBER_CACHE_MS: ms(5_000, 0, 3_600_000),
-    MESSAGING_RELAYS: z.coerce.number().int().min(1).max(8).default(2),
+    MESSAGING_RELAYS: z.coerce.number().int().min(1).max(8).default(1),
     MESSAGING_RELAY_POLL_MS: ms(100, 5, 60_000),
     INVENTORY_DEADLINE_MS: ms(2_000, 50, 60_000),
     MESSAGING_DEFAULT_HELP_TEXT: z

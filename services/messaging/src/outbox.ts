@@ -50,8 +50,9 @@ export interface MessagingEvent {
 
 /**
  * The service's transactional outbox. `append` MUST run on the client of the transaction that
- * makes the state change; `wake` (after commit) starts the relays at once. Appends do not
- * NOTIFY: thousands of sends a second would serialise on the notify lock, so the relays are
+ * makes the state change; `wake` (after commit) starts the relays within `coalesceMs`, so a
+ * burst of commits is relayed in one batch (one transaction) rather than one each. Appends do
+ * not NOTIFY: thousands of sends a second would serialise on the notify lock, so the relays are
  * woken in process and poll as the floor (other replicas' events wait at most one poll).
  */
 export interface Outbox {
@@ -66,9 +67,13 @@ export function startOutbox(options: {
   logger: Logger;
   relays: number;
   pollIntervalMs: number;
+  /** How long a wake waits for more commits to join the batch (default 20 ms). */
+  coalesceMs?: number;
   /** The send's tries and backoff (see dispatchGroup). */
   sendRetry: { attempts: number; backoff: Backoff };
 }): Outbox {
+  const coalesceMs = options.coalesceMs ?? 20;
+  let wakeTimer: NodeJS.Timeout | undefined;
   // Several relays share the work: each batch takes rows FOR UPDATE SKIP LOCKED.
   const relays: OutboxRelay[] = Array.from({ length: Math.max(1, options.relays) }, () =>
     startOutboxRelay({
@@ -87,9 +92,15 @@ export function startOutbox(options: {
       await appendEvent(client, SCHEMA, event, { notify: false });
     },
     wake: () => {
-      for (const relay of relays) relay.wake();
+      if (wakeTimer) return;
+      wakeTimer = setTimeout(() => {
+        wakeTimer = undefined;
+        for (const relay of relays) relay.wake();
+      }, coalesceMs);
+      wakeTimer.unref();
     },
     stop: async () => {
+      clearTimeout(wakeTimer);
       await Promise.all(relays.map((relay) => relay.stop()));
     },
   };

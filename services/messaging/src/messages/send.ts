@@ -1,15 +1,15 @@
-import { newId, withTransaction } from "@switchboard/kit";
 import type { messaging } from "@switchboard/proto";
 import type { MessagingContext } from "../context.js";
 import { messageSegments } from "../encoding/segments.js";
 import { checkKeyLength, replayOrMismatch, requestFingerprint } from "../idempotency.js";
-import { messageColumns, messageEventData, toMessage, type MessageRow } from "./rows.js";
+import { insertQueuedMessage } from "./queue-message.js";
+import { messageColumns, toMessage, type MessageRow } from "./rows.js";
 import { checkSendShape, defaultTtlSeconds } from "./send-checks.js";
 import { loadSendFacts } from "./send-facts.js";
 import { checkRecipient, checkSender, checkTemplate, render } from "./send-rules.js";
 
 /**
- * SendMessage: every check of API.md, each with its own problem, then one transaction that
+ * SendMessage: every check of API.md, each with its own problem, then one statement that
  * stores the message `queued` with its `message.queued` event. The event reaches the
  * dispatcher through the outbox relay, so a stored message is always sent (or expires); a
  * refused request stores nothing and sends nothing.
@@ -48,63 +48,31 @@ export async function sendMessage(
   checkRecipient(request, facts);
   const { encoding, segments } = messageSegments(request.channel, body);
 
-  const message = await withTransaction(
-    ctx.pool,
-    async (client): Promise<{ replay: messaging.Message } | { created: messaging.Message }> => {
-      // The key is unique per account: of concurrent requests with one key, one inserts and
-      // the others wait for its commit, insert nothing and answer with its message.
-      const { rows } = await client.query<MessageRow>(
-        `INSERT INTO messaging.messages AS m
-           (id, account_id, direction, channel, fallback, status, to_number, from_number, body,
-            media_urls, encoding, segments, template_id, template_version, consent_id, expires_at,
-            idempotency_key, request_sha256)
-         VALUES ($1, $2, 'outbound', $3, $4, 'queued', $5, $6, $7, $8, $9, $10, $11, $12, $13,
-                 now() + make_interval(secs => $14), $15, $16)
-         ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-         RETURNING ${messageColumns}`,
-        [
-          newId("msg"),
-          request.accountId,
-          request.channel,
-          request.fallback ?? null,
-          request.to,
-          sender?.number ?? request.from,
-          body,
-          request.mediaUrls,
-          encoding,
-          segments,
-          template.id,
-          template.version,
-          request.consentId,
-          request.ttlSeconds ?? defaultTtlSeconds,
-          idempotencyKey ?? null,
-          fingerprint,
-        ],
-      );
-      const row = rows[0];
-      if (!row) {
-        const replay = await findByKey(
-          ctx,
-          request.accountId,
-          idempotencyKey ?? "",
-          fingerprint,
-          client,
-        );
-        if (!replay) throw new Error("the Idempotency-Key conflicted but no message holds it");
-        return { replay };
-      }
-      await ctx.outbox.append(client, {
-        type: "message.queued",
-        accountId: row.account_id,
-        resourceId: row.id,
-        data: messageEventData(row),
-      });
-      return { created: toMessage(row) };
-    },
-  );
-  if ("replay" in message) return message.replay;
+  const created = await insertQueuedMessage(ctx.pool, {
+    account_id: request.accountId,
+    channel: request.channel,
+    fallback: request.fallback ?? null,
+    to_number: request.to,
+    from_number: sender?.number ?? request.from,
+    body,
+    media_urls: request.mediaUrls,
+    encoding,
+    segments,
+    template_id: template.id,
+    template_version: template.version,
+    consent_id: request.consentId,
+    ttlSeconds: request.ttlSeconds ?? defaultTtlSeconds,
+    idempotencyKey: idempotencyKey ?? null,
+    fingerprint,
+  });
+  if (!created) {
+    // A concurrent request with the same key won (the insert waited for its commit).
+    const replay = await findByKey(ctx, request.accountId, idempotencyKey ?? "", fingerprint);
+    if (!replay) throw new Error("the Idempotency-Key conflicted but no message holds it");
+    return replay;
+  }
   ctx.outbox.wake();
-  return message.created;
+  return toMessage(created);
 }
 
 async function findByKey(
