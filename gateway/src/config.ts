@@ -7,7 +7,8 @@ const DEV_SIGNING_KEY_SECRET = "switchboard-development-signing-key-secret";
 /** The key-encryption secret; the development default is refused in production. */
 export function signingKeySecretFrom(source: NodeJS.ProcessEnv = process.env): string {
   if (source.SIGNING_KEY_SECRET) return source.SIGNING_KEY_SECRET;
-  if (source.NODE_ENV === "production") throw new Error("SIGNING_KEY_SECRET is required in production");
+  if (source.NODE_ENV === "production")
+    throw new Error("SIGNING_KEY_SECRET is required in production");
   return DEV_SIGNING_KEY_SECRET;
 }
 
@@ -29,7 +30,10 @@ const schema = z
     SIGNING_KEY_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
     TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(900),
     TOKEN_AUDIENCE: z.string().optional(),
-    BOOTSTRAP_ACCOUNT: z.string().regex(/^acct_[a-z0-9_]{1,60}$/).default("acct_default"),
+    BOOTSTRAP_ACCOUNT: z
+      .string()
+      .regex(/^acct_[a-z0-9_]{1,60}$/)
+      .default("acct_default"),
     BOOTSTRAP_CLIENT_ID: z.string().min(1).max(128).optional(),
     BOOTSTRAP_CLIENT_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
     REDIS_URL: z
@@ -74,7 +78,11 @@ const schema = z
   })
   .superRefine((value, ctx) => {
     if (value.NODE_ENV === "production" && !value.SIGNING_KEY_SECRET) {
-      ctx.addIssue({ code: "custom", path: ["SIGNING_KEY_SECRET"], message: "is required in production" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["SIGNING_KEY_SECRET"],
+        message: "is required in production",
+      });
     }
     if (Boolean(value.BOOTSTRAP_CLIENT_ID) !== Boolean(value.BOOTSTRAP_CLIENT_SECRET)) {
       ctx.addIssue({

@@ -76,6 +76,7 @@ export async function startGateway(options: {
     databaseUrl: config.databaseUrl,
     logger,
     errorsUrl: config.errorsUrl,
+    sealingSecret: config.signingKeySecret,
   });
   const health = createHealthReporter({
     version: GATEWAY_VERSION,
@@ -84,19 +85,23 @@ export async function startGateway(options: {
     extraChecks: { ...policies.checks, ...options.extraChecks },
   });
 
-  let openApi: unknown;
+  // The document describes the route table it is served from, so it is built after it.
+  const openApi: { document?: unknown } = {};
   const routes: RouteSpec[] = [
     ...metaRoutes({
       identity,
       health,
       errorsUrl: config.errorsUrl,
-      openApi: () => openApi,
+      openApi: () => openApi.document,
       keySources: [
         usageKeySource(backends.usage, {
           deadlineMs: Math.min(config.grpcDeadlineMs, 2_000),
           logger,
         }),
-        messagingKeySource(backends.messaging, { deadlineMs: Math.min(config.grpcDeadlineMs, 2_000), logger }),
+        messagingKeySource(backends.messaging, {
+          deadlineMs: Math.min(config.grpcDeadlineMs, 2_000),
+          logger,
+        }),
       ],
     }),
     ...numberRoutes(backends, config.grpcDeadlineMs),
@@ -110,7 +115,10 @@ export async function startGateway(options: {
       sandbox: config.sandbox,
     }),
   ];
-  openApi = buildOpenApiDocument(routes, { publicUrl: config.publicUrl, version: GATEWAY_VERSION });
+  openApi.document = buildOpenApiDocument(routes, {
+    publicUrl: config.publicUrl,
+    version: GATEWAY_VERSION,
+  });
 
   const app = createHttpApp({
     routes,

@@ -39,16 +39,17 @@ export function createHealthReporter(options: {
       const entries: [string, Promise<CheckState>][] = [
         ["postgres", isDatabaseReady(options.pool).then((ready) => (ready ? "pass" : "warn"))],
         ...Object.entries(options.extraChecks ?? {}).map(
-          ([name, check]) => [name, check().catch(() => "warn" as const)] as [string, Promise<CheckState>],
+          ([name, check]) =>
+            [name, check().catch(() => "warn" as const)] as [string, Promise<CheckState>],
         ),
         ...options.backends
           .all()
           .map(
             (backend) =>
-              [componentName(backend.name), checkHealth(backend.health).then((s) => (s === "SERVING" ? "pass" : "warn"))] as [
-                string,
-                Promise<CheckState>,
-              ],
+              [
+                componentName(backend.name),
+                checkHealth(backend.health).then((s) => (s === "SERVING" ? "pass" : "warn")),
+              ] as [string, Promise<CheckState>],
           ),
       ];
       const states = await Promise.all(entries.map(([, state]) => state));

@@ -13,6 +13,7 @@ import {
   supportsNamedStatements,
   type StoredResponse,
 } from "../src/policies/idempotency-store.js";
+import { ResponseSealer } from "../src/policies/response-sealing.js";
 
 const fp = (text: string) => createHash("sha256").update(text).digest();
 const response: StoredResponse = {
@@ -44,6 +45,7 @@ describe.each(testDatabaseKinds)("idempotency store on $name", ({ create }) => {
       windowSeconds: 86_400,
       leaseSeconds: 30,
       namedStatements: await supportsNamedStatements(pool),
+      sealer: new ResponseSealer("test-sealing-secret"),
     });
   });
 
@@ -80,6 +82,30 @@ describe.each(testDatabaseKinds)("idempotency store on $name", ({ create }) => {
     const claim = await claimed(freed);
     await store.release(account, freed, claim.leaseId);
     expect((await store.claim(account, freed, fp("a"))).kind).toBe("claimed");
+  });
+
+  it("keeps stored bodies sealed at rest: a secret shown once is not in the row", async () => {
+    const key = newKey();
+    const secret = `whsec_${randomBytes(24).toString("base64")}`;
+    const withSecret = { ...response, body: JSON.stringify({ id: "whs_1", secret }) };
+    const { leaseId } = await claimed(key);
+    expect(await store.complete(account, key, leaseId, withSecret)).toBe(true);
+    const { rows } = await pool.query(
+      "SELECT response_body FROM gateway.idempotency_keys WHERE idempotency_key = $1",
+      [key],
+    );
+    expect(rows[0].response_body).toMatch(/^v1\./);
+    expect(rows[0].response_body).not.toContain(secret);
+    expect(await store.claim(account, key, fp("a"))).toMatchObject({ response: withSecret });
+    // A sealed body copied onto another key's row does not open.
+    const other = newKey();
+    const claim = await claimed(other);
+    await store.complete(account, other, claim.leaseId, response);
+    await pool.query(
+      "UPDATE gateway.idempotency_keys SET response_body = $1 WHERE idempotency_key = $2",
+      [rows[0].response_body, other],
+    );
+    await expect(store.claim(account, other, fp("a"))).rejects.toThrow();
   });
 
   it("gives a key to exactly one of 50 concurrent claims", async () => {

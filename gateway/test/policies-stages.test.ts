@@ -16,6 +16,7 @@ import { createHttpApp } from "../src/http/app.js";
 import type { Stage } from "../src/http/pipeline.js";
 import { createIdempotencyLayer } from "../src/policies/idempotency-stage.js";
 import { IdempotencyStore, supportsNamedStatements } from "../src/policies/idempotency-store.js";
+import { ResponseSealer } from "../src/policies/response-sealing.js";
 import { PolicyCounters } from "../src/policies/policy-counters.js";
 import { parseRateLimits } from "../src/policies/rate-limit-config.js";
 import { createRateLimiter } from "../src/policies/rate-limit-stage.js";
@@ -122,6 +123,7 @@ describe.each(testDatabaseKinds)("idempotency stage on $name", ({ create }) => {
       windowSeconds: 86_400,
       leaseSeconds: 30,
       namedStatements: await supportsNamedStatements(pool),
+      sealer: new ResponseSealer("test-sealing-secret"),
     });
     const rateLimiter = createRateLimiter({
       store: new MemoryBucketStore(),

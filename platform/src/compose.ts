@@ -55,7 +55,15 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
   const addresses: Record<string, string> = {};
   const env = options.serviceEnv ?? process.env;
   const start = (component: (typeof serviceComponents)[number], port: number) =>
-    component.start({ pool: pools[component.name]!, bus, logger, host: "127.0.0.1", port, addresses, env });
+    component.start({
+      pool: pools[component.name]!,
+      bus,
+      logger,
+      host: "127.0.0.1",
+      port,
+      addresses,
+      env,
+    });
   for (const component of serviceComponents) {
     pools[component.name] = createPool(options.databaseUrl, { name: component.name, max: 8 });
     const running = await start(component, 0);

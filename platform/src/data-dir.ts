@@ -15,13 +15,21 @@ export interface BootstrapCredentials {
  * The embedded mode's bootstrap client: taken from the environment when set, otherwise
  * generated on first start and kept (mode 0600) so a restart keeps the same credentials.
  */
-export function bootstrapCredentials(dataDir: string, env: NodeJS.ProcessEnv): BootstrapCredentials {
+export function bootstrapCredentials(
+  dataDir: string,
+  env: NodeJS.ProcessEnv,
+): BootstrapCredentials {
   const accountId = env.BOOTSTRAP_ACCOUNT ?? "acct_default";
   if (env.BOOTSTRAP_CLIENT_ID && env.BOOTSTRAP_CLIENT_SECRET) {
-    return { accountId, clientId: env.BOOTSTRAP_CLIENT_ID, clientSecret: env.BOOTSTRAP_CLIENT_SECRET };
+    return {
+      accountId,
+      clientId: env.BOOTSTRAP_CLIENT_ID,
+      clientSecret: env.BOOTSTRAP_CLIENT_SECRET,
+    };
   }
   const file = join(dataDir, "bootstrap.json");
-  if (existsSync(file)) return { ...(JSON.parse(readFileSync(file, "utf8")) as BootstrapCredentials), accountId };
+  if (existsSync(file))
+    return { ...(JSON.parse(readFileSync(file, "utf8")) as BootstrapCredentials), accountId };
   const generated = {
     accountId,
     clientId: "cli_bootstrap",

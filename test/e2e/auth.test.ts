@@ -1,6 +1,10 @@
 import { SignJWT, base64url, decodeJwt, decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ACCESS_TOKEN_PURPOSE, createServiceToken, revokeServiceToken } from "@switchboard/gateway/auth";
+import {
+  ACCESS_TOKEN_PURPOSE,
+  createServiceToken,
+  revokeServiceToken,
+} from "@switchboard/gateway/auth";
 import { PUBLIC_URL, startTestPlatform, type TestPlatform } from "../support/platform.js";
 
 const realm = 'Bearer realm="switchboard"';
@@ -39,7 +43,11 @@ describe("authentication and permissions over HTTP", () => {
     expect(response.status).toBe(200);
     const header = decodeProtectedHeader(token);
     expect(header).toMatchObject({ alg: "EdDSA", typ: "at+jwt" });
-    expect(decodeJwt(token)).toMatchObject({ iss: PUBLIC_URL, aud: PUBLIC_URL, account_id: platform.accountId });
+    expect(decodeJwt(token)).toMatchObject({
+      iss: PUBLIC_URL,
+      aud: PUBLIC_URL,
+      account_id: platform.accountId,
+    });
   });
 
   it("no credential → 401 unauthenticated with a Bearer challenge", async () => {
@@ -65,7 +73,9 @@ describe("authentication and permissions over HTTP", () => {
     const claims = JSON.parse(new TextDecoder().decode(base64url.decode(payload!)));
     claims.account_id = "acct_someone_else";
     const altered = base64url.encode(JSON.stringify(claims));
-    await expectInvalidToken(await platform.request(search, { token: `${header}.${altered}.${signature}` }));
+    await expectInvalidToken(
+      await platform.request(search, { token: `${header}.${altered}.${signature}` }),
+    );
   });
 
   it("HS256 signed with the public key → invalid-token", async () => {
@@ -82,12 +92,18 @@ describe("authentication and permissions over HTTP", () => {
   it("wrong typ, aud or iss, or expired → invalid-token", async () => {
     const claims = decodeJwt(token);
     const now = Math.floor(Date.now() / 1000);
-    await expectInvalidToken(await platform.request(search, { token: await signWithPlatformKey(claims, { typ: "JWT" }) }));
     await expectInvalidToken(
-      await platform.request(search, { token: await signWithPlatformKey({ ...claims, aud: "https://elsewhere.example" }) }),
+      await platform.request(search, { token: await signWithPlatformKey(claims, { typ: "JWT" }) }),
     );
     await expectInvalidToken(
-      await platform.request(search, { token: await signWithPlatformKey({ ...claims, iss: "https://evil.example" }) }),
+      await platform.request(search, {
+        token: await signWithPlatformKey({ ...claims, aud: "https://elsewhere.example" }),
+      }),
+    );
+    await expectInvalidToken(
+      await platform.request(search, {
+        token: await signWithPlatformKey({ ...claims, iss: "https://evil.example" }),
+      }),
     );
     await expectInvalidToken(
       await platform.request(search, {
@@ -95,7 +111,9 @@ describe("authentication and permissions over HTTP", () => {
       }),
     );
     // The control: the same key and claims, unaltered, are accepted.
-    expect((await platform.request(search, { token: await signWithPlatformKey(claims) })).status).toBe(200);
+    expect(
+      (await platform.request(search, { token: await signWithPlatformKey(claims) })).status,
+    ).toBe(200);
   });
 
   it("a service token works until it is revoked", async () => {
@@ -141,7 +159,11 @@ describe("authentication and permissions over HTTP", () => {
     );
     expect(viaPost.status).toBe(200);
     expect(viaPost.headers.get("cache-control")).toBe("no-store");
-    expect(await viaPost.json()).toMatchObject({ token_type: "Bearer", expires_in: 900, scope: "numbers:read" });
+    expect(await viaPost.json()).toMatchObject({
+      token_type: "Bearer",
+      expires_in: 900,
+      scope: "numbers:read",
+    });
 
     const badSecret = await post("grant_type=client_credentials", {
       Authorization: `Basic ${Buffer.from(`${platform.clientId}:wrong-secret-value`).toString("base64")}`,
@@ -150,9 +172,15 @@ describe("authentication and permissions over HTTP", () => {
     expect(badSecret.headers.get("www-authenticate")).toMatch(/^Basic realm=/);
     expect(await badSecret.json()).toMatchObject({ error: "invalid_client" });
 
-    const basic = { Authorization: `Basic ${Buffer.from(`${platform.clientId}:${platform.clientSecret}`).toString("base64")}` };
-    expect(await (await post("grant_type=password", basic)).json()).toMatchObject({ error: "unsupported_grant_type" });
-    expect(await (await post("grant_type=client_credentials&scope=admin:everything", basic)).json()).toMatchObject({
+    const basic = {
+      Authorization: `Basic ${Buffer.from(`${platform.clientId}:${platform.clientSecret}`).toString("base64")}`,
+    };
+    expect(await (await post("grant_type=password", basic)).json()).toMatchObject({
+      error: "unsupported_grant_type",
+    });
+    expect(
+      await (await post("grant_type=client_credentials&scope=admin:everything", basic)).json(),
+    ).toMatchObject({
       error: "invalid_scope",
     });
     const wrongType = await fetch(`${platform.url}/oauth/token`, {
@@ -165,13 +193,17 @@ describe("authentication and permissions over HTTP", () => {
   });
 
   it("publishes discovery documents", async () => {
-    const metadata = (await (await platform.request("/.well-known/oauth-authorization-server")).json()) as Record<string, unknown>;
+    const metadata = (await (
+      await platform.request("/.well-known/oauth-authorization-server")
+    ).json()) as Record<string, unknown>;
     expect(metadata).toMatchObject({
       issuer: PUBLIC_URL,
       token_endpoint: `${PUBLIC_URL}/oauth/token`,
       jwks_uri: `${PUBLIC_URL}/.well-known/jwks.json`,
     });
-    const jwks = (await (await platform.request("/.well-known/jwks.json")).json()) as { keys: { kid: string; alg: string }[] };
+    const jwks = (await (await platform.request("/.well-known/jwks.json")).json()) as {
+      keys: { kid: string; alg: string }[];
+    };
     expect(jwks.keys[0]).toMatchObject({ alg: "EdDSA", kid: decodeProtectedHeader(token).kid });
   });
 });

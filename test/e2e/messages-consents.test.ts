@@ -251,9 +251,9 @@ describe("consents and keywords through the gateway (PostgreSQL + Redis)", () =>
   it("a message queued before STOP is not sent after it", async () => {
     const phone = sandboxNumber(0);
     const consent = await createConsent(p, token, phone);
-    // A long TTL and a far pacing slot keep the message queued while the STOP arrives.
+    // The sender's next turn 2 s away keeps the message queued while the STOP arrives.
     await p.pool.query(
-      "INSERT INTO messaging.sender_pacing (sender, next_at) VALUES ($1, now() + interval '2 seconds') ON CONFLICT (sender) DO UPDATE SET next_at = now() + interval '2 seconds'",
+      "INSERT INTO messaging.sender_submits (sender, tat) VALUES ($1, now() + interval '2 seconds') ON CONFLICT (sender) DO UPDATE SET tat = now() + interval '2 seconds'",
       [from],
     );
     const accepted = await json<MessageJson>(await sendWith(phone, consent.id));

@@ -79,10 +79,14 @@ describe("delivery through the queue (PostgreSQL + Redis)", () => {
   /** Holds every new message of `sender` in the queue by pushing its pacing slot an hour out. */
   const holdSender = (sender: string) =>
     p.pool.query(
-      `INSERT INTO messaging.sender_pacing (sender, next_at) VALUES ($1, now() + interval '1 hour')
-       ON CONFLICT (sender) DO UPDATE SET next_at = now() + interval '1 hour'`,
+      `INSERT INTO messaging.sender_submits (sender, tat) VALUES ($1, now() + interval '1 hour')
+       ON CONFLICT (sender) DO UPDATE SET tat = now() + interval '1 hour'`,
       [sender],
     );
+
+  /** Makes the messages' booked turns due now (for tries driven by the test itself). */
+  const releaseTurns = (ids: string[]) =>
+    p.pool.query("UPDATE messaging.messages SET scheduled_at = now() WHERE id = ANY($1)", [ids]);
 
   const fakeJob = (messageId: string, attempt = 1): Job<SubmitJob> => ({
     id: `test.${messageId}`,
@@ -148,6 +152,8 @@ describe("delivery through the queue (PostgreSQL + Redis)", () => {
     const sender = await ownNumber(p, token, ["sms"], [], 2);
     await holdSender(sender);
     const accepted = await sendTo(sandboxNumber(0), {}, sender);
+    await waitForScheduled([accepted.id]);
+    await releaseTurns([accepted.id]);
     const results = await Promise.allSettled(
       Array.from({ length: 20 }, () => submitOnce(p.messaging.context, fakeJob(accepted.id))),
     );
@@ -169,6 +175,7 @@ describe("delivery through the queue (PostgreSQL + Redis)", () => {
     // The queue loses every submit job (e.g. Redis was flushed).
     await (p.platform.bus as BullmqBus).obliterate(SUBMIT_QUEUE);
     // A worker claimed `crashed`, handed it to the network, and died before recording it.
+    await releaseTurns([crashed.id]);
     const claim = await claimMessage(p.messaging.context, crashed.id);
     expect(claim.kind).toBe("claimed");
     if (claim.kind !== "claimed") return;
@@ -205,6 +212,38 @@ describe("delivery through the queue (PostgreSQL + Redis)", () => {
     ]);
   });
 
+  it("asks the carrier again for a receipt that never came", async () => {
+    const sender = await ownNumber(p, token, ["sms"], [], 6);
+    await holdSender(sender);
+    const accepted = await sendTo(sandboxNumber(0), {}, sender);
+    await waitForScheduled([accepted.id]);
+    await releaseTurns([accepted.id]);
+    // The network takes the message but its receipt is lost.
+    const carrier = p.messaging.deliveryContext.carrier as unknown as {
+      scheduleReceipt: () => Promise<void>;
+    };
+    const schedule = carrier.scheduleReceipt;
+    carrier.scheduleReceipt = async () => undefined;
+    try {
+      await submitOnce(p.messaging.deliveryContext, fakeJob(accepted.id));
+    } finally {
+      carrier.scheduleReceipt = schedule;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(
+      (await json<MessageJson>(await p.request(`/v1/api/messages/${accepted.id}`, { token })))
+        .status,
+    ).toBe("sent");
+    await p.pool.query(
+      "UPDATE messaging.messages SET sent_at = now() - interval '1 hour' WHERE id = $1",
+      [accepted.id],
+    );
+    const swept = await sweepMessages(p.messaging.context, p.platform.bus);
+    expect(swept.receiptsRequested).toBe(1);
+    expect((await waitForMessage(p, token, accepted.id, ended)).status).toBe("delivered");
+    expect(await network(accepted.id)).toHaveLength(1);
+  });
+
   it("the sweeper expires a message held past its TTL", async () => {
     const sender = await ownNumber(p, token, ["sms"], [], 4);
     await holdSender(sender);
@@ -220,7 +259,7 @@ describe("delivery through the queue (PostgreSQL + Redis)", () => {
 
   it("paces a burst from one sender at MESSAGING_SENDER_RATE", async () => {
     const sender = await ownNumber(p, token, ["sms"], [], 5);
-    await p.pool.query("DELETE FROM messaging.sender_pacing WHERE sender = $1", [sender]);
+    await p.pool.query("DELETE FROM messaging.sender_submits WHERE sender = $1", [sender]);
     const burst = await Promise.all(
       Array.from({ length: 10 }, () => sendTo(sandboxNumber(0), {}, sender)),
     );
@@ -236,6 +275,38 @@ describe("delivery through the queue (PostgreSQL + Redis)", () => {
     expect(gaps.every((gap) => gap >= 2)).toBe(true);
     for (const m of burst)
       expect((await waitForMessage(p, token, m.id, ended)).status).toBe("delivered");
+  });
+
+  it("a burst waits for its turns: none is submitted before the sender's pace allows", async () => {
+    const sender = await ownNumber(p, token, ["sms"], [], 7);
+    // The sender's next turn is 800 ms away (e.g. a backlog ahead of it).
+    const { rows: booked } = await p.pool.query<{ tat: Date }>(
+      `INSERT INTO messaging.sender_submits (sender, tat) VALUES ($1, now() + interval '800 milliseconds')
+       ON CONFLICT (sender) DO UPDATE SET tat = EXCLUDED.tat RETURNING tat`,
+      [sender],
+    );
+    const burst = await Promise.all(
+      Array.from({ length: 6 }, () => sendTo(sandboxNumber(0), {}, sender)),
+    );
+    await waitForScheduled(burst.map((m) => m.id));
+    const early = await p.pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM messaging.sandbox_network WHERE client_ref = ANY($1)",
+      [burst.map((m) => m.id)],
+    );
+    expect(early.rows[0]?.n).toBe(0);
+    for (const m of burst)
+      expect((await waitForMessage(p, token, m.id, ended)).status).toBe("delivered");
+    const { rows } = await p.pool.query<{ at: Date; turn: Date }>(
+      `SELECT n.accepted_at AS at, m.scheduled_at AS turn FROM messaging.sandbox_network n
+         JOIN messaging.messages m ON m.id = n.client_ref WHERE m.id = ANY($1) ORDER BY m.scheduled_at`,
+      [burst.map((m) => m.id)],
+    );
+    // Each went at (or, within the 20 ms tolerance, just before) its own turn, the turns one
+    // interval (2 ms at 500/s) apart from the first free one.
+    expect(rows[0]!.turn.getTime()).toBeGreaterThanOrEqual(booked[0]!.tat.getTime());
+    expect(rows.every((row) => row.at.getTime() >= row.turn.getTime() - 20)).toBe(true);
+    const gaps = rows.slice(1).map((row, i) => row.turn.getTime() - rows[i]!.turn.getTime());
+    expect(gaps.every((gap) => gap >= 2)).toBe(true);
   });
 
   async function waitForScheduled(ids: string[]) {

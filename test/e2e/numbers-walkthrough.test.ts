@@ -14,24 +14,41 @@ describe.each(["postgres", "pglite"] as const)("numbers walkthrough on %s", (dat
     const search = await platform.request("/v1/api/numbers/search?country=US&limit=5", { token });
     expect(search.status).toBe(200);
     expect(search.headers.get("api-version")).toBe("v1");
-    const page = (await search.json()) as { data: { number: string; status: string }[]; has_more: boolean };
+    const page = (await search.json()) as {
+      data: { number: string; status: string }[];
+      has_more: boolean;
+    };
     expect(page.data).toHaveLength(5);
     expect(page.data.every((n) => n.status === "available")).toBe(true);
     const number = page.data[0]!.number;
 
-    const held = await platform.request("/v1/api/numbers/hold", { method: "POST", token, json: { number } });
+    const held = await platform.request("/v1/api/numbers/hold", {
+      method: "POST",
+      token,
+      json: { number },
+    });
     expect(held.status).toBe(201);
     const hold = (await held.json()) as { id: string; status: string; number: string };
     expect(hold).toMatchObject({ status: "active", number });
     expect(held.headers.get("location")).toBe(`/v1/api/numbers/holds/${hold.id}`);
 
-    const again = await platform.request("/v1/api/numbers/hold", { method: "POST", token, json: { number } });
+    const again = await platform.request("/v1/api/numbers/hold", {
+      method: "POST",
+      token,
+      json: { number },
+    });
     expect(again.status).toBe(409);
     expect(((await again.json()) as { code: string }).code).toBe("NUMBER_UNAVAILABLE");
 
-    const assigned = await platform.request(`/v1/api/numbers/holds/${hold.id}/assign`, { method: "POST", token });
+    const assigned = await platform.request(`/v1/api/numbers/holds/${hold.id}/assign`, {
+      method: "POST",
+      token,
+    });
     expect(assigned.status).toBe(200);
-    const converted = (await assigned.json()) as { status: string; phone_number: { id: string; status: string } };
+    const converted = (await assigned.json()) as {
+      status: string;
+      phone_number: { id: string; status: string };
+    };
     expect(converted.status).toBe("converted");
     expect(converted.phone_number.status).toBe("assigned");
 
@@ -45,10 +62,13 @@ describe.each(["postgres", "pglite"] as const)("numbers walkthrough on %s", (dat
     );
     expect(((await searchAgain.json()) as { data: unknown[] }).data).toHaveLength(0);
 
-    const released = await platform.request(`/v1/api/numbers/${converted.phone_number.id}/release`, {
-      method: "POST",
-      token,
-    });
+    const released = await platform.request(
+      `/v1/api/numbers/${converted.phone_number.id}/release`,
+      {
+        method: "POST",
+        token,
+      },
+    );
     expect(released.status).toBe(200);
     expect(((await released.json()) as { status: string }).status).toBe("available");
   });
@@ -80,7 +100,11 @@ describe.each(["postgres", "pglite"] as const)("numbers walkthrough on %s", (dat
     while (path && pages < 4) {
       const response: Response = await platform.request(path, { token });
       expect(response.status).toBe(200);
-      const body = (await response.json()) as { data: { id: string }[]; next_cursor: string | null; has_more: boolean };
+      const body = (await response.json()) as {
+        data: { id: string }[];
+        next_cursor: string | null;
+        has_more: boolean;
+      };
       for (const item of body.data) {
         expect(seen.has(item.id)).toBe(false);
         seen.add(item.id);

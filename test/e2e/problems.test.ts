@@ -30,7 +30,11 @@ describe("problem+json on every error path", () => {
   afterAll(async () => platform?.stop());
 
   it("unknown route → 404 not-found", async () => {
-    await expectProblem(await platform.request("/v1/api/nothing-here", { token }), 404, "not-found");
+    await expectProblem(
+      await platform.request("/v1/api/nothing-here", { token }),
+      404,
+      "not-found",
+    );
   });
 
   it("unknown version → 404 unsupported-version naming the supported ones", async () => {
@@ -100,9 +104,12 @@ describe("problem+json on every error path", () => {
   });
 
   it("invalid query → 422 validation-failed with #/query pointers", async () => {
-    const response = await platform.request("/v1/api/numbers/search?limit=500&colour=red&min_repeat=1", {
-      token,
-    });
+    const response = await platform.request(
+      "/v1/api/numbers/search?limit=500&colour=red&min_repeat=1",
+      {
+        token,
+      },
+    );
     const body = await expectProblem(response, 422, "validation-failed");
     const pointers = (body.errors as { pointer: string }[]).map((e) => e.pointer).sort();
     expect(pointers).toEqual(["#/query/colour", "#/query/limit", "#/query/min_repeat"]);
@@ -126,7 +133,11 @@ describe("problem+json on every error path", () => {
   });
 
   it("an unknown or malformed id → 404 not-found; another account never sees a hold", async () => {
-    await expectProblem(await platform.request("/v1/api/numbers/holds/nope", { token }), 404, "not-found");
+    await expectProblem(
+      await platform.request("/v1/api/numbers/holds/nope", { token }),
+      404,
+      "not-found",
+    );
     await expectProblem(
       await platform.request("/v1/api/numbers/holds/hld_01jzzzzzzzzzzzzzzzzzzzzzzz", { token }),
       404,
@@ -136,7 +147,11 @@ describe("problem+json on every error path", () => {
 
   it("unknown number → 404; assign of a released hold → 409 invalid-state", async () => {
     await expectProblem(
-      await platform.request("/v1/api/numbers/hold", { method: "POST", token, json: { number: "+19999999999" } }),
+      await platform.request("/v1/api/numbers/hold", {
+        method: "POST",
+        token,
+        json: { number: "+19999999999" },
+      }),
       404,
       "not-found",
     );
@@ -145,7 +160,10 @@ describe("problem+json on every error path", () => {
     const hold = (await (
       await platform.request("/v1/api/numbers/hold", { method: "POST", token, json: { number } })
     ).json()) as { id: string };
-    const released = await platform.request(`/v1/api/numbers/holds/${hold.id}/release`, { method: "POST", token });
+    const released = await platform.request(`/v1/api/numbers/holds/${hold.id}/release`, {
+      method: "POST",
+      token,
+    });
     expect(((await released.json()) as { status: string }).status).toBe("released");
     await expectProblem(
       await platform.request(`/v1/api/numbers/holds/${hold.id}/assign`, { method: "POST", token }),
@@ -170,22 +188,33 @@ describe("problem+json on every error path", () => {
     for (const path of ["/v1/openapi.json", "/openapi.json"]) {
       const response = await platform.request(path);
       expect(response.status).toBe(200);
-      const doc = (await response.json()) as { openapi: string; paths: Record<string, Record<string, { "x-required-scope": string | null }>> };
+      const doc = (await response.json()) as {
+        openapi: string;
+        paths: Record<string, Record<string, { "x-required-scope": string | null }>>;
+      };
       expect(doc.openapi).toBe("3.1.0");
       expect(doc.paths["/api/numbers/search"]!.get!["x-required-scope"]).toBe("numbers:read");
-      expect(Object.keys(doc.paths).length).toBe(platform.gateway.routes.map((r) => r.path).filter((p, i, a) => a.indexOf(p) === i).length);
+      expect(Object.keys(doc.paths).length).toBe(
+        platform.gateway.routes.map((r) => r.path).filter((p, i, a) => a.indexOf(p) === i).length,
+      );
     }
   });
 
   it("a backend that is down → 503 service-unavailable with Retry-After; health says warn", async () => {
-    const other = await startTestPlatform({ database: "postgres", env: { GRPC_DEADLINE_MS: "2000" } });
+    const other = await startTestPlatform({
+      database: "postgres",
+      env: { GRPC_DEADLINE_MS: "2000" },
+    });
     try {
       const otherToken = await other.token();
       await other.stopInventory();
       const response = await other.request("/v1/api/numbers/search", { token: otherToken });
       await expectProblem(response, 503, "service-unavailable");
       expect(Number(response.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-      const health = (await (await other.request("/api/health")).json()) as { status: string; checks: Record<string, string> };
+      const health = (await (await other.request("/api/health")).json()) as {
+        status: string;
+        checks: Record<string, string>;
+      };
       expect(health.status).toBe("warn");
       expect(health.checks.inventory).toBe("warn");
     } finally {

@@ -79,7 +79,9 @@ export const ROOMY_RATE_LIMITS = "*=100000/100000";
  */
 export async function startTestPlatform(options: TestPlatformOptions = {}): Promise<TestPlatform> {
   const database =
-    options.database === "pglite" ? await createPgliteTestDatabase() : await createRealTestDatabase("platform");
+    options.database === "pglite"
+      ? await createPgliteTestDatabase()
+      : await createRealTestDatabase("platform");
   const logger = createLogger("test", { level: process.env.TEST_LOG_LEVEL ?? "silent" });
   const clientId = "cli_test";
   const clientSecret = `sbcs_${randomBytes(24).toString("base64url")}`;
@@ -111,7 +113,9 @@ export async function startTestPlatform(options: TestPlatformOptions = {}): Prom
   });
   const gateway = platform.gateway;
   const gatewayEnv = Object.fromEntries(
-    Object.entries(platform.gatewayEnv).filter((entry): entry is [string, string] => entry[1] !== undefined),
+    Object.entries(platform.gatewayEnv).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined,
+    ),
   );
   const replicas: RunningGateway[] = [];
   const url = gateway.url;
@@ -135,7 +139,10 @@ export async function startTestPlatform(options: TestPlatformOptions = {}): Prom
   };
 
   const token = async (scope?: string): Promise<string> => {
-    const form = new URLSearchParams({ grant_type: "client_credentials", ...(scope ? { scope } : {}) });
+    const form = new URLSearchParams({
+      grant_type: "client_credentials",
+      ...(scope ? { scope } : {}),
+    });
     const response = await checkedFetch(`${url}/oauth/token`, {
       method: "POST",
       headers: {

@@ -113,6 +113,7 @@ export async function startBenchApps(options: {
       databaseUrl: options.databaseUrl,
       logger,
       errorsUrl: "http://bench.test/v1/errors",
+      sealingSecret: "bench-sealing-secret",
     });
   const durable = await policies(true);
   const fast = await policies(false);

@@ -4,13 +4,13 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
-import { createLogger, createPool, type Pool } from "@switchboard/kit";
+import { createLogger, createPool } from "@switchboard/kit";
 import { createRealTestDatabase } from "@switchboard/kit/testing";
 import { startBenchApps, type Variant } from "./bench-apps.js";
+import { measureFloors, type Floors } from "./bench-floors.js";
 import {
   compare,
   renderMarkdown,
-  summarize,
   type PoliciesReport,
   type ScenarioResult,
 } from "./bench-stats.js";
@@ -118,7 +118,7 @@ async function main() {
     const name = scenario.idempotency ? `${scenario.name} (${commit})` : scenario.name;
     return compare(name, scenario.description, samples.off, samples.on);
   };
-  let commitCost: { p50: number; p99: number } | undefined;
+  let floors: Floors | undefined;
   try {
     for (const scenario of scenarios) {
       const modes = scenario.idempotency ? (["on", "onAsync"] as const) : (["on"] as const);
@@ -135,7 +135,12 @@ async function main() {
     const versions = await pool
       .query<{ version: string }>("SELECT version()")
       .catch(() => ({ rows: [] }));
-    commitCost = await durableCommitCost(pool).catch(() => undefined);
+    floors = await measureFloors({
+      pool,
+      databaseUrl: database.url,
+      redisUrl: args.redis,
+      gapMs,
+    }).catch(() => undefined);
     machine.redis = await redisVersion(args.redis);
     await apps.close();
     await pool.end();
@@ -154,7 +159,7 @@ async function main() {
     goals: results
       .filter((r) => r.name.startsWith("POST with a new Idempotency-Key"))
       .map((r) => ({ scenario: r.name, added_p50_ms: 1, added_p99_ms: 3, met: goal(r) })),
-    ...(commitCost ? { durable_commit_ms: commitCost } : {}),
+    ...(floors ? { floors_ms: floors } : {}),
     machine,
     scenarios: results,
   };
@@ -163,19 +168,6 @@ async function main() {
   writeFileSync(path.join(args.out, "policies.md"), renderMarkdown(report));
   for (const g of report.goals)
     console.log(`goal (added p50 < 1 ms, p99 < 3 ms), ${g.scenario}: ${g.met ? "met" : "NOT met"}`);
-}
-
-/** What one synchronously committed one-row INSERT costs here: the floor of a durable claim. */
-async function durableCommitCost(pool: Pool): Promise<{ p50: number; p99: number }> {
-  await pool.query("CREATE TABLE public.commit_probe (id int PRIMARY KEY)");
-  const samples: number[] = [];
-  for (let i = 0; i < 500; i += 1) {
-    const started = performance.now();
-    await pool.query("INSERT INTO public.commit_probe VALUES ($1)", [i]);
-    samples.push(performance.now() - started);
-  }
-  const { p50, p99 } = summarize(samples);
-  return { p50, p99 };
 }
 
 async function redisVersion(url: string): Promise<string> {

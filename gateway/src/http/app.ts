@@ -48,19 +48,27 @@ export function createHttpApp(options: AppOptions): express.Express {
   for (const route of options.routes) {
     const path = expressPath(route.path);
     methodsByPath.set(path, (methodsByPath.get(path) ?? new Set()).add(route.method.toUpperCase()));
-    app[route.method](path, bodyParser(route), (req: Request, res: Response, next: NextFunction) => {
-      const exchange = { route, req, res, principal: null, idempotencyKey: undefined };
-      runStages(options.stages, exchange).then((reply) => sendReply(res, reply), next);
-    });
+    app[route.method](
+      path,
+      bodyParser(route),
+      (req: Request, res: Response, next: NextFunction) => {
+        const exchange = { route, req, res, principal: null, idempotencyKey: undefined };
+        runStages(options.stages, exchange).then((reply) => sendReply(res, reply), next);
+      },
+    );
   }
   for (const [path, methods] of methodsByPath) {
     if (methods.has("GET")) methods.add("HEAD");
     const allow = [...methods].sort().join(", ");
     app.all(path, (req: Request, _res: Response, next: NextFunction) =>
       next(
-        new DomainError("method-not-allowed", `${req.method} is not allowed here; allowed: ${allow}`, {
-          headers: { Allow: allow },
-        }),
+        new DomainError(
+          "method-not-allowed",
+          `${req.method} is not allowed here; allowed: ${allow}`,
+          {
+            headers: { Allow: allow },
+          },
+        ),
       ),
     );
   }

@@ -18,7 +18,10 @@ function parserErrors(error: unknown): DomainError {
     return new DomainError("payload-too-large", `request bodies are limited to ${MAX_JSON_BODY}`);
   }
   if (type === "encoding.unsupported" || type === "charset.unsupported") {
-    return new DomainError("unsupported-media-type", "the body's encoding or charset is not supported");
+    return new DomainError(
+      "unsupported-media-type",
+      "the body's encoding or charset is not supported",
+    );
   }
   return new DomainError("malformed-request", "the request body is not valid JSON");
 }

@@ -28,7 +28,9 @@ async function operate(exchange: Exchange): Promise<Reply> {
   }
   const query = parseInput(route.query, { ...(req.query as object) }, "query");
   const body =
-    route.body && !route.handlerValidatesBody ? parseInput(route.body, req.body ?? {}, "body") : req.body;
+    route.body && !route.handlerValidatesBody
+      ? parseInput(route.body, req.body ?? {}, "body")
+      : req.body;
   return route.handler({
     params,
     query,

@@ -24,7 +24,8 @@ const realm = 'Bearer realm="switchboard"';
 function problemHeaders(error: DomainError): Record<string, string> {
   const headers: Record<string, string> = { ...(error.meta.headers ?? {}) };
   if (error.kind === "unauthenticated") headers["WWW-Authenticate"] = realm;
-  if (error.kind === "invalid-token") headers["WWW-Authenticate"] = `${realm}, error="invalid_token"`;
+  if (error.kind === "invalid-token")
+    headers["WWW-Authenticate"] = `${realm}, error="invalid_token"`;
   if (error.kind === "insufficient-scope") {
     const scope = String(error.meta.extensions?.required_scope ?? "");
     headers["WWW-Authenticate"] = `${realm}, error="insufficient_scope", scope="${scope}"`;
@@ -43,7 +44,8 @@ export function toProblem(
   error: unknown,
   context: { requestId: string; errorsUrl: string },
 ): { status: number; headers: Record<string, string>; body: ProblemBody } {
-  const domain = error instanceof DomainError ? error : new DomainError("internal", "internal error");
+  const domain =
+    error instanceof DomainError ? error : new DomainError("internal", "internal error");
   const { status, title } = problemKinds[domain.kind];
   const body: ProblemBody = {
     // Extensions first: the standard members below can never be overwritten by them.

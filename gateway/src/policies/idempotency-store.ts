@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Queryable } from "@switchboard/kit";
+import type { ResponseSealer } from "./response-sealing.js";
 
 /** What a replay sends back: the status, body and allow-listed headers of the first reply. */
 export interface StoredResponse {
@@ -25,6 +26,8 @@ export interface IdempotencyStoreOptions {
   leaseSeconds: number;
   /** Prepared (named) statements: no parse and plan per request. Off for PGlite (see below). */
   namedStatements?: boolean;
+  /** Seals stored bodies at rest (some hold secrets shown once). */
+  sealer: ResponseSealer;
 }
 
 /**
@@ -126,7 +129,10 @@ export class IdempotencyStore {
       response: {
         status: row.response_status ?? 500,
         mediaType: row.response_media_type,
-        body: row.response_body,
+        body:
+          row.response_body === null
+            ? null
+            : this.options.sealer.open(row.response_body, accountId, key),
         headers: row.response_headers ?? {},
       },
     };
@@ -153,7 +159,7 @@ export class IdempotencyStore {
           leaseId,
           response.status,
           response.mediaType,
-          response.body,
+          response.body === null ? null : this.options.sealer.seal(response.body, accountId, key),
           JSON.stringify(response.headers),
         ],
       ),

@@ -6,6 +6,7 @@ import { FailOpenBucketStore } from "./fail-open-bucket-store.js";
 import { schedulePurge } from "./idempotency-purge.js";
 import { createIdempotencyLayer } from "./idempotency-stage.js";
 import { IdempotencyStore, supportsNamedStatements } from "./idempotency-store.js";
+import { ResponseSealer } from "./response-sealing.js";
 import { PolicyCounters } from "./policy-counters.js";
 import type { RateLimitTable } from "./rate-limit-config.js";
 import { createRateLimiter } from "./rate-limit-stage.js";
@@ -58,6 +59,8 @@ export async function createTrafficPolicies(options: {
   databaseUrl?: string;
   logger: Logger;
   errorsUrl: string;
+  /** SIGNING_KEY_SECRET: seals the stored idempotent responses at rest. */
+  sealingSecret: string;
 }): Promise<TrafficPolicies> {
   const { config, logger } = options;
   const counters = new PolicyCounters();
@@ -94,6 +97,7 @@ export async function createTrafficPolicies(options: {
     windowSeconds: IDEMPOTENCY_WINDOW_SECONDS,
     leaseSeconds: config.idempotencyLeaseSeconds,
     namedStatements: realPostgres,
+    sealer: new ResponseSealer(options.sealingSecret),
   });
   const stopPurge = schedulePurge(idempotencyStore, {
     intervalSeconds: config.idempotencyPurgeIntervalSeconds,

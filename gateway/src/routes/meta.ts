@@ -2,7 +2,14 @@ import { z } from "zod";
 import { DomainError, isProblemKind, problemKinds } from "@switchboard/kit";
 import type { Identity, PublicJwk } from "../auth/index.js";
 import { problemCode, problemType } from "../http/problem.js";
-import { errorKindDoc, healthResponse, jwks, openApiDocument, tokenRequest, tokenResponse } from "../schemas/meta.js";
+import {
+  errorKindDoc,
+  healthResponse,
+  jwks,
+  openApiDocument,
+  tokenRequest,
+  tokenResponse,
+} from "../schemas/meta.js";
 import type { HealthReporter } from "../health.js";
 import { ok } from "./replies.js";
 import { defineRoute, type RouteSpec } from "./route-spec.js";
@@ -43,11 +50,20 @@ export function metaRoutes(deps: MetaDeps): RouteSpec[] {
       description: "Redacted: component states only. 503 only while the gateway shuts down.",
       tag: "Platform",
       scope: null,
-      success: { status: 200, description: "pass or warn", schema: healthResponse, mediaType: "application/health+json" },
+      success: {
+        status: 200,
+        description: "pass or warn",
+        schema: healthResponse,
+        mediaType: "application/health+json",
+      },
       problems: [],
       handler: async () => {
         const report = await deps.health.report();
-        return { status: report.status === "fail" ? 503 : 200, body: report, mediaType: "application/health+json" };
+        return {
+          status: report.status === "fail" ? 503 : 200,
+          body: report,
+          mediaType: "application/health+json",
+        };
       },
     }),
     defineRoute({
@@ -73,9 +89,16 @@ export function metaRoutes(deps: MetaDeps): RouteSpec[] {
       problems: ["not-found"],
       handler: async (ctx) => {
         const kind = String(ctx.params.kind);
-        if (!isProblemKind(kind)) throw new DomainError("not-found", `no problem kind named ${kind}`);
+        if (!isProblemKind(kind))
+          throw new DomainError("not-found", `no problem kind named ${kind}`);
         const { status, title } = problemKinds[kind];
-        return ok({ type: problemType(deps.errorsUrl, kind), kind, code: problemCode(kind), status, title });
+        return ok({
+          type: problemType(deps.errorsUrl, kind),
+          kind,
+          code: problemCode(kind),
+          status,
+          title,
+        });
       },
     }),
     defineRoute({
@@ -90,7 +113,12 @@ export function metaRoutes(deps: MetaDeps): RouteSpec[] {
       body: tokenRequest,
       bodyMediaType: "application/x-www-form-urlencoded",
       handlerValidatesBody: true,
-      success: { status: 200, description: "An access token", schema: tokenResponse, headers: ["Cache-Control"] },
+      success: {
+        status: 200,
+        description: "An access token",
+        schema: tokenResponse,
+        headers: ["Cache-Control"],
+      },
       problems: [],
       handler: async (ctx) => {
         const result = await deps.identity.tokenEndpoint({
@@ -110,7 +138,10 @@ export function metaRoutes(deps: MetaDeps): RouteSpec[] {
       scope: null,
       success: { status: 200, description: "JSON Web Key Set", schema: jwks },
       problems: [],
-      handler: async () => ({ ...ok(await jwksDocument(deps)), headers: { "Cache-Control": "public, max-age=300" } }),
+      handler: async () => ({
+        ...ok(await jwksDocument(deps)),
+        headers: { "Cache-Control": "public, max-age=300" },
+      }),
     }),
     defineRoute({
       method: "get",

@@ -24,7 +24,9 @@ const toNumber = (n: inventory.PhoneNumber | undefined) => ({
   type: n?.type ?? "",
   capabilities: n?.capabilities ?? [],
   status: n?.status ?? "",
-  ...(n?.status === "assigned" ? { seat_id: n.seatId ?? null, assigned_at: n.assignedAt ?? null } : {}),
+  ...(n?.status === "assigned"
+    ? { seat_id: n.seatId ?? null, assigned_at: n.assignedAt ?? null }
+    : {}),
 });
 
 const toHold = (h: inventory.Hold | undefined) => ({
@@ -45,7 +47,8 @@ export function numberRoutes(backends: Backends, deadlineMs: number): RouteSpec[
     requestId: ctx.requestId,
     idempotencyKey: ctx.idempotencyKey,
   });
-  const accountId = (ctx: HandlerContext<unknown, unknown, unknown>) => ctx.principal?.accountId ?? "";
+  const accountId = (ctx: HandlerContext<unknown, unknown, unknown>) =>
+    ctx.principal?.accountId ?? "";
   const holdPath = idParam("hld", "hold_id");
 
   return [
@@ -154,7 +157,8 @@ export function numberRoutes(backends: Backends, deadlineMs: number): RouteSpec[
       path: "/api/numbers/holds/{hold_id}/assign",
       operationId: "assignHold",
       summary: "Assign a held number to the account",
-      description: "Converts an active hold; the number is assigned to the account and optional seat.",
+      description:
+        "Converts an active hold; the number is assigned to the account and optional seat.",
       tag: "Numbers",
       scope: "numbers:write",
       params: holdPath,
@@ -239,4 +243,3 @@ export function numberRoutes(backends: Backends, deadlineMs: number): RouteSpec[
     }),
   ];
 }
-

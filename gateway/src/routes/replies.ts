@@ -18,5 +18,9 @@ export function pageReply(req: Request, data: unknown[], nextCursor: string): Re
     url.searchParams.set("cursor", nextCursor);
     headers.Link = `<${url.pathname}${url.search}>; rel="next"`;
   }
-  return { status: 200, body: { data, next_cursor: hasMore ? nextCursor : null, has_more: hasMore }, headers };
+  return {
+    status: 200,
+    body: { data, next_cursor: hasMore ? nextCursor : null, has_more: hasMore },
+    headers,
+  };
 }

@@ -1,4 +1,11 @@
-import { createEventBus, createLogger, createPool, env, loadConfig, onShutdown } from "@switchboard/kit";
+import {
+  createEventBus,
+  createLogger,
+  createPool,
+  env,
+  loadConfig,
+  onShutdown,
+} from "@switchboard/kit";
 import { z } from "zod";
 import { startInventory } from "./server.js";
 

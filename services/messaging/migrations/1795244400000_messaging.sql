@@ -110,7 +110,7 @@ CREATE TABLE messaging.messages (
   lease_until timestamptz,
   attempts integer NOT NULL DEFAULT 0,
   provider_message_id text,
-  -- When the sender's pacing lets the message go (reserved once).
+  -- The message's turn in its sender's pace (booked once, at its first claim).
   scheduled_at timestamptz,
   idempotency_key text,
   request_sha256 text,
@@ -161,10 +161,11 @@ CREATE TABLE messaging.send_attempts (
   PRIMARY KEY (message_id, attempt)
 );
 
--- Per-sender pacing: the next free send slot of each sending number.
-CREATE TABLE messaging.sender_pacing (
+-- Per-sender pacing (GCRA): the time the next message of each sending number may go. Each
+-- message books its turn once (messages.scheduled_at), so no backlog ever exceeds the pace.
+CREATE TABLE messaging.sender_submits (
   sender text PRIMARY KEY,
-  next_at timestamptz NOT NULL
+  tat timestamptz NOT NULL
 );
 
 -- The sandbox carrier's simulated network: what it accepted, keyed by the client reference,
@@ -221,7 +222,7 @@ DROP TABLE IF EXISTS messaging.outbox_sequences;
 DROP TABLE IF EXISTS messaging.outbox;
 DROP TABLE IF EXISTS messaging.signing_keys;
 DROP TABLE IF EXISTS messaging.sandbox_network;
-DROP TABLE IF EXISTS messaging.sender_pacing;
+DROP TABLE IF EXISTS messaging.sender_submits;
 DROP TABLE IF EXISTS messaging.send_attempts;
 DROP TABLE IF EXISTS messaging.messages;
 DROP FUNCTION IF EXISTS messaging.guard_message_status();

@@ -1,4 +1,4 @@
-import type { Logger, Pool } from "@switchboard/kit";
+import type { EventBus, Logger, Pool } from "@switchboard/kit";
 import type { MessagingCarrier } from "./carrier/carrier.js";
 import type { MessagingConfig } from "./config.js";
 import type { Outbox } from "./outbox.js";
@@ -8,6 +8,7 @@ import type { TemplateSigner } from "./templates/signature.js";
 /** What the operations of the service share. */
 export interface MessagingContext {
   pool: Pool;
+  bus: EventBus;
   logger: Logger;
   config: MessagingConfig;
   signer: TemplateSigner;

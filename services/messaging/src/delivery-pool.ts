@@ -12,6 +12,8 @@ export function openDeliveryPool(apiPool: Pool, max: number): Pool {
     ...options,
     password: options.password,
     max,
+    // Background work waits for a connection rather than failing a try for want of one.
+    connectionTimeoutMillis: 60_000,
     application_name: "messaging-delivery",
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.

@@ -91,6 +91,7 @@ export async function startMessaging(options: MessagingOptions): Promise<Running
   });
   const context: MessagingContext = {
     pool,
+    bus,
     logger,
     config,
     signer: new TemplateSigner(keys),

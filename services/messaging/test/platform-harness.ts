@@ -59,9 +59,7 @@ export async function startMessagingPlatform(
     embedded?: boolean;
   } = {},
 ) {
-  const env = { ...fastMessagingEnv, ...options.env };
-  const previous = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]));
-  Object.assign(process.env, env);
+  const serviceEnv = { ...process.env, NODE_ENV: "test", ...fastMessagingEnv, ...options.env };
   const database = options.embedded
     ? await createPgliteTestDatabase()
     : await createRealTestDatabase("messaging");
@@ -75,6 +73,7 @@ export async function startMessagingPlatform(
     ...(options.embedded ? {} : { redisUrl: testRedisUrl() }),
     busPrefix,
     logger,
+    serviceEnv,
     gatewayEnv: {
       NODE_ENV: "test",
       PORT: "0",
@@ -145,10 +144,6 @@ export async function startMessagingPlatform(
       await platform.stop();
       await database.drop();
       if (!options.embedded) await deleteKeys(busPrefix);
-      for (const [key, value] of Object.entries(previous)) {
-        if (value === undefined) delete process.env[key];
-        else process.env[key] = value;
-      }
     },
   } satisfies MessagingPlatform;
 }

@@ -29,6 +29,15 @@ export interface MessagingCarrier {
   rcsCapable(to: string): Promise<boolean>;
   /** Hands one message to the network; throws CarrierError when it did not (or may not) take it. */
   submit(request: SubmitRequest): Promise<SubmitResult>;
+  /**
+   * Asks the network again for a message's receipt when none came (SMPP: `query_sm`; RBM: the
+   * message's status). Optional: without it an overdue message stays `sent`.
+   */
+  requestReceipt?(message: {
+    providerMessageId: string;
+    to: string;
+    channel: string;
+  }): Promise<void>;
   stop(): Promise<void>;
 }
 

@@ -19,6 +19,8 @@ interface ReceiptJob {
   status: ReceiptStatus;
   channel: string;
   errorCode?: string;
+  /** Which scheduling of the receipt this is (part of the job id). */
+  variant?: string;
 }
 
 /**
@@ -95,13 +97,13 @@ export class SandboxCarrier implements MessagingCarrier {
     }
     const { rows } = await this.options.pool.query<{
       provider_message_id: string;
-      inserted: boolean;
+      submit_calls: number;
     }>(
       `INSERT INTO messaging.sandbox_network AS n
          (client_ref, provider_message_id, channel, to_number, from_number, segments)
        VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (client_ref) DO UPDATE SET submit_calls = n.submit_calls + 1
-       RETURNING n.provider_message_id, (xmax = 0) AS inserted`,
+       RETURNING n.provider_message_id, n.submit_calls`,
       [
         request.clientRef,
         `sbx-${randomUUID()}`,
@@ -120,15 +122,14 @@ export class SandboxCarrier implements MessagingCarrier {
         "unknown",
       );
     const providerMessageId = row.provider_message_id;
-    // A repeat re-schedules the receipt too (deduped by job id): it heals a crash between the
-    // network taking the message and the receipt being scheduled.
+    // A repeated submit schedules the receipt again (under its own job id): it heals a crash
+    // between the network taking the message and the receipt being scheduled, and a receipt
+    // that ran out of tries before the message was recorded as sent.
     await this.scheduleReceipt({
-      providerMessageId,
-      channel: request.channel,
-      status: behaviour === "undelivered" ? "undelivered" : "delivered",
-      ...(behaviour === "undelivered" ? { errorCode: "handset-unreachable" } : {}),
+      ...this.receiptFor(providerMessageId, request.to, request.channel),
+      variant: `${row.submit_calls}`,
     });
-    if (behaviour === "answer-lost-once" && row.inserted) {
+    if (behaviour === "answer-lost-once" && row.submit_calls === 1) {
       throw new CarrierError(
         "network-timeout",
         "the network did not answer in time",
@@ -139,15 +140,46 @@ export class SandboxCarrier implements MessagingCarrier {
     return { providerMessageId };
   }
 
+  /** What the network reports for a message it took. */
+  private receiptFor(
+    providerMessageId: string,
+    to: string,
+    channel: string,
+  ): Omit<ReceiptJob, "variant"> {
+    const undelivered = sandboxBehaviour(to) === "undelivered";
+    return {
+      providerMessageId,
+      channel,
+      status: undelivered ? "undelivered" : "delivered",
+      ...(undelivered ? { errorCode: "handset-unreachable" } : {}),
+    };
+  }
+
+  /** Sends the receipt of a message again (the sweeper asks when one is overdue). */
+  async requestReceipt(message: {
+    providerMessageId: string;
+    to: string;
+    channel: string;
+  }): Promise<void> {
+    await this.scheduleReceipt({
+      ...this.receiptFor(message.providerMessageId, message.to, message.channel),
+      variant: `again${Date.now()}`,
+    });
+  }
+
+  /**
+   * Schedules a receipt `receiptDelayMs` from now. Its tries outlast a busy pipeline: a
+   * receipt that overtakes the recording of `sent` is retried for about a minute.
+   */
   private async scheduleReceipt(job: ReceiptJob): Promise<void> {
     await this.options.bus.publish(
       SANDBOX_NETWORK_QUEUE,
       { name: `receipt.${job.status}`, data: job },
       {
-        jobId: `${job.status}.${job.providerMessageId}`,
+        jobId: `${job.status}.${job.providerMessageId}.${job.variant ?? "0"}`,
         delay: this.options.receiptDelayMs,
-        attempts: 8,
-        backoff: { type: "exponential", delayMs: 100, maxDelayMs: 5_000 },
+        attempts: 12,
+        backoff: { type: "exponential", delayMs: 200, maxDelayMs: 10_000, jitter: 0.2 },
       },
     );
   }

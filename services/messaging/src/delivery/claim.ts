@@ -2,12 +2,18 @@ import { withTransaction } from "@switchboard/kit";
 import type { MessagingContext } from "../context.js";
 import { messageColumns, type MessageRow } from "../messages/rows.js";
 import { transition } from "../messages/transitions.js";
+import { bookTurn } from "./pacing.js";
+
+/** A turn this close counts as now. */
+const turnToleranceMs = 20;
 
 export type Claim =
   /** This worker holds the message for one try. */
   | { kind: "claimed"; row: MessageRow; attempt: number; previousOutcomeUnknown: boolean }
   /** Another worker holds it: try again once its lease may have lapsed. */
   | { kind: "busy"; retryInMs: number }
+  /** Not yet the message's turn in its sender's pace: submit at `turn`. */
+  | { kind: "paced"; retryInMs: number; turn: Date }
   /** Nothing to do (sent already, terminal, or ended here: expired / recipient gone). */
   | { kind: "done" };
 
@@ -22,7 +28,8 @@ interface ClaimRow extends MessageRow {
 /**
  * Takes a message for one try, in one transaction under the row lock: a message past its TTL
  * expires; a recipient who opted out (or whose consent was revoked) since the send was
- * accepted ends the message failed; otherwise queued → sending (first try; SMS and MMS also
+ * accepted ends the message failed; a message whose turn in its sender's pace (pacing.ts) has
+ * not come goes back to wait for it; otherwise queued → sending (first try; SMS and MMS also
  * fix channel_used), a lease, the try counted and its send record written BEFORE the carrier
  * is called. A try whose record never got an outcome (the worker died, or the carrier's answer
  * was lost) makes the next one `previousOutcomeUnknown`.
@@ -59,6 +66,12 @@ export async function claimMessage(ctx: MessagingContext, messageId: string): Pr
       await transition(client, ctx.outbox, row.id, "failed", { ...refusal, lease_until: null });
       return { kind: "done" };
     }
+    // The message's turn in its sender's pace: booked at its first claim, kept after.
+    const turn =
+      row.scheduled_at ??
+      (await bookTurn(client, row.id, row.from_number, 1_000 / ctx.config.senderRate));
+    const wait = turn.getTime() - now;
+    if (wait > turnToleranceMs) return { kind: "paced", retryInMs: wait, turn };
     const previousOutcomeUnknown =
       row.tried && (row.last_outcome === null || row.last_outcome === "unknown");
     const lease = new Date(now + ctx.config.leaseMs);

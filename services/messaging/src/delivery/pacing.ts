@@ -1,37 +1,33 @@
 import type { Queryable } from "@switchboard/kit";
 
 /**
- * Per-sender pacing: each sending number gets one slot every `intervalMs`, so a burst from one
- * number is spread at the carrier's pace while other numbers are not held up behind it. A
- * message reserves its slot once (`scheduled_at`); a repeated dispatch (a redelivery, or the
- * retry of a try that failed) gets the same slot. Returns the slot, or undefined when the
- * message is past sending (sent or ended).
+ * Per-sender pacing (GCRA): each sending number has a theoretical arrival time `tat`, the
+ * earliest its next message may go. A message books its turn once — max(tat, now) — and moves
+ * `tat` one interval on, so a burst from one number is spread at its pace, other numbers are
+ * not held up behind it, and workers catching up on a backlog never exceed the pace (a late
+ * message books a late turn). Runs in the claim's transaction, under the message's row lock;
+ * the sender's row serialises the bookings of one number. Returns the booked turn.
  */
-export async function reserveSlot(
+export async function bookTurn(
   db: Queryable,
   messageId: string,
+  sender: string,
   intervalMs: number,
-): Promise<Date | undefined> {
-  const { rows } = await db.query<{ at: Date | null; queued: boolean }>(
-    `WITH m AS (
-       SELECT id, from_number, scheduled_at FROM messaging.messages
-        WHERE id = $1 AND status IN ('queued', 'sending')
-     ), slot AS (
-       INSERT INTO messaging.sender_pacing AS p (sender, next_at)
-       SELECT from_number, now() + make_interval(secs => $2 / 1000.0) FROM m WHERE scheduled_at IS NULL
+): Promise<Date> {
+  const { rows } = await db.query<{ turn: Date }>(
+    `WITH booked AS (
+       INSERT INTO messaging.sender_submits AS s (sender, tat)
+       VALUES ($2, now() + make_interval(secs => $3 / 1000.0))
        ON CONFLICT (sender) DO UPDATE
-         SET next_at = greatest(p.next_at, now()) + make_interval(secs => $2 / 1000.0)
-       RETURNING p.next_at - make_interval(secs => $2 / 1000.0) AS at
-     ), stamped AS (
-       UPDATE messaging.messages SET scheduled_at = (SELECT at FROM slot)
-        WHERE id = $1 AND scheduled_at IS NULL AND EXISTS (SELECT 1 FROM slot)
-       RETURNING scheduled_at
+         SET tat = greatest(s.tat, now()) + make_interval(secs => $3 / 1000.0)
+       RETURNING tat - make_interval(secs => $3 / 1000.0) AS turn
      )
-     SELECT coalesce((SELECT scheduled_at FROM stamped), (SELECT scheduled_at FROM m)) AS at,
-            EXISTS (SELECT 1 FROM m) AS queued`,
-    [messageId, intervalMs],
+     UPDATE messaging.messages SET scheduled_at = (SELECT turn FROM booked)
+      WHERE id = $1
+      RETURNING scheduled_at AS turn`,
+    [messageId, sender, intervalMs],
   );
   const row = rows[0];
-  if (!row?.queued) return undefined;
-  return row.at ?? new Date();
+  if (!row) throw new Error(`message ${messageId} vanished while booking its turn`);
+  return row.turn;
 }

@@ -20,15 +20,15 @@ export const sendRetry = (config: MessagingConfig): { attempts: number; backoff:
 });
 
 /**
- * Publishes the submit job of a message. `generation` is the message's try count when the job
- * is made: the dispatcher's job is generation 0, and the sweeper's re-publication of a stalled
- * message a later one, so a repeat of either is deduped by its job id.
+ * Publishes a submit job of a message. `generation` tells a message's jobs apart: `t<turn>n<now>`
+ * waits for the message's turn in its sender's pace, `s<tries>w<window>` is the sweeper's
+ * re-publication of a stalled message (a repeat within the window is deduped by its job id).
  */
 export async function publishSubmit(
   bus: EventBus,
   config: MessagingConfig,
   messageId: string,
-  options: { delayMs: number; generation: number },
+  options: { delayMs: number; generation: number | string },
 ): Promise<void> {
   await bus.publish<SubmitJob>(
     SUBMIT_QUEUE,

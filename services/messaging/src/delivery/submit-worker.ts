@@ -14,7 +14,7 @@ import { isChannel } from "../validation.js";
 import { finishAttempt } from "./attempts.js";
 import { chooseChannel } from "./channel-choice.js";
 import { claimMessage } from "./claim.js";
-import { SUBMIT_QUEUE, type SubmitJob } from "./submit-queue.js";
+import { publishSubmit, SUBMIT_QUEUE, type SubmitJob } from "./submit-queue.js";
 
 /**
  * Hands messages to the carrier, never one twice. Each try: claim (lease + send record written
@@ -34,6 +34,15 @@ export function startSubmitWorker(ctx: MessagingContext, bus: EventBus): QueueWo
 export async function submitOnce(ctx: MessagingContext, job: Job<SubmitJob>): Promise<void> {
   const claim = await claimMessage(ctx, job.data.messageId);
   if (claim.kind === "done") return;
+  if (claim.kind === "paced") {
+    // Wait for the turn in a new job (one per turn), so the wait costs none of this job's tries.
+    await publishSubmit(ctx.bus, ctx.config, job.data.messageId, {
+      delayMs: claim.retryInMs,
+      // Unique per wait: a job woken a hair early waits again rather than being deduped away.
+      generation: `t${claim.turn.getTime()}n${Date.now()}`,
+    });
+    return;
+  }
   if (claim.kind === "busy")
     throw new RetryLaterError("another worker holds the message", claim.retryInMs);
   const { attempt } = claim;

@@ -3,7 +3,6 @@ import type { MessagingContext } from "../context.js";
 import { transition } from "../messages/transitions.js";
 import { SCHEMA } from "../outbox.js";
 import { dispatchMessage } from "./dispatcher.js";
-import { publishSubmit } from "./submit-queue.js";
 
 const batch = 500;
 const outboxRetentionMs = 24 * 3_600_000;
@@ -13,12 +12,13 @@ const outboxRetentionMs = 24 * 3_600_000;
  * that no worker holds expire; messages whose submit job is overdue (the queue lost it, e.g.
  * the in-process bus of a restarted embedded platform, or a worker died holding the lease) are
  * dispatched again — the claim and the carrier's client reference keep that from ever sending
- * twice; published outbox rows older than a day are pruned.
+ * twice; messages whose receipt is overdue get it asked for again (when the carrier can); and
+ * published outbox rows older than a day are pruned.
  */
 export async function sweepMessages(
   ctx: MessagingContext,
   bus: EventBus,
-): Promise<{ expired: number; redispatched: number }> {
+): Promise<{ expired: number; redispatched: number; receiptsRequested: number }> {
   const overdue = await ctx.pool.query<{ id: string }>(
     `SELECT id FROM messaging.messages
       WHERE status IN ('queued', 'sending') AND expires_at <= now()
@@ -39,8 +39,8 @@ export async function sweepMessages(
   }
   if (expired > 0) ctx.outbox.wake();
 
-  const stalled = await ctx.pool.query<{ id: string; attempts: number; scheduled: boolean }>(
-    `SELECT id, attempts, scheduled_at IS NOT NULL AS scheduled FROM messaging.messages
+  const stalled = await ctx.pool.query<{ id: string; attempts: number }>(
+    `SELECT id, attempts FROM messaging.messages
       WHERE (status = 'queued' AND coalesce(scheduled_at, created_at) < now() - make_interval(secs => $2 / 1000.0))
          OR (status = 'sending' AND lease_until < now() - make_interval(secs => $2 / 1000.0))
          OR (status = 'sending' AND lease_until IS NULL
@@ -48,15 +48,39 @@ export async function sweepMessages(
       ORDER BY created_at LIMIT $1`,
     [batch, ctx.config.redispatchAfterMs, ctx.config.retryMaxMs],
   );
+  // One job per message and sweep window: a repeat within the window is deduped by its id.
+  const window = Math.floor(Date.now() / ctx.config.redispatchAfterMs);
   for (const row of stalled.rows) {
-    if (row.scheduled) {
-      await publishSubmit(bus, ctx.config, row.id, { delayMs: 0, generation: row.attempts });
-    } else {
-      await dispatchMessage(ctx, bus, row.id);
-    }
+    await dispatchMessage(ctx, bus, row.id, `s${row.attempts}w${window}`);
   }
+  const receipts = await requestOverdueReceipts(ctx);
   await pruneOutbox(ctx.pool, SCHEMA, { olderThanMs: outboxRetentionMs, limit: 5_000 });
-  return { expired, redispatched: stalled.rows.length };
+  return { expired, redispatched: stalled.rows.length, receiptsRequested: receipts };
+}
+
+/** Messages `sent` for longer than MESSAGING_RECEIPT_OVERDUE_MS: ask the carrier again. */
+async function requestOverdueReceipts(ctx: MessagingContext): Promise<number> {
+  const carrier = ctx.carrier;
+  if (!carrier.requestReceipt) return 0;
+  const { rows } = await ctx.pool.query<{
+    provider_message_id: string;
+    to_number: string;
+    channel: string;
+  }>(
+    `SELECT provider_message_id, to_number, coalesce(channel_used, channel) AS channel
+       FROM messaging.messages
+      WHERE status = 'sent' AND sent_at < now() - make_interval(secs => $2 / 1000.0)
+      ORDER BY sent_at LIMIT $1`,
+    [batch, ctx.config.receiptOverdueMs],
+  );
+  for (const row of rows) {
+    await carrier.requestReceipt({
+      providerMessageId: row.provider_message_id,
+      to: row.to_number,
+      channel: row.channel,
+    });
+  }
+  return rows.length;
 }
 
 export interface Sweeper {
@@ -68,7 +92,9 @@ export function startSweeper(ctx: MessagingContext, bus: EventBus, logger: Logge
   const timer = setInterval(() => {
     running = sweepMessages(ctx, bus).then(
       (result) => {
-        if (result.expired + result.redispatched > 0) logger.info(result, "messages swept");
+        if (result.expired + result.redispatched + result.receiptsRequested > 0) {
+          logger.info(result, "messages swept");
+        }
       },
       (error: unknown) => logger.warn({ err: error }, "message sweep failed; will retry"),
     );
