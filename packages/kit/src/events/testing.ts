@@ -10,8 +10,9 @@ import { createMemoryBus } from "./bus-memory.js";
  */
 export const testRedisUrl = (): string => process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
-/** True when Redis answers; in CI (CI=true) an unreachable Redis throws instead of skipping. */
-export async function requireTestRedis(url = testRedisUrl()): Promise<boolean> {
+/** Checks that the test Redis answers; throws when it does not (tests never skip for want of it). */
+export async function requireTestRedis(options: { url?: string } = {}): Promise<boolean> {
+  const url = options.url ?? testRedisUrl();
   const client = new Redis(url, {
     lazyConnect: true,
     connectTimeout: 1_000,
@@ -24,9 +25,7 @@ export async function requireTestRedis(url = testRedisUrl()): Promise<boolean> {
     await client.ping();
     return true;
   } catch (error) {
-    if (process.env.CI === "true")
-      throw new Error(`Redis at ${url} is required in CI`, { cause: error });
-    return false;
+    throw new Error(`Redis at ${url} is required by the tests`, { cause: error });
   } finally {
     client.disconnect();
   }
