@@ -74,7 +74,11 @@ const schema = z
       .regex(/^acct_[a-z0-9_]{1,60}$/)
       .default("acct_platform"),
     REDIS_QUEUE_PREFIX: z.string().min(1).max(100).default("sb"),
-    IDEMPOTENCY_SYNCHRONOUS_COMMIT: env.bool(true),
+    IDEMPOTENCY_SYNCHRONOUS_COMMIT: env.bool(false),
+    // The agent smoke (POST /api/agent/smoke): the whole run, one step, the sandbox call length.
+    SMOKE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(120_000).default(30_000),
+    SMOKE_STEP_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+    SANDBOX_CALL_SECONDS: z.coerce.number().min(0).max(86_400).default(2),
   })
   .superRefine((value, ctx) => {
     if (value.NODE_ENV === "production" && !value.SIGNING_KEY_SECRET) {
@@ -139,6 +143,11 @@ const schema = z
         idempotencyLeaseSeconds: value.IDEMPOTENCY_LEASE_SECONDS,
         idempotencyPurgeIntervalSeconds: value.IDEMPOTENCY_PURGE_INTERVAL_SECONDS,
         idempotencySynchronousCommit: value.IDEMPOTENCY_SYNCHRONOUS_COMMIT,
+      },
+      smoke: {
+        timeoutMs: value.SMOKE_TIMEOUT_MS,
+        stepTimeoutMs: value.SMOKE_STEP_TIMEOUT_MS,
+        sandboxCallSeconds: value.SANDBOX_CALL_SECONDS,
       },
     };
   });

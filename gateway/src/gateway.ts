@@ -1,6 +1,12 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createPool, type EventBus, type Logger, type Pool } from "@switchboard/kit";
+import {
+  createPool,
+  type EventBus,
+  type Logger,
+  type Pool,
+  type ReadinessReport,
+} from "@switchboard/kit";
 import { createIdentity, ensureBootstrap, migrateGateway, type Identity } from "./auth/index.js";
 import { connectBackends } from "./backends.js";
 import type { GatewayConfig } from "./config.js";
@@ -18,6 +24,8 @@ import { webhookRoutes } from "./routes/webhooks.js";
 import { usageRoutes } from "./routes/usage.js";
 import { messagingKeySource } from "./routes/message-keys.js";
 import { messageRoutes } from "./routes/messages.js";
+import { agentRoutes } from "./routes/agent.js";
+import { gatewaySmoke } from "./smoke/index.js";
 import { startRecordPath, usageKeySource, type RecordPath } from "./records/index.js";
 import type { RouteSpec } from "./routes/route-spec.js";
 
@@ -37,6 +45,8 @@ export interface RunningGateway {
   policies: TrafficPolicies;
   /** The usage record path (undefined when off: no queue outside production). */
   records: RecordPath | undefined;
+  /** The admin port's /readyz: PostgreSQL and every backend (Redis only warns: it fails open). */
+  readiness(): Promise<ReadinessReport>;
   stop(): Promise<void>;
 }
 
@@ -114,6 +124,9 @@ export async function startGateway(options: {
       publicUrl: config.publicUrl,
       sandbox: config.sandbox,
     }),
+    ...agentRoutes(
+      gatewaySmoke({ config, backends, pool, checks: policies.checks, records, logger }),
+    ),
   ];
   openApi.document = buildOpenApiDocument(routes, {
     publicUrl: config.publicUrl,
@@ -151,6 +164,7 @@ export async function startGateway(options: {
     routes,
     policies,
     records: records.path,
+    readiness: () => health.readiness(),
     stop: async () => {
       health.markShuttingDown();
       await new Promise<void>((resolve) => {

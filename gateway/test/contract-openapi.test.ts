@@ -62,7 +62,7 @@ describe("the OpenAPI document against the running gateway", () => {
 
   beforeAll(async () => {
     platform = await startTestPlatform({ database: "postgres", seed: 200, redis: true });
-    document = await (await platform.request("/v1/openapi.json")).json();
+    document = (await (await platform.request("/v1/openapi.json")).json()) as typeof document;
   });
   afterAll(async () => platform?.stop());
 

@@ -66,7 +66,7 @@ describe.each(testDatabaseKinds)("token endpoint on $name", ({ create }) => {
     expect(response.status).toBe(200);
     expect(response.headers["Cache-Control"]).toBe("no-store");
     expect(response.headers["Pragma"]).toBe("no-cache");
-    const body = response.body as Record<string, unknown>;
+    const body = response.body as unknown as Record<string, unknown>;
     expect(Object.keys(body).sort()).toEqual(["access_token", "expires_in", "scope", "token_type"]);
     expect(body).toMatchObject({
       token_type: "Bearer",

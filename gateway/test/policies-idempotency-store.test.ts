@@ -136,6 +136,27 @@ describe.each(testDatabaseKinds)("idempotency store on $name", ({ create }) => {
     expect(rows[0].kept_window).toBe(true);
   });
 
+  it("without takeOver, leaves a dead row as it is and answers retry", async () => {
+    const [lapsed, expired] = [newKey(), newKey()];
+    const dead = await claimed(lapsed);
+    await age(lapsed, "lease_expires_at = now() - interval '1 second'");
+    await store.complete(account, expired, (await claimed(expired)).leaseId, response);
+    await age(expired, "expires_at = now() - interval '1 hour'");
+    for (const key of [lapsed, expired]) {
+      expect(await store.claim(account, key, fp("a"), { takeOver: false })).toEqual({
+        kind: "retry",
+      });
+    }
+    const { rows } = await pool.query(
+      "SELECT idempotency_key, state, lease_id FROM gateway.idempotency_keys WHERE idempotency_key = ANY($1) ORDER BY state",
+      [[lapsed, expired]],
+    );
+    expect(rows).toEqual([
+      { idempotency_key: expired, state: "completed", lease_id: null },
+      { idempotency_key: lapsed, state: "in_progress", lease_id: dead.leaseId },
+    ]);
+  });
+
   it("renews a live lease so nobody takes it over", async () => {
     const key = newKey();
     const claim = await claimed(key);

@@ -58,15 +58,17 @@ describe.each(testDatabaseKinds)("idempotency stage on $name", ({ create }) => {
   let gate: Promise<void> = Promise.resolve();
   const finished: { path: string; status: number; replayed: boolean }[] = [];
   let storeDown = false;
+  /** The bucket store's clock (ms): advanced by hand to refill. */
+  let clock = 0;
 
-  const routes = [
+  const createThing = (path: string, scope: Scope) =>
     defineRoute({
       method: "post",
-      path: "/api/test/things",
-      operationId: "createThing",
+      path,
+      operationId: `create${scope}`,
       summary: "test",
       tag: "Test",
-      scope: "numbers:write",
+      scope,
       body: z.object({ value: z.string().min(1) }),
       success: { status: 201, description: "created" },
       problems: [],
@@ -84,7 +86,11 @@ describe.each(testDatabaseKinds)("idempotency stage on $name", ({ create }) => {
         const id = `thg_${executions.length}`;
         return created(`/v1/api/test/things/${id}`, { id, value: ctx.body.value });
       },
-    }),
+    });
+  const routes = [
+    createThing("/api/test/things", "numbers:write"),
+    // One token a second: the bucket that refuses (each test uses its own account).
+    createThing("/api/test/scarce", "calls:write"),
     defineRoute({
       method: "get",
       path: "/api/test/things",
@@ -126,17 +132,23 @@ describe.each(testDatabaseKinds)("idempotency stage on $name", ({ create }) => {
       sealer: new ResponseSealer("test-sealing-secret"),
     });
     const rateLimiter = createRateLimiter({
-      store: new MemoryBucketStore(),
-      limits: parseRateLimits("*=10000/10000"),
+      store: new MemoryBucketStore({ now: () => clock }),
+      limits: parseRateLimits("*=10000/10000,calls:write=1/1"),
       counters,
     });
     const app = createHttpApp({
       routes,
+      // As the gateway wires them: the rate limit runs in the idempotency stage.
       stages: [
         fakeAuthentication,
-        rateLimiter.stage,
-        createIdempotencyLayer({ store, counters, logger, errorsUrl: ERRORS_URL, waitMs: 400 })
-          .stage,
+        createIdempotencyLayer({
+          store,
+          counters,
+          logger,
+          errorsUrl: ERRORS_URL,
+          waitMs: 400,
+          admit: rateLimiter.admit,
+        }).stage,
       ],
       before: [
         (req, res, next) => {
@@ -308,6 +320,85 @@ describe.each(testDatabaseKinds)("idempotency stage on $name", ({ create }) => {
     expect(response.status).toBe(503);
     expect(response.headers.get("retry-after")).toBe("1");
     expect(executions).toHaveLength(0);
+  });
+
+  const scarce = "/v1/api/test/scarce";
+  const rowOf = async (key: string) =>
+    (
+      await pool.query<{ state: string; lease_id: string | null }>(
+        "SELECT state, lease_id FROM gateway.idempotency_keys WHERE idempotency_key = $1",
+        [key],
+      )
+    ).rows;
+
+  it("answers 429 before the key: runs nothing, leaves no claim, and the retry after refill runs", async () => {
+    const account = keyOf("acct");
+    const [spent, refused] = [keyOf("spent"), keyOf("refused")];
+    expect((await post("l", { key: spent, account, path: scarce })).status).toBe(201);
+    const limited = await post("m", { key: refused, account, path: scarce });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("retry-after")).toBe("1");
+    expect(executions).toHaveLength(1);
+    expect(await rowOf(refused)).toEqual([]);
+
+    clock += 1_000;
+    const retry = await post("m", { key: refused, account, path: scarce });
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBeNull();
+    expect(executions.map((e) => e.value)).toEqual(["l", "m"]);
+  });
+
+  it("answers 429 whatever the key: a replay, a mismatch, a malformed key, the store down", async () => {
+    const account = keyOf("acct");
+    const key = keyOf("limited");
+    expect((await post("n", { key, account, path: scarce })).status).toBe(201);
+    const [replays, conflicts] = [counters.idempotentReplays, counters.idempotencyConflicts];
+    const replay = await post("n", { key, account, path: scarce });
+    expect(replay.status).toBe(429);
+    expect(replay.headers.get("idempotent-replayed")).toBeNull();
+    expect((await post("other", { key, account, path: scarce })).status).toBe(429);
+    expect((await post("n", { key: "not a key", account, path: scarce })).status).toBe(429);
+    storeDown = true;
+    expect((await post("n", { key: keyOf("down"), account, path: scarce })).status).toBe(429);
+    storeDown = false;
+    expect([counters.idempotentReplays, counters.idempotencyConflicts]).toEqual([
+      replays,
+      conflicts,
+    ]);
+    expect(executions).toHaveLength(1);
+    expect(await rowOf(key)).toEqual([{ state: "completed", lease_id: null }]);
+
+    clock += 1_000;
+    const later = await post("n", { key, account, path: scarce });
+    expect(later.status).toBe(201);
+    expect(later.headers.get("idempotent-replayed")).toBe("true");
+  });
+
+  it("does not take over a dead key for a request it refuses", async () => {
+    const account = keyOf("acct");
+    const key = keyOf("dead-refused");
+    const print = (await import("../src/policies/fingerprint.js")).requestFingerprint(
+      "POST",
+      "/api/test/scarce",
+      { value: "o" },
+    );
+    const claimed = await store.claim(account, key, print);
+    expect(claimed.kind).toBe("claimed");
+    await pool.query(
+      "UPDATE gateway.idempotency_keys SET lease_expires_at = now() - interval '1 second' WHERE idempotency_key = $1",
+      [key],
+    );
+    expect((await post("spend", { key: keyOf("spend"), account, path: scarce })).status).toBe(201);
+    const takeovers = counters.idempotencyLeaseTakeovers;
+    expect((await post("o", { key, account, path: scarce })).status).toBe(429);
+    const leaseId = claimed.kind === "claimed" ? claimed.leaseId : "";
+    expect(await rowOf(key)).toEqual([{ state: "in_progress", lease_id: leaseId }]);
+    expect(counters.idempotencyLeaseTakeovers).toBe(takeovers);
+
+    clock += 1_000;
+    expect((await post("o", { key, account, path: scarce })).status).toBe(201);
+    expect(counters.idempotencyLeaseTakeovers).toBe(takeovers + 1);
+    expect(executions.map((e) => e.value)).toEqual(["spend", "o"]);
   });
 
   it("ignores the header on safe methods and without a key runs every time", async () => {

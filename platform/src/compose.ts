@@ -1,9 +1,12 @@
 import {
   createEventBus,
   createPool,
+  recordBuildInfo,
+  startAdminServer,
   type EventBus,
   type Logger,
   type Pool,
+  type RunningAdminServer,
 } from "@switchboard/kit";
 import { loadGatewayConfig, startGateway, type RunningGateway } from "@switchboard/gateway";
 import type { RunningComponent } from "./component.js";
@@ -22,6 +25,11 @@ export interface PlatformOptions {
   serviceEnv?: NodeJS.ProcessEnv;
   /** Runs after the services start and before the gateway does (e.g. seeding). */
   beforeGateway?: (pools: Record<string, Pool>) => Promise<void>;
+  /**
+   * One admin port for the whole process (/metrics, /livez, /readyz — readiness is the
+   * gateway's, which covers every service); port 0 picks a free one. Started first.
+   */
+  admin?: { port: number; host?: string };
 }
 
 export interface RunningPlatform {
@@ -29,6 +37,8 @@ export interface RunningPlatform {
   bus: EventBus;
   pools: Record<string, Pool>;
   services: Record<string, RunningComponent>;
+  /** The admin server, when `admin` was given. */
+  admin: RunningAdminServer | undefined;
   /** The gateway's resolved environment, backend addresses included (for more replicas). */
   gatewayEnv: NodeJS.ProcessEnv;
   /** Stops one service (to test an unavailable backend). */
@@ -44,6 +54,13 @@ export interface RunningPlatform {
  */
 export async function startPlatform(options: PlatformOptions): Promise<RunningPlatform> {
   const { logger } = options;
+  const admin = options.admin
+    ? await startAdminServer({
+        host: options.admin.host ?? "127.0.0.1",
+        port: options.admin.port,
+        logger,
+      })
+    : undefined;
   const bus = createEventBus({
     redisUrl: options.redisUrl,
     logger,
@@ -68,6 +85,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     pools[component.name] = createPool(options.databaseUrl, { name: component.name, max: 8 });
     const running = await start(component, 0);
     services[component.name] = running;
+    recordBuildInfo(component.name);
     addresses[component.addressVariable] = `127.0.0.1:${running.port}`;
   }
   await options.beforeGateway?.(pools);
@@ -79,6 +97,8 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
   };
   const config = loadGatewayConfig(gatewayEnv);
   const gateway = await startGateway({ config, logger, bus });
+  recordBuildInfo("gateway");
+  admin?.setReady(() => gateway.readiness());
 
   const stopService = async (name: string) => {
     if (stopped.has(name)) return;
@@ -97,14 +117,17 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     bus,
     pools,
     services,
+    admin,
     gatewayEnv,
     stopService,
     restartService,
     stop: async () => {
+      admin?.markShuttingDown();
       await gateway.stop();
       for (const component of [...serviceComponents].reverse()) await stopService(component.name);
       await bus.close();
       await Promise.all(Object.values(pools).map((pool) => pool.end()));
+      await admin?.close();
     },
   };
 }

@@ -1,5 +1,11 @@
 import { join } from "node:path";
-import { createLogger, onShutdown, startEmbeddedPostgres } from "@switchboard/kit";
+import {
+  createLogger,
+  loadAdminAddress,
+  onShutdown,
+  startEmbeddedPostgres,
+  traceExportRequested,
+} from "@switchboard/kit";
 import { inventoryCount, seedInventory } from "@switchboard/inventory";
 import { banner } from "./banner.js";
 import { startPlatform } from "./compose.js";
@@ -9,6 +15,9 @@ import { bootstrapCredentials, dataDirFrom, ensureDir, writeRuntime } from "./da
  * The embedded mode: every component in one process on PGlite served over the Postgres wire
  * protocol, the same gRPC servers on real loopback sockets, the same SQL as the mesh mode.
  */
+// Tracing is opt-in here (an OTLP endpoint or OTEL_TRACES_EXPORTER); for pg and Redis spans too,
+// start with `node --import @switchboard/kit/telemetry/register platform/dist/embedded.js`.
+if (traceExportRequested()) await import("@switchboard/kit/telemetry/register");
 const logger = createLogger("switchboard");
 const dataDir = dataDirFrom();
 ensureDir(dataDir);
@@ -21,6 +30,8 @@ const platform = await startPlatform({
   databaseUrl: postgres.url,
   redisUrl: process.env.REDIS_URL || undefined,
   logger,
+  // One admin port (/metrics, /livez, /readyz) for the whole process, on loopback by default.
+  admin: loadAdminAddress({ port: 9090, host: "127.0.0.1" }),
   gatewayEnv: {
     ...process.env,
     HOST: process.env.HOST ?? "127.0.0.1",

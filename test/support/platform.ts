@@ -1,5 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { createLogger, type EventBus, type Pool } from "@switchboard/kit";
+import {
+  createLogger,
+  type EventBus,
+  type Logger,
+  type Pool,
+  type RunningAdminServer,
+} from "@switchboard/kit";
 import {
   createPgliteTestDatabase,
   createRealTestDatabase,
@@ -32,6 +38,12 @@ export interface TestPlatformOptions {
    * `enforce` (default) throws on a violation, `record` only collects them in `contract`.
    */
   contract?: "enforce" | "record" | "off";
+  /** The platform's logger (default: the silent test logger, TEST_LOG_LEVEL to hear it). */
+  logger?: Logger;
+  /** Serve the admin port (/metrics, /livez, /readyz) on a free loopback port. */
+  admin?: boolean;
+  /** The database URL the platform connects with (e.g. through a proxy a test can cut). */
+  connectThrough?: (databaseUrl: string) => string;
 }
 
 export interface TestPlatform {
@@ -43,6 +55,8 @@ export interface TestPlatform {
   /** Each service's pool, by component name (`inventory`, `call-control`, …). */
   pools: Record<string, Pool>;
   bus: EventBus;
+  /** The admin server (with `admin: true`). */
+  admin: RunningAdminServer | undefined;
   inventoryPool: Pool;
   clientId: string;
   clientSecret: string;
@@ -82,16 +96,21 @@ export async function startTestPlatform(options: TestPlatformOptions = {}): Prom
     options.database === "pglite"
       ? await createPgliteTestDatabase()
       : await createRealTestDatabase("platform");
-  const logger = createLogger("test", { level: process.env.TEST_LOG_LEVEL ?? "silent" });
+  const logger =
+    options.logger ??
+    createLogger("test", {
+      level: process.env.TEST_LOG_LEVEL ?? (process.env.LOG_CAPTURE_DIR ? "debug" : "silent"),
+    });
   const clientId = "cli_test";
   const clientSecret = `sbcs_${randomBytes(24).toString("base64url")}`;
   const accountId = "acct_test";
   const isolation = randomBytes(6).toString("hex");
   const platform = await startPlatform({
-    databaseUrl: database.url,
+    databaseUrl: options.connectThrough?.(database.url) ?? database.url,
     redisUrl: options.redis ? testRedisUrl() : undefined,
     busPrefix: `sbtest-${isolation}`,
     logger,
+    ...(options.admin ? { admin: { port: 0 } } : {}),
     serviceEnv: { ...process.env, NODE_ENV: "test", PUBLIC_URL, ...options.serviceEnv },
     gatewayEnv: {
       NODE_ENV: "test",
@@ -162,6 +181,7 @@ export async function startTestPlatform(options: TestPlatformOptions = {}): Prom
     platform,
     pools: platform.pools,
     bus: platform.bus,
+    admin: platform.admin,
     inventoryPool: platform.pools.inventory!,
     clientId,
     clientSecret,

@@ -83,9 +83,9 @@ export function renderMarkdown(report: PoliciesReport): string {
   return [
     "# Gateway traffic policies: added latency",
     "",
-    `Generated ${report.generated_at} by \`${report.command}\`: ${report.iterations} measured requests per variant and scenario (after ${report.warmup} warm-up), one at a time (${report.gap_ms} ms apart) over a keep-alive loopback connection; each row alternates the two variants request by request. The stored-response write that follows a reply (off the client's path) is awaited between requests, off the clock.`,
+    `Generated ${report.generated_at} by \`${report.command}\`: ${report.iterations} measured requests per variant and scenario (after ${report.warmup} warm-up), one at a time (${report.gap_ms} ms apart) over a keep-alive loopback connection from a client on its own thread (its own event loop, as a separate client's); each row alternates the two variants request by request. The stored-response write that follows a reply (off the client's path) is awaited between requests, off the clock.`,
     "",
-    "Variants: **off** = the same authenticated route with authentication only; **on** = authentication, then the per-permission token bucket (Redis, one EVALSHA) and the Idempotency-Key store (PostgreSQL), wired as the gateway wires them, with the store's commits either waiting for the WAL flush (synchronous commit, the default) or not (`IDEMPOTENCY_SYNCHRONOUS_COMMIT=false`). The routes do no work of their own, so the difference is the policies' cost. All times in milliseconds.",
+    "Variants: **off** = the same authenticated route with authentication only; **on** = authentication, then the per-permission token bucket (Redis, one EVALSHA) and the Idempotency-Key store (PostgreSQL), wired as the gateway wires them, with the key claims either committed without waiting for their WAL flush (the default: the operation's own synchronous commit, later in the same log, flushes them; `IDEMPOTENCY_SYNCHRONOUS_COMMIT=false`) or waiting for it (`IDEMPOTENCY_SYNCHRONOUS_COMMIT=true`); stored responses always wait for their flush, after the reply. The routes do no work of their own, so the difference is the policies' cost. All times in milliseconds.",
     "",
     "| scenario | off p50 / p99 | on p50 / p99 | added p50 | added p99 | added mean |",
     "|---|---|---|---|---|---|",
@@ -100,7 +100,7 @@ export function renderMarkdown(report: PoliciesReport): string {
     ...(report.floors_ms
       ? [
           "",
-          "Where the time goes: the round trips the policies are made of, each measured alone with the same gap (p50 / p99 ms). A new key costs one bucket script and one claim on the client's path; the stored response is written after the reply has gone out.",
+          "Where the time goes: the round trips the policies are made of, each measured alone with the same gap (p50 / p99 ms). A new key costs one bucket script and one claim on the client's path, sent together (the longer one counts, plus the other's send); the stored response is written after the reply has gone out.",
           "",
           "| step | p50 / p99 |",
           "|---|---|",

@@ -14,7 +14,7 @@ import {
   type PoliciesReport,
   type ScenarioResult,
 } from "./bench-stats.js";
-import { closeClient, timedRequest } from "./http-client.js";
+import { startClientThread } from "./client-thread.js";
 
 /**
  * `npm run bench:policies`: the latency the rate limit and the Idempotency-Key store add to an
@@ -45,7 +45,7 @@ const scenarios: Scenario[] = [
     name: "POST with a new Idempotency-Key",
     idempotency: true,
     description:
-      "both policies: one token taken from the (account, numbers:write) bucket (Redis), the key claimed (INSERT … ON CONFLICT DO NOTHING) before the operation; the response is stored (UPDATE) after the reply has gone out.",
+      "both policies: one token taken from the (account, numbers:write) bucket (Redis) while the key is claimed (INSERT … ON CONFLICT DO NOTHING; the two round trips go out together), before the operation; the response is stored (UPDATE) after the reply has gone out.",
     request: (i) => ({
       method: "POST",
       path: "/v1/bench/things",
@@ -56,7 +56,8 @@ const scenarios: Scenario[] = [
   {
     name: "POST replaying a key",
     idempotency: true,
-    description: "both policies: a token taken, then the stored response replayed (one statement).",
+    description:
+      "both policies: a token taken while the stored response is read (one statement, sent together with the bucket script), then replayed.",
     request: () => ({
       method: "POST",
       path: "/v1/bench/things",
@@ -86,6 +87,7 @@ async function main() {
     logger,
   });
   const results: ScenarioResult[] = [];
+  const client = startClientThread();
 
   /**
    * One comparison: the same request to `off` and to `mode`, alternating which goes first. The
@@ -104,7 +106,8 @@ async function main() {
       for (const side of i % 2 === 0 ? (["off", "on"] as const) : (["on", "off"] as const)) {
         const variant: Variant = side === "off" ? "off" : mode;
         if (gapMs > 0) await sleep(gapMs);
-        const { status, ms } = await timedRequest(`${apps.urls[variant]}${route}`, {
+        const { status, ms } = await client.request({
+          url: `${apps.urls[variant]}${route}`,
           method,
           headers,
           body,
@@ -114,7 +117,10 @@ async function main() {
         await apps.settled[variant]();
       }
     }
-    const commit = mode === "on" ? "synchronous commit" : "synchronous_commit=off";
+    const commit =
+      mode === "on"
+        ? "claims wait for their flush"
+        : "claims flushed by the operation, the default";
     const name = scenario.idempotency ? `${scenario.name} (${commit})` : scenario.name;
     return compare(name, scenario.description, samples.off, samples.on);
   };
@@ -131,7 +137,7 @@ async function main() {
       }
     }
   } finally {
-    closeClient();
+    await client.close();
     const versions = await pool
       .query<{ version: string }>("SELECT version()")
       .catch(() => ({ rows: [] }));

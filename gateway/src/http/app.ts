@@ -1,10 +1,11 @@
 import express, { type NextFunction, type Request, type Response } from "express";
-import { DomainError, type Logger } from "@switchboard/kit";
+import { DomainError, traceHttpServer, type Logger } from "@switchboard/kit";
 import type { RouteSpec } from "../routes/route-spec.js";
 import { bodyParser } from "./body-parsing.js";
 import { runStages, sendReply, type Stage } from "./pipeline.js";
 import { sendProblem } from "./problem.js";
 import { requestContext } from "./request-context.js";
+import { requestMetrics, routeLabel } from "./request-metrics.js";
 import { versioning } from "./versioning.js";
 
 export interface AppOptions {
@@ -31,6 +32,7 @@ export interface AppOptions {
 }
 
 const expressPath = (template: string): string => template.replace(/\{([a-z_]+)\}/g, ":$1");
+const routeTemplate = (path: string): string => path.replace(/:([a-z_]+)/g, "{$1}");
 
 /** Builds the express app from the route table. */
 export function createHttpApp(options: AppOptions): express.Express {
@@ -39,7 +41,10 @@ export function createHttpApp(options: AppOptions): express.Express {
   app.set("etag", false);
   app.set("query parser", "simple");
   app.set("trust proxy", options.trustProxy ?? false);
+  // The request's server span first, so it covers every later step (see kit telemetry).
+  app.use(traceHttpServer<Request, Response>({ route: (_req, res) => res.locals.metricsRoute }));
   app.use(requestContext);
+  app.use(requestMetrics);
   for (const middleware of options.first ?? []) app.use(middleware);
   app.use(versioning);
   for (const middleware of options.before ?? []) app.use(middleware);
@@ -50,6 +55,7 @@ export function createHttpApp(options: AppOptions): express.Express {
     methodsByPath.set(path, (methodsByPath.get(path) ?? new Set()).add(route.method.toUpperCase()));
     app[route.method](
       path,
+      routeLabel(route.path),
       bodyParser(route),
       (req: Request, res: Response, next: NextFunction) => {
         const exchange = { route, req, res, principal: null, idempotencyKey: undefined };
@@ -60,7 +66,8 @@ export function createHttpApp(options: AppOptions): express.Express {
   for (const [path, methods] of methodsByPath) {
     if (methods.has("GET")) methods.add("HEAD");
     const allow = [...methods].sort().join(", ");
-    app.all(path, (req: Request, _res: Response, next: NextFunction) =>
+    const label = routeLabel(routeTemplate(path));
+    app.all(path, label, (req: Request, _res: Response, next: NextFunction) =>
       next(
         new DomainError(
           "method-not-allowed",

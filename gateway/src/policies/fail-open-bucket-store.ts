@@ -1,4 +1,4 @@
-import type { Logger } from "@switchboard/kit";
+import { countRateLimitStoreError, type Logger } from "@switchboard/kit";
 import type { PolicyCounters } from "./policy-counters.js";
 import type { BucketLimit } from "./rate-limit-config.js";
 import type { BucketDecision, BucketStore } from "./token-bucket.js";
@@ -27,6 +27,7 @@ export class FailOpenBucketStore implements BucketStore {
       return await this.primary.take(key, limit, cost);
     } catch (error) {
       this.options.counters.rateLimitStoreFailures += 1;
+      countRateLimitStoreError();
       this.warn(error);
       return this.fallback.take(key, limit, cost);
     }

@@ -1,4 +1,6 @@
 import { DomainError } from "@switchboard/kit";
+import type { Exchange } from "../http/pipeline.js";
+import { requestFingerprint } from "./fingerprint.js";
 
 const token = /^[A-Za-z0-9_:.-]{1,255}$/;
 const quoted = /^"([A-Za-z0-9_:.-]{1,255})"$/;
@@ -22,4 +24,26 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
     );
   }
   return key;
+}
+
+/** A request the Idempotency-Key layer applies to: an authenticated unsafe request with a key. */
+export interface Keyed {
+  /** `accountId \0 key`: what waiters of this replica wait on. */
+  id: string;
+  accountId: string;
+  key: string;
+  fingerprint: Buffer;
+}
+
+/**
+ * The request's key and fingerprint; undefined for a public route, a safe method or no key.
+ * Throws 400 invalid-idempotency-key for a malformed key.
+ */
+export function keyedRequest({ req, principal }: Exchange): Keyed | undefined {
+  if (principal === null || !UNSAFE_METHODS.has(req.method)) return undefined;
+  const key = parseIdempotencyKey(req.headers["idempotency-key"]);
+  if (key === undefined) return undefined;
+  const { accountId } = principal;
+  const fingerprint = requestFingerprint(req.method, req.versionlessPath, req.body);
+  return { id: `${accountId}\u0000${key}`, accountId, key, fingerprint };
 }

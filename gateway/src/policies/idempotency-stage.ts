@@ -1,16 +1,16 @@
 import { DomainError, type Logger } from "@switchboard/kit";
 import type { Exchange, Stage } from "../http/pipeline.js";
 import type { Reply } from "../routes/route-spec.js";
-import { requestFingerprint } from "./fingerprint.js";
-import { parseIdempotencyKey, UNSAFE_METHODS } from "./idempotency-key.js";
+import { keyedRequest, type Keyed } from "./idempotency-key.js";
 import {
   isKeptStatus,
   replayOf,
   storedFromProblem,
   storedFromReply,
 } from "./idempotency-replies.js";
-import type { IdempotencyStore, StoredResponse } from "./idempotency-store.js";
+import type { ClaimOutcome, IdempotencyStore, StoredResponse } from "./idempotency-store.js";
 import { IdempotencyWaiters } from "./idempotency-waiters.js";
+import { IdempotencyWrites, type Claim } from "./idempotency-writes.js";
 import type { PolicyCounters } from "./policy-counters.js";
 
 export interface IdempotencyStageOptions {
@@ -20,6 +20,13 @@ export interface IdempotencyStageOptions {
   errorsUrl: string;
   /** How long a request waits for the original still running before 409 (API.md: 10 s). */
   waitMs: number;
+  /**
+   * The rate limit, which runs in this stage: its bucket check and the key's first claim go out
+   * together instead of one after the other. It still decides first: a refused request answers
+   * 429 whatever its key (malformed, replayable, in conflict, store down), and a claim the first
+   * attempt made is released before the 429 is sent. The first attempt never takes over a dead row.
+   */
+  admit: (exchange: Exchange) => Promise<void>;
 }
 
 export interface IdempotencyLayer {
@@ -35,24 +42,18 @@ declare module "express-serve-static-core" {
   }
 }
 
-interface Claim {
-  id: string;
-  accountId: string;
-  key: string;
-  leaseId: string;
-}
-
 const MAX_POLL_MS = 250;
 
 /**
- * The Idempotency-Key layer (API.md §1): after the rate limit, around the operation, for unsafe
- * methods of authenticated routes. Exactly one request per (account, key) runs the operation;
- * the others replay its kept response, wait for it, or get 409.
+ * The rate limit and the Idempotency-Key layer (API.md §1) as one stage after authentication:
+ * the rate limit first, then, for unsafe methods of authenticated routes, the key around the
+ * operation. Exactly one request per (account, key) runs the operation; the others replay its
+ * kept response, wait for it, or get 409.
  */
 export function createIdempotencyLayer(options: IdempotencyStageOptions): IdempotencyLayer {
   const { store, counters, logger } = options;
   const waiters = new IdempotencyWaiters();
-  const writing = new Set<Promise<void>>();
+  const writes = new IdempotencyWrites(store, waiters, logger);
 
   const conflict = (kind: "idempotency-mismatch" | "idempotency-in-progress", detail: string) => {
     counters.idempotencyConflicts += 1;
@@ -63,29 +64,41 @@ export function createIdempotencyLayer(options: IdempotencyStageOptions): Idempo
     );
   };
 
-  const claimOrFail = (accountId: string, key: string, fingerprint: Buffer) =>
-    store.claim(accountId, key, fingerprint).catch((error: unknown) => {
-      // No claim, no execution: without the store the key's promise cannot be kept.
-      const detail = "the idempotency store is unavailable";
-      throw new DomainError("service-unavailable", detail, { retryAfter: 1 }, { cause: error });
-    });
+  const claimOrFail = (request: Keyed, takeOver: boolean) =>
+    store
+      .claim(request.accountId, request.key, request.fingerprint, { takeOver })
+      .catch((error: unknown) => {
+        // No claim, no execution: without the store the key's promise cannot be kept.
+        const detail = "the idempotency store is unavailable";
+        throw new DomainError("service-unavailable", detail, { retryAfter: 1 }, { cause: error });
+      });
 
-  /** Claims the key, or settles the request as a replay or a conflict. */
+  const claimOf = (request: Keyed, leaseId: string): Claim => ({
+    id: request.id,
+    accountId: request.accountId,
+    key: request.key,
+    leaseId,
+  });
+
+  /**
+   * Claims the key, or settles the request as a replay or a conflict. `first` is the outcome of
+   * an attempt already made (alongside the rate limit).
+   */
   async function acquire(
-    accountId: string,
-    key: string,
-    fingerprint: Buffer,
+    request: Keyed,
+    first: ClaimOutcome | undefined,
   ): Promise<{ claim: Claim } | { replay: StoredResponse }> {
-    const id = `${accountId}\u0000${key}`;
     const deadline = Date.now() + options.waitMs;
+    let made = first;
     for (let poll = 10; ; poll = Math.min(poll * 2, MAX_POLL_MS)) {
-      const outcome = await claimOrFail(accountId, key, fingerprint);
+      const outcome = made ?? (await claimOrFail(request, true));
+      made = undefined;
       if (outcome.kind === "claimed") {
         if (outcome.takeover) counters.idempotencyLeaseTakeovers += 1;
-        return { claim: { id, accountId, key, leaseId: outcome.leaseId } };
+        return { claim: claimOf(request, outcome.leaseId) };
       }
       if (outcome.kind === "retry" && Date.now() < deadline) continue;
-      if (outcome.kind !== "retry" && !outcome.fingerprint.equals(fingerprint)) {
+      if (outcome.kind !== "retry" && !outcome.fingerprint.equals(request.fingerprint)) {
         throw conflict(
           "idempotency-mismatch",
           "this Idempotency-Key was first used with another method, path or body",
@@ -100,33 +113,36 @@ export function createIdempotencyLayer(options: IdempotencyStageOptions): Idempo
         );
       }
       // In progress elsewhere: wait for it (woken early when it finishes on this replica).
-      await waiters.wait(id, Math.min(poll, left));
+      await waiters.wait(request.id, Math.min(poll, left));
     }
   }
 
   /**
-   * Keeps the response (or frees the key) after the reply has gone out: the client does not
-   * wait for this write. A retry arriving meanwhile sees the claim and waits for it.
+   * Runs the rate limit alongside the first claim of the request's key, if any; once admitted,
+   * answers that claim's outcome.
    */
-  function settle(claim: Claim, stored: StoredResponse | null, requestId: string): void {
-    const write = (async () => {
-      try {
-        if (!stored) await store.release(claim.accountId, claim.key, claim.leaseId);
-        else if (!(await store.complete(claim.accountId, claim.key, claim.leaseId, stored))) {
-          logger.warn(
-            { requestId },
-            "idempotency claim was taken over before its response was stored",
-          );
-        }
-      } catch (error) {
-        // The reply stands: the operation ran. The claim stays until its lease runs out.
-        logger.error({ err: error, requestId }, "idempotency store write failed");
-      } finally {
-        waiters.notify(claim.id);
+  async function admitted(
+    exchange: Exchange,
+    request: Keyed | undefined,
+  ): Promise<ClaimOutcome | undefined> {
+    const first = request && claimOrFail(request, false);
+    if (first) {
+      // Read below, or by the release: not an unhandled rejection meanwhile.
+      first.catch(() => undefined);
+      // The claim is the longer round trip: its statement goes out first (the pool sends it on
+      // the next tick), the bucket script right after.
+      await new Promise(process.nextTick);
+    }
+    try {
+      await options.admit(exchange);
+    } catch (refusal) {
+      const outcome = await first?.catch(() => undefined);
+      if (request && outcome?.kind === "claimed") {
+        await writes.release(claimOf(request, outcome.leaseId), exchange.req.requestId);
       }
-    })();
-    writing.add(write);
-    void write.finally(() => writing.delete(write));
+      throw refusal;
+    }
+    return await first;
   }
 
   /** Runs the operation under the claim, renewing its lease while it runs. */
@@ -144,37 +160,41 @@ export function createIdempotencyLayer(options: IdempotencyStageOptions): Idempo
     try {
       const reply = await next();
       clearInterval(heartbeat);
-      settle(claim, isKeptStatus(reply.status) ? storedFromReply(reply) : null, requestId);
+      writes.settle(
+        claim,
+        isKeptStatus(reply.status) ? () => storedFromReply(reply) : null,
+        requestId,
+      );
       return reply;
     } catch (error) {
       clearInterval(heartbeat);
       const kept = error instanceof DomainError && isKeptStatus(error.status);
       const context = { requestId, errorsUrl: options.errorsUrl };
-      settle(claim, kept ? storedFromProblem(error, context) : null, requestId);
+      writes.settle(claim, kept ? () => storedFromProblem(error, context) : null, requestId);
       throw error;
     }
   }
 
   const stage: Stage = async (exchange, next) => {
-    const { req, res, principal } = exchange;
-    if (principal === null || !UNSAFE_METHODS.has(req.method)) return next();
-    const key = parseIdempotencyKey(req.headers["idempotency-key"]);
-    if (key === undefined) return next();
-    exchange.idempotencyKey = key;
-    const fingerprint = requestFingerprint(req.method, req.versionlessPath, req.body);
-    const acquired = await acquire(principal.accountId, key, fingerprint);
+    let request: Keyed | undefined;
+    let malformed: unknown;
+    try {
+      request = keyedRequest(exchange);
+    } catch (error) {
+      malformed = error;
+    }
+    const first = await admitted(exchange, request);
+    if (malformed !== undefined) throw malformed;
+    if (!request) return next();
+    exchange.idempotencyKey = request.key;
+    const acquired = await acquire(request, first);
     if ("replay" in acquired) {
       counters.idempotentReplays += 1;
-      res.locals.replayed = true;
+      exchange.res.locals.replayed = true;
       return replayOf(acquired.replay);
     }
     return runClaimed(exchange, next, acquired.claim);
   };
 
-  return {
-    stage,
-    drain: async () => {
-      while (writing.size > 0) await Promise.allSettled([...writing]);
-    },
-  };
+  return { stage, drain: () => writes.drain() };
 }

@@ -16,7 +16,10 @@ export type ClaimOutcome =
   | { kind: "claimed"; leaseId: string; takeover: boolean }
   | { kind: "completed"; fingerprint: Buffer; response: StoredResponse }
   | { kind: "in-progress"; fingerprint: Buffer }
-  /** A concurrent claim committed between the insert and the read: ask again. */
+  /**
+   * A concurrent claim committed between the insert and the read, or (with `takeOver: false`)
+   * the row is dead and must be taken over: ask again.
+   */
   | { kind: "retry" };
 
 export interface IdempotencyStoreOptions {
@@ -97,21 +100,36 @@ interface ClaimRow {
 
 /** The Idempotency-Key store in PostgreSQL (schema `gateway`), durable across replicas. */
 export class IdempotencyStore {
+  /**
+   * `claimDb` (default `db`) takes the claims. With deferred claim commits it is a pool whose
+   * commits do not wait for the WAL flush; completions, releases and renewals always do.
+   */
   constructor(
     private readonly db: Queryable,
     readonly options: IdempotencyStoreOptions,
+    private readonly claimDb: Queryable = db,
   ) {}
 
   private statement(name: string, text: string, values: unknown[]) {
     return this.options.namedStatements === false ? { text, values } : { name, text, values };
   }
 
-  async claim(accountId: string, key: string, fingerprint: Buffer): Promise<ClaimOutcome> {
+  /**
+   * Claims the key, or reads it as it stands. `takeOver: false` never writes over a dead row
+   * (it answers `retry`): for a claim made before the request is known to be admitted.
+   */
+  async claim(
+    accountId: string,
+    key: string,
+    fingerprint: Buffer,
+    options: { takeOver?: boolean } = {},
+  ): Promise<ClaimOutcome> {
     const leaseId = randomUUID();
     const { leaseSeconds, windowSeconds } = this.options;
     const params = [accountId, key, fingerprint, leaseId, leaseSeconds, windowSeconds];
-    const row = (await this.db.query<ClaimRow>(this.statement("idempotency-claim", CLAIM, params)))
-      .rows[0];
+    const row = (
+      await this.claimDb.query<ClaimRow>(this.statement("idempotency-claim", CLAIM, params))
+    ).rows[0];
     if (!row) return { kind: "retry" };
     if (row.owned) return { kind: "claimed", leaseId, takeover: false };
     const dead =
@@ -119,7 +137,8 @@ export class IdempotencyStore {
         ? row.expired
         : row.lapsed && (row.expired || row.fingerprint.equals(fingerprint));
     if (dead) {
-      const taken = (await this.db.query<{ takeover: boolean }>(TAKE_OVER, params)).rows[0];
+      if (options.takeOver === false) return { kind: "retry" };
+      const taken = (await this.claimDb.query<{ takeover: boolean }>(TAKE_OVER, params)).rows[0];
       return taken ? { kind: "claimed", leaseId, takeover: taken.takeover } : { kind: "retry" };
     }
     if (row.state === "in_progress") return { kind: "in-progress", fingerprint: row.fingerprint };

@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, Request, Response } from "express";
-import { DomainError } from "@switchboard/kit";
-import type { Stage } from "../http/pipeline.js";
+import { countRateLimitRejection, DomainError } from "@switchboard/kit";
+import type { Exchange } from "../http/pipeline.js";
 import { clientAddress } from "./client-address.js";
 import type { PolicyCounters } from "./policy-counters.js";
 import {
@@ -13,13 +13,14 @@ import type { BucketStore } from "./token-bucket.js";
 
 export interface RateLimiter {
   /**
-   * The stage after authentication: an authenticated route counts against the bucket of
-   * (account, the route's permission); a public route against the client address's bucket.
+   * The check after authentication (run by the idempotency stage): an authenticated route counts
+   * against the bucket of (account, the route's permission), a public route against the client
+   * address's bucket. Sets the headers; throws 429 when the bucket is empty.
    */
-  stage: Stage;
+  admit(exchange: Exchange): Promise<void>;
   /**
-   * Error middleware before the problem mapper: a request that failed before reaching that
-   * stage (401/403 from authentication, unknown route, 405, unsupported version, unparsable
+   * Error middleware before the problem mapper: a request that failed before reaching the check
+   * (401/403 from authentication, unknown route, 405, unsupported version, unparsable
    * body) counts against the client address's bucket, so a flood of them is limited too.
    */
   unrouted: ErrorRequestHandler;
@@ -43,6 +44,7 @@ export function createRateLimiter(options: {
     res.set(rateLimitHeaders(resource, limit, decision));
     if (decision.allowed) return;
     counters.rateLimited += 1;
+    countRateLimitRejection(resource);
     throw new DomainError(
       "rate-limited",
       `the ${resource} rate limit is exhausted; retry after ${decision.retryAfterSeconds} s`,
@@ -53,13 +55,13 @@ export function createRateLimiter(options: {
   const chargeAddress = (req: Request, res: Response) =>
     charge(res, PUBLIC_RESOURCE, `addr:${clientAddress(req)}`);
 
+  const admit = ({ route, principal, req, res }: Exchange) =>
+    route.scope === null || principal === null
+      ? chargeAddress(req, res)
+      : charge(res, route.scope, `acct:${principal.accountId}`);
+
   return {
-    stage: async (exchange, next) => {
-      const { route, principal, req, res } = exchange;
-      if (route.scope === null || principal === null) await chargeAddress(req, res);
-      else await charge(res, route.scope, `acct:${principal.accountId}`);
-      return next();
-    },
+    admit,
     unrouted: (error, req, res, next) => {
       if (counted.has(res) || res.headersSent) {
         next(error);

@@ -25,9 +25,11 @@ export interface PolicyConfig {
   idempotencyLeaseSeconds: number;
   idempotencyPurgeIntervalSeconds: number;
   /**
-   * `true` (default): every Idempotency-Key write waits for its WAL flush, so no committed claim
-   * is ever lost. `false`: the store's connections use `synchronous_commit = off` (a PostgreSQL
-   * crash may forget the last ≈0.6 s of claims; the owning service's own key is the backstop).
+   * `false` (default): a key's claim commits without waiting for its WAL flush. The keyed
+   * operation's effects commit later in the same WAL (one PostgreSQL cluster) with synchronous
+   * commit, and a flush writes everything before it, so no effect is ever durable while its
+   * key's claim is not. Completions always wait for the flush. `true`: claims wait too (for a
+   * gateway database on another cluster than the services').
    */
   idempotencySynchronousCommit: boolean;
 }
@@ -36,7 +38,10 @@ export interface PolicyConfig {
 export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;
 
 export interface TrafficPolicies {
-  /** The stages that follow authentication, in order: rate limit, then idempotency. */
+  /**
+   * The stages that follow authentication: the rate limit, then idempotency, as one stage whose
+   * bucket check and key claim go out together (the bucket still decides first).
+   */
   stages: Stage[];
   /** Error middleware before the problem mapper (rate-limits requests that never reached a stage). */
   errorHandlers: ErrorRequestHandler[];
@@ -55,7 +60,7 @@ export async function createTrafficPolicies(options: {
   config: PolicyConfig;
   /** The gateway's pool, for the Idempotency-Key store with synchronous commit. */
   pool: Pool;
-  /** For the store's own pool when synchronous commit is off. */
+  /** For the pool of deferred claim commits. */
   databaseUrl?: string;
   logger: Logger;
   errorsUrl: string;
@@ -93,12 +98,16 @@ export async function createTrafficPolicies(options: {
     config.idempotencySynchronousCommit || !options.databaseUrl || !realPostgres
       ? undefined
       : asyncCommitPool(options.databaseUrl);
-  const idempotencyStore = new IdempotencyStore(asyncPool ?? options.pool, {
-    windowSeconds: IDEMPOTENCY_WINDOW_SECONDS,
-    leaseSeconds: config.idempotencyLeaseSeconds,
-    namedStatements: realPostgres,
-    sealer: new ResponseSealer(options.sealingSecret),
-  });
+  const idempotencyStore = new IdempotencyStore(
+    options.pool,
+    {
+      windowSeconds: IDEMPOTENCY_WINDOW_SECONDS,
+      leaseSeconds: config.idempotencyLeaseSeconds,
+      namedStatements: realPostgres,
+      sealer: new ResponseSealer(options.sealingSecret),
+    },
+    asyncPool,
+  );
   const stopPurge = schedulePurge(idempotencyStore, {
     intervalSeconds: config.idempotencyPurgeIntervalSeconds,
     logger,
@@ -110,10 +119,11 @@ export async function createTrafficPolicies(options: {
     logger,
     errorsUrl: options.errorsUrl,
     waitMs: config.idempotencyWaitMs,
+    admit: rateLimiter.admit,
   });
 
   return {
-    stages: [rateLimiter.stage, idempotency.stage],
+    stages: [idempotency.stage],
     errorHandlers: [rateLimiter.unrouted],
     checks: redis ? { redis: redisHealthCheck(redis) } : {},
     counters,

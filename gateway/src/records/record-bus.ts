@@ -12,6 +12,8 @@ export interface RecordSettings {
 export interface StartedRecordPath {
   /** Undefined when the record path is off (never in production). */
   path: RecordPath | undefined;
+  /** The queue the records travel (also the smoke.run fact's); undefined when off. */
+  bus: EventBus | undefined;
   /** Hands off what is left, then closes the bus if this gateway opened it. */
   close(): Promise<void>;
 }
@@ -32,7 +34,7 @@ export function startRecordPath(options: {
   if (!settings.enabled) {
     if (production) throw new Error("USAGE_RECORDS cannot be turned off in production");
     logger.warn("usage records are off (USAGE_RECORDS=false): replies land no api.request record");
-    return { path: undefined, close: async () => undefined };
+    return { path: undefined, bus: undefined, close: async () => undefined };
   }
   const ownBus =
     options.bus === undefined && options.redisUrl
@@ -42,7 +44,7 @@ export function startRecordPath(options: {
   if (!bus) {
     if (production) throw new Error("usage records need a queue: set REDIS_URL");
     logger.warn("usage records are off: no REDIS_URL and no shared event bus");
-    return { path: undefined, close: async () => undefined };
+    return { path: undefined, bus: undefined, close: async () => undefined };
   }
   const path = createRecordPath({
     bus,
@@ -52,6 +54,7 @@ export function startRecordPath(options: {
   });
   return {
     path,
+    bus,
     close: async () => {
       await path.close();
       await ownBus?.close();

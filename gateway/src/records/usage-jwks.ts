@@ -2,7 +2,7 @@ import type { Logger, PublicJwk } from "@switchboard/kit";
 import type { usage } from "@switchboard/proto";
 import { call, type Backend } from "../backends.js";
 
-const toJwk = (key: usage.PublicKey): PublicJwk => ({
+export const toJwk = (key: usage.PublicKey): PublicJwk => ({
   kty: key.kty,
   crv: key.crv,
   x: key.x,

@@ -1,4 +1,5 @@
 import pg from "pg";
+import { trackPool } from "./metrics/pools.js";
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -15,8 +16,19 @@ export function createPool(url: string, options: { max?: number; name?: string }
     connectionTimeoutMillis: 5_000,
     application_name: options.name ?? "switchboard",
   });
-  // An idle client losing its connection must not crash the process; the pool replaces it.
+  return supervisePool(pool, options.name ?? "switchboard");
+}
+
+/**
+ * What every pool of the platform needs: a connection lost while idle in the pool, or while
+ * checked out between queries (PostgreSQL restarting, a network cut), must not crash the
+ * process — the next query fails instead and the pool replaces the client. Also reports the
+ * pool's connections under `name` (`db_pool_connections`, `db_pool_max`).
+ */
+export function supervisePool(pool: pg.Pool, name: string): pg.Pool {
   pool.on("error", () => undefined);
+  pool.on("connect", (client) => client.on("error", () => undefined));
+  trackPool(pool, name);
   return pool;
 }
 

@@ -1,12 +1,15 @@
 import {
   credentials,
   Metadata,
+  status,
   type CallOptions,
   type Client,
   type ClientUnaryCall,
   type ServiceError,
 } from "@grpc/grpc-js";
 import { fromGrpcError } from "./grpc-errors.js";
+import { traceClientInterceptor } from "./telemetry/grpc-spans.js";
+import { startGrpcClientTimer } from "./metrics/grpc.js";
 
 /** Retries UNAVAILABLE only, through the service config (rule 5). */
 export function clientChannelOptions(serviceName: string) {
@@ -42,11 +45,10 @@ export function createClient<C extends Client>(
   Constructor: ClientConstructor<C> & { serviceName: string },
   address: string,
 ): C {
-  return new Constructor(
-    address,
-    credentials.createInsecure(),
-    clientChannelOptions(Constructor.serviceName),
-  );
+  return new Constructor(address, credentials.createInsecure(), {
+    ...clientChannelOptions(Constructor.serviceName),
+    interceptors: [traceClientInterceptor],
+  });
 }
 
 export interface CallSettings {
@@ -78,9 +80,12 @@ export function callUnary<Req, Res>(
     if (value !== undefined) metadata.set(key, value);
   }
   const deadline = new Date(Date.now() + (settings.deadlineMs ?? 5_000));
+  const finish = startGrpcClientTimer((method as { path?: string }).path ?? `/${service}/unknown`);
   return new Promise<Res>((resolve, reject) => {
-    method.call(client, request, metadata, { deadline }, (error, response) =>
-      error ? reject(fromGrpcError(error, service)) : resolve(response),
-    );
+    method.call(client, request, metadata, { deadline }, (error, response) => {
+      finish(error ? error.code : status.OK);
+      if (error) reject(fromGrpcError(error, service));
+      else resolve(response);
+    });
   });
 }

@@ -11,6 +11,8 @@ import { HealthImplementation } from "grpc-health-check";
 import type { Logger } from "pino";
 import { DomainError } from "./errors.js";
 import { toGrpcError } from "./grpc-errors.js";
+import { traceUnaryCall } from "./telemetry/grpc-spans.js";
+import { meteredCallback } from "./metrics/grpc.js";
 
 /** Keepalive and connection-age settings so clients rebalance across pods (rule 5). */
 export const serverChannelOptions = {
@@ -34,13 +36,14 @@ export function unary<Req, Res>(
   logger: Logger,
   handler: (request: Req, context: CallContext) => Promise<Res>,
 ) {
-  return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
+  return (call: ServerUnaryCall<Req, Res>, send: sendUnaryData<Res>): void => {
+    const callback = meteredCallback(call.getPath(), send);
     const key = call.metadata.get("idempotency-key")[0];
     const context: CallContext = {
       metadata: call.metadata,
       idempotencyKey: typeof key === "string" && key !== "" ? key : undefined,
     };
-    handler(call.request, context).then(
+    traceUnaryCall(call.getPath(), call.metadata, () => handler(call.request, context)).then(
       (response) => callback(null, response),
       (error: unknown) => {
         if (!(error instanceof DomainError)) {
@@ -88,7 +91,10 @@ export async function startGrpcServer(options: {
       error ? reject(error) : resolve(bound),
     ),
   );
+  // Once draining, nothing (a dependency watch coming back) may report SERVING again.
+  let draining = false;
   const setServing = (serving: boolean) => {
+    if (draining && serving) return;
     for (const n of ["", ...names]) health.setStatus(n, serving ? "SERVING" : "NOT_SERVING");
   };
   setServing(true);
@@ -100,6 +106,7 @@ export async function startGrpcServer(options: {
     setServing,
     drain: async (graceMs = 10_000) => {
       setServing(false);
+      draining = true;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           server.forceShutdown();

@@ -1,4 +1,6 @@
-import { pino, type Logger, type LoggerOptions } from "pino";
+import { join } from "node:path";
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from "pino";
+import { traceLogFields } from "./telemetry/log-fields.js";
 
 /** Paths whose values never reach a log line (ARCHITECTURE rule 7). */
 export const redactedPaths = [
@@ -23,17 +25,61 @@ export const redactedPaths = [
   "*.private_key",
   "body",
   "*.body",
+  // Webhook secrets (whsec_…), client secrets, service tokens (sbt_…), cookies, message content.
+  "secrets",
+  "*.secrets",
+  "clientSecret",
+  "*.clientSecret",
+  "accessToken",
+  "*.accessToken",
+  "refresh_token",
+  "*.refresh_token",
+  "cookie",
+  "*.cookie",
+  "variables",
+  "*.variables",
+  "text",
+  "*.text",
 ];
 
 export type { Logger };
 
-export function createLogger(name: string, options: LoggerOptions = {}): Logger {
-  return pino({
+let captureFile: DestinationStream | undefined;
+
+/**
+ * LOG_CAPTURE_DIR (set by the test run's global setup): every line of this process goes to
+ * `<dir>/<pid>.ndjson`, so the run can scan them all for secrets when it ends.
+ */
+function capturedDestination(): DestinationStream | undefined {
+  const directory = process.env.LOG_CAPTURE_DIR;
+  if (!directory) return undefined;
+  captureFile ??= pino.destination({
+    dest: join(directory, `${process.pid}.ndjson`),
+    append: true,
+    mkdir: true,
+    sync: true,
+  });
+  return captureFile;
+}
+
+const defaultLevel = (): string =>
+  process.env.LOG_LEVEL ??
+  (process.env.NODE_ENV !== "test" ? "info" : process.env.LOG_CAPTURE_DIR ? "debug" : "silent");
+
+/** A JSON logger with the redaction above and the active trace on every line. */
+export function createLogger(
+  name: string,
+  options: LoggerOptions = {},
+  destination: DestinationStream | undefined = capturedDestination(),
+): Logger {
+  const settings: LoggerOptions = {
     name,
-    level: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === "test" ? "silent" : "info"),
+    level: defaultLevel(),
     redact: { paths: redactedPaths, censor: "[redacted]" },
     base: { service: name },
     timestamp: pino.stdTimeFunctions.isoTime,
+    mixin: traceLogFields,
     ...options,
-  });
+  };
+  return destination ? pino(settings, destination) : pino(settings);
 }

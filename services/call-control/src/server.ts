@@ -2,12 +2,15 @@ import {
   SigningKeyStore,
   startGrpcServer,
   startOutboxRelay,
+  startServiceHealth,
+  type DependencyWatch,
   type EventBus,
   type Logger,
   type Pool,
   type RunningGrpcServer,
 } from "@switchboard/kit";
 import { createCallEngine, type CallEngine } from "./calls/call-engine.js";
+import { drainLiveCalls } from "./calls/call-drain.js";
 import { callRelayGroups, callSchema } from "./calls/call-events.js";
 import { recoverOrphanedCalls } from "./calls/recovery.js";
 import { createCarrier } from "./carrier/create-carrier.js";
@@ -33,11 +36,17 @@ export interface CallControlOptions {
 export interface RunningCallControl {
   port: number;
   server: RunningGrpcServer;
+  /** Its dependencies' health, which drives grpc.health.v1 (and the admin port's /readyz). */
+  health: DependencyWatch;
   engine: CallEngine;
   /** The durable timers (tests drain them). */
   timers: ActionRunner;
-  /** Drains gRPC, stops the timers and the relay. The pool stays open (the caller owns it). */
-  stop(): Promise<void>;
+  /**
+   * Drains gRPC (no new calls), lets the calls live by then run on here for up to
+   * `callDrainMs` (default 0: none), then stops the timers and the relay. The pool stays open
+   * (the caller owns it).
+   */
+  stop(options?: { callDrainMs?: number }): Promise<void>;
 }
 
 /**
@@ -99,14 +108,20 @@ export async function startCallControl(options: CallControlOptions): Promise<Run
     port: options.port,
     logger,
   });
+  const health = await startServiceHealth({ server, pool, bus: options.bus, logger });
   logger.info({ carrier: carrier.name }, "call-control ready");
   return {
     port: server.port,
     server,
+    health,
     engine,
     timers,
-    stop: async () => {
+    stop: async ({ callDrainMs = 0 } = {}) => {
+      health.stop();
       await server.drain();
+      await drainLiveCalls({ pool, logger, windowMs: callDrainMs }).catch((error: unknown) =>
+        logger.warn({ err: error }, "draining: could not follow the live calls"),
+      );
       await timers.stop();
       await relay.stop();
       await carrier.stop();

@@ -2,6 +2,8 @@ import {
   platformConsumerGroups,
   startGrpcServer,
   startOutboxRelay,
+  startServiceHealth,
+  type DependencyWatch,
   type EventBus,
   type Logger,
   type Pool,
@@ -26,6 +28,8 @@ export interface InventoryOptions {
 export interface RunningInventory {
   port: number;
   server: RunningGrpcServer;
+  /** Its dependencies' health, which drives grpc.health.v1 (and the admin port's /readyz). */
+  health: DependencyWatch;
   /** Drains the gRPC server, then stops the sweeper. The pool stays open (the caller owns it). */
   stop(): Promise<void>;
 }
@@ -46,6 +50,12 @@ export async function startInventory(options: InventoryOptions): Promise<Running
     port: options.port,
     logger: options.logger,
   });
+  const health = await startServiceHealth({
+    server,
+    pool: options.pool,
+    bus: options.bus,
+    logger: options.logger,
+  });
   const sweeper = startSweeper({
     pool: options.pool,
     logger: options.logger,
@@ -63,7 +73,9 @@ export async function startInventory(options: InventoryOptions): Promise<Running
   return {
     port: server.port,
     server,
+    health,
     stop: async () => {
+      health.stop();
       await server.drain();
       await sweeper.stop();
       await relay?.stop();

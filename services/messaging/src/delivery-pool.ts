@@ -1,5 +1,5 @@
 import pg from "pg";
-import type { Pool } from "@switchboard/kit";
+import { supervisePool, type Pool } from "@switchboard/kit";
 
 /**
  * The delivery pipeline's own connections (a bulkhead): relays, dispatcher, submit and receipt
@@ -16,7 +16,5 @@ export function openDeliveryPool(apiPool: Pool, max: number): Pool {
     connectionTimeoutMillis: 60_000,
     application_name: "messaging-delivery",
   });
-  // An idle client losing its connection must not crash the process; the pool replaces it.
-  pool.on("error", () => undefined);
-  return pool;
+  return supervisePool(pool, "messaging-delivery");
 }

@@ -1,6 +1,8 @@
 import {
   SigningKeyStore,
   startGrpcServer,
+  startServiceHealth,
+  type DependencyWatch,
   type EventBus,
   type Logger,
   type Pool,
@@ -42,6 +44,8 @@ export interface MessagingOptions {
 export interface RunningMessaging {
   port: number;
   server: RunningGrpcServer;
+  /** Its dependencies' health, which drives grpc.health.v1 (and the admin port's /readyz). */
+  health: DependencyWatch;
   /** What the API path works with (the `pool` given). */
   context: MessagingContext;
   /** What the delivery pipeline works with (the delivery pool). */
@@ -124,13 +128,16 @@ export async function startMessaging(options: MessagingOptions): Promise<Running
     await stopPipeline();
     throw error;
   }
+  const health = await startServiceHealth({ server, pool, bus, logger });
   return {
     port: server.port,
     server,
+    health,
     context,
     deliveryContext,
     keys,
     stop: async () => {
+      health.stop();
       await server.drain();
       await stopPipeline();
     },

@@ -1,10 +1,11 @@
 import {
-  createEventBus,
+  createBullmqBus,
   createLogger,
   createPool,
   env,
   loadConfig,
   onShutdown,
+  startComponentAdmin,
 } from "@switchboard/kit";
 import { z } from "zod";
 import { startUsage } from "./server.js";
@@ -22,6 +23,8 @@ const configSchema = z
         "REDIS_URL is required (a redis:// URL): the record queues live there",
       ),
     REDIS_QUEUE_PREFIX: z.string().min(1).max(100).default("sb"),
+    QUEUE_STALLED_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+    QUEUE_LOCK_DURATION_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
     USAGE_GRPC_PORT: env.port(50054),
     USAGE_GRPC_HOST: z.string().min(1).default("0.0.0.0"),
     SIGNING_KEY_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
@@ -44,12 +47,16 @@ const configSchema = z
 const config = loadConfig(configSchema);
 const logger = createLogger("usage");
 const pool = createPool(config.DATABASE_URL, { name: "usage", max: config.DATABASE_POOL_SIZE });
-const bus = createEventBus({
+// A killed process's jobs are taken again once their lock lapses and the stall check runs.
+const bus = createBullmqBus({
   redisUrl: config.REDIS_URL,
   logger,
   prefix: config.REDIS_QUEUE_PREFIX,
+  stalledIntervalMs: config.QUEUE_STALLED_INTERVAL_MS,
+  lockDurationMs: config.QUEUE_LOCK_DURATION_MS,
 });
 
+const admin = await startComponentAdmin({ component: "usage", defaultPort: 9094, logger });
 const usage = await startUsage({
   pool,
   bus,
@@ -64,8 +71,11 @@ const usage = await startUsage({
     ? { signingThreads: config.USAGE_SIGNING_THREADS }
     : {}),
 });
+admin.setReady(() => usage.health.check());
 
 onShutdown(logger, async () => {
+  admin.markShuttingDown();
+  usage.server.setServing(false);
   await usage.stop();
   await bus.close();
   await pool.end();

@@ -1,5 +1,7 @@
 import {
   startGrpcServer,
+  startServiceHealth,
+  type DependencyWatch,
   type EventBus,
   type Logger,
   type Pool,
@@ -8,7 +10,6 @@ import {
 } from "@switchboard/kit";
 import { startUsageConsumers, type UsageConsumers } from "./consumers.js";
 import { migrateUsage } from "./migrations.js";
-import { watchReadiness } from "./readiness.js";
 import { createRecordSigner } from "./record-signer.js";
 import { createUsageService } from "./service.js";
 import { createUsageKeyStore } from "./signing-keys.js";
@@ -28,7 +29,7 @@ export interface UsageOptions {
   factConcurrency?: number;
   /** Records per INSERT (default 500). */
   maxBatch?: number;
-  /** How often readiness re-checks PostgreSQL and the queue (default 5 s). */
+  /** How often readiness re-checks PostgreSQL and the queue (default 2 s). */
   readinessIntervalMs?: number;
   /** Threads that compute signatures (default: one per spare core, 1–4; 0 signs in line). */
   signingThreads?: number;
@@ -39,6 +40,8 @@ export interface RunningUsage {
   server: RunningGrpcServer;
   keys: SigningKeyStore;
   consumers: UsageConsumers;
+  /** Its dependencies' health, which drives grpc.health.v1 (and the admin port's /readyz). */
+  health: DependencyWatch;
   /** Stops the consumers (jobs in flight commit first), then drains the gRPC server. */
   stop(): Promise<void>;
 }
@@ -69,19 +72,21 @@ export async function startUsage(options: UsageOptions): Promise<RunningUsage> {
     ...(options.factConcurrency ? { factConcurrency: options.factConcurrency } : {}),
     ...(options.maxBatch ? { maxBatch: options.maxBatch } : {}),
   });
-  const readiness = watchReadiness({
+  const health = await startServiceHealth({
     server,
     pool,
     bus,
-    intervalMs: options.readinessIntervalMs ?? 5_000,
+    logger,
+    ...(options.readinessIntervalMs ? { intervalMs: options.readinessIntervalMs } : {}),
   });
   return {
     port: server.port,
     server,
     keys,
     consumers,
+    health,
     stop: async () => {
-      readiness.stop();
+      health.stop();
       await consumers.close();
       await signer.close();
       await server.drain();

@@ -1,6 +1,9 @@
 import {
   backoffDelay,
+  initWebhookDeliveryMetrics,
+  observeWebhookDelivery,
   RetryLaterError,
+  traceHttpClient,
   UnrecoverableJobError,
   type Job,
   type QueueWorker,
@@ -82,6 +85,7 @@ export function batchedStore(ctx: WebhookContext): DeliveryStore {
 
 export function startDeliveryWorker(ctx: WebhookContext): QueueWorker {
   const store = batchedStore(ctx);
+  initWebhookDeliveryMetrics();
   return ctx.bus.consume<DeliveryJob>(deliveryQueue, (job) => deliverJob(ctx, store, job), {
     concurrency: ctx.settings.concurrency,
   });
@@ -133,6 +137,7 @@ export async function deliverJob(
     };
     if (verdict === "delivered") {
       await store.recordDelivered(facts);
+      observeWebhookDelivery("delivered", outcome.durationMs);
       ctx.logger.info({ ...log, outcome: "delivered" }, "webhook attempt");
       return;
     }
@@ -148,6 +153,9 @@ export async function deliverJob(
       disableAfterMs: settings.disableAfterMs,
     });
     ctx.logger.info({ ...log, error: verdict, outcome: result }, "webhook attempt");
+    if (result !== "moved-on") {
+      observeWebhookDelivery(result === "retrying" ? "retry" : result, outcome.durationMs);
+    }
     if (result === "retrying") throw new RetryLaterError(`attempt ${attempt}: ${verdict}`, delayMs);
     if (result !== "moved-on") throw new UnrecoverableJobError(`delivery ${result}: ${verdict}`);
   } catch (error) {
@@ -179,11 +187,22 @@ async function attemptOnce(ctx: WebhookContext, row: LoadedDelivery): Promise<Se
   const keys = openKeys(ctx.box, row.subscription_id, row.sealed);
   const headers = signedHeaders(keys, row.event_id, row.payload);
   const remaining = Math.max(1, ctx.settings.timeoutMs - elapsed());
-  const sent = await sendDelivery({
-    target,
-    headers: { ...headers },
-    body: row.payload,
-    timeoutMs: remaining,
-  });
+  const sent = await traceHttpClient(
+    {
+      method: "POST",
+      url: target.url,
+      attributes: {
+        "switchboard.webhook.delivery_id": row.id,
+        "switchboard.webhook.subscription_id": row.subscription_id,
+        "switchboard.event.type": row.event_type,
+      },
+    },
+    () =>
+      sendDelivery({ target, headers: { ...headers }, body: row.payload, timeoutMs: remaining }),
+    (outcome) =>
+      outcome.kind === "response"
+        ? { statusCode: outcome.statusCode }
+        : { errorType: outcome.errorClass },
+  );
   return { ...sent, durationMs: elapsed() };
 }

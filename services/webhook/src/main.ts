@@ -5,6 +5,7 @@ import {
   env,
   loadConfig,
   onShutdown,
+  startComponentAdmin,
 } from "@switchboard/kit";
 import { z } from "zod";
 import { loadWebhookSettings } from "./config.js";
@@ -17,7 +18,9 @@ const configSchema = z.object({
   WEBHOOK_GRPC_PORT: env.port(50055),
   WEBHOOK_GRPC_HOST: z.string().min(1).default("0.0.0.0"),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(20),
-  QUEUE_PREFIX: z.string().min(1).max(50).default("sb"),
+  REDIS_QUEUE_PREFIX: z.string().min(1).max(100).optional(),
+  /** Deprecated: the old name of REDIS_QUEUE_PREFIX. */
+  QUEUE_PREFIX: z.string().min(1).max(100).optional(),
   QUEUE_STALLED_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   QUEUE_LOCK_DURATION_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
 });
@@ -30,12 +33,13 @@ const logger = createLogger("webhook");
 const pool = createPool(config.DATABASE_URL, { name: "webhook", max: config.DATABASE_POOL_SIZE });
 const bus = createBullmqBus({
   redisUrl: config.REDIS_URL,
-  prefix: config.QUEUE_PREFIX,
+  prefix: config.REDIS_QUEUE_PREFIX ?? config.QUEUE_PREFIX ?? "sb",
   logger,
   stalledIntervalMs: config.QUEUE_STALLED_INTERVAL_MS,
   lockDurationMs: config.QUEUE_LOCK_DURATION_MS,
 });
 
+const admin = await startComponentAdmin({ component: "webhook", defaultPort: 9095, logger });
 const webhook = await startWebhook({
   pool,
   bus,
@@ -44,8 +48,10 @@ const webhook = await startWebhook({
   logger,
   settings,
 });
+admin.setReady(() => webhook.health.check());
 
 onShutdown(logger, async () => {
+  admin.markShuttingDown();
   await webhook.stop();
   await bus.close();
   await pool.end();

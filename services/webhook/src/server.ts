@@ -1,6 +1,8 @@
 import {
   startGrpcServer,
   startOutboxRelay,
+  startServiceHealth,
+  type DependencyWatch,
   type EventBus,
   type Logger,
   type Pool,
@@ -12,7 +14,6 @@ import { startDeliveryWorker } from "./delivery-worker.js";
 import { createDispatcher } from "./dispatch.js";
 import { startFanOut } from "./fan-out.js";
 import { migrateWebhook } from "./migrations.js";
-import { watchReadiness } from "./readiness.js";
 import { redispatchAllPending, startSweeper } from "./redispatch.js";
 import { webhookRelayGroups } from "./relay-groups.js";
 import { createSecretBox } from "./secret-box.js";
@@ -38,6 +39,8 @@ export interface RunningWebhook {
   /** The internal sink's URL. */
   sinkUrl: string;
   context: WebhookContext;
+  /** Its dependencies' health, which drives grpc.health.v1 (and the admin port's /readyz). */
+  health: DependencyWatch;
   /** Drains gRPC, stops consuming, lets deliveries in flight finish, flushes the outbox. */
   stop(): Promise<void>;
 }
@@ -80,7 +83,7 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     port: options.port,
     logger,
   });
-  const readiness = watchReadiness({ server, pool, bus });
+  const health = await startServiceHealth({ server, pool, bus, logger });
   // The in-process queue starts empty: what was pending before a restart is queued again.
   if (bus.kind === "memory") await redispatchAllPending(pool, context.dispatcher);
   const relay = startOutboxRelay({
@@ -104,8 +107,9 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     port: server.port,
     sinkUrl: sink.url,
     context,
+    health,
     stop: async () => {
-      readiness.stop();
+      health.stop();
       await server.drain();
       await fanOut.close();
       await Promise.all(workers.map((worker) => worker.close()));

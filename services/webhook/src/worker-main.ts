@@ -1,9 +1,13 @@
 import {
+  busCheck,
   createBullmqBus,
   createLogger,
   createPool,
+  databaseCheck,
   loadConfig,
   onShutdown,
+  startComponentAdmin,
+  watchDependencies,
 } from "@switchboard/kit";
 import { z } from "zod";
 import { loadWebhookSettings } from "./config.js";
@@ -18,7 +22,9 @@ const configSchema = z.object({
   DATABASE_URL: z.string().min(1, "DATABASE_URL is required (a postgres:// URL)"),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, "REDIS_URL is required (a redis:// URL)"),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(20),
-  QUEUE_PREFIX: z.string().min(1).max(50).default("sb"),
+  REDIS_QUEUE_PREFIX: z.string().min(1).max(100).optional(),
+  /** Deprecated: the old name of REDIS_QUEUE_PREFIX. */
+  QUEUE_PREFIX: z.string().min(1).max(100).optional(),
   QUEUE_STALLED_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   QUEUE_LOCK_DURATION_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
 });
@@ -32,17 +38,27 @@ const pool = createPool(config.DATABASE_URL, {
 });
 const bus = createBullmqBus({
   redisUrl: config.REDIS_URL,
-  prefix: config.QUEUE_PREFIX,
+  prefix: config.REDIS_QUEUE_PREFIX ?? config.QUEUE_PREFIX ?? "sb",
   logger,
   stalledIntervalMs: config.QUEUE_STALLED_INTERVAL_MS,
   lockDurationMs: config.QUEUE_LOCK_DURATION_MS,
 });
 
+// Admin port (ADMIN_PORT, default 9096): /metrics for the delivery series, /livez, /readyz.
+const admin = await startComponentAdmin({ component: "webhook-worker", defaultPort: 9096, logger });
 const workers = await startDeliveryWorkers({ pool, bus, port: 0, logger, settings });
+const health = watchDependencies({
+  checks: { postgres: databaseCheck(pool), redis: busCheck(bus) },
+  logger,
+});
+admin.setReady(() => health.check());
 process.send?.({ ready: true });
 
 onShutdown(logger, async () => {
+  admin.markShuttingDown();
+  health.stop();
   await workers.stop();
   await bus.close();
   await pool.end();
+  await admin.close();
 });

@@ -20,6 +20,7 @@ import {
   toStoredJobData,
   type StoredJobData,
 } from "./job-runtime.js";
+import { trackQueueDepth } from "../metrics/queues.js";
 
 /**
  * The mesh-mode bus: BullMQ on Redis. Producers share one ioredis connection (default
@@ -83,7 +84,7 @@ export function createBullmqBus(options: BullmqBusOptions): BullmqBus {
     return queue;
   };
 
-  return {
+  const bus: BullmqBus = {
     kind: "bullmq",
 
     async publish<T>(name: string, input: JobInput<T>, opts: PublishOptions = {}) {
@@ -154,6 +155,7 @@ export function createBullmqBus(options: BullmqBusOptions): BullmqBus {
         },
       };
       workers.add(handle);
+      depth.add(name);
       return handle;
     },
 
@@ -195,9 +197,13 @@ export function createBullmqBus(options: BullmqBusOptions): BullmqBus {
 
     async close() {
       closed = true;
+      depth.close();
       await Promise.all([...workers].map((worker) => worker.close()));
       await Promise.all([...queues.values()].map((queue) => queue.close()));
       await producer.quit().catch(() => producer.disconnect());
     },
   };
+  // queue_jobs: the depth of the queues consumed here (one Redis and prefix is one queue set).
+  const depth = trackQueueDepth(`${options.redisUrl} ${prefix}`, (queue) => bus.jobCounts(queue));
+  return bus;
 }

@@ -19,6 +19,7 @@ import {
   toStoredJobData,
   type StoredJobData,
 } from "./job-runtime.js";
+import { trackQueueDepth } from "../metrics/queues.js";
 
 /**
  * The in-process bus for the embedded mode: the same semantics as the BullMQ bus (job-id dedupe
@@ -59,6 +60,9 @@ interface MemoryWorker extends QueueWorker {
   free(): boolean;
   start(job: MemoryJob): void;
 }
+
+/** Tells one in-process bus's queues from another's (tests run several in one process). */
+let memoryBuses = 0;
 
 export function createMemoryBus(options: MemoryBusOptions = {}): EventBus {
   const queues = new Map<string, MemoryQueue>();
@@ -157,7 +161,7 @@ export function createMemoryBus(options: MemoryBusOptions = {}): EventBus {
     }
   };
 
-  return {
+  const bus: EventBus = {
     kind: "memory",
 
     async publish<T>(name: string, input: JobInput<T>, opts: PublishOptions = {}) {
@@ -208,6 +212,7 @@ export function createMemoryBus(options: MemoryBusOptions = {}): EventBus {
       };
       queue.workers.push(worker);
       workers.add(worker);
+      depth.add(name);
       scheduleDispatch(queue);
       return worker;
     },
@@ -224,10 +229,14 @@ export function createMemoryBus(options: MemoryBusOptions = {}): EventBus {
 
     async close() {
       closed = true;
+      depth.close();
       await Promise.all([...workers].map((worker) => worker.close()));
       for (const queue of queues.values()) {
         for (const job of queue.jobs.values()) if (job.timer) clearTimeout(job.timer);
       }
     },
   };
+  // queue_jobs: the depth of the queues consumed here, read at scrape time.
+  const depth = trackQueueDepth(`memory ${(memoryBuses += 1)}`, (queue) => bus.jobCounts(queue));
+  return bus;
 }

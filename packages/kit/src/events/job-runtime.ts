@@ -14,6 +14,7 @@ import {
   type PublishOptions,
 } from "./bus.js";
 import { runWithTraceContext, type TraceCarrier } from "./trace-context.js";
+import { countJobOutcome } from "../metrics/queues.js";
 
 /** BullMQ's own UnrecoverableError counts too (same name). */
 export const isUnrecoverable = (error: unknown): boolean =>
@@ -78,8 +79,10 @@ export async function runJobAttempt<TData>(
       { queue: job.queue, jobName: job.name, jobId: job.id, attempt: job.attempt, link },
       () => handler(job),
     );
+    countJobOutcome(job.queue, "completed");
   } catch (error) {
     const final = isUnrecoverable(error) || job.attempt >= job.maxAttempts;
+    countJobOutcome(job.queue, final ? "failed" : "retry");
     logger?.[final ? "warn" : "debug"](
       { err: error, queue: job.queue, job_id: job.id, attempt: job.attempt, final },
       final ? "job failed" : "job attempt failed; will retry",

@@ -1,10 +1,10 @@
 /**
- * The trace-context seam (ARCHITECTURE rule 8). OpenTelemetry is not a dependency of the kit
- * yet, so the event plumbing only *carries* W3C trace context: a `TraceCarrier` rides in the
- * outbox row, the event envelope and every job's data. A later telemetry layer installs a
- * `TracePropagator` (backed by `@opentelemetry/api` `propagation.inject/extract`) once at boot;
- * nothing else changes.
+ * The trace-context seam (ARCHITECTURE rule 8). The event plumbing *carries* W3C trace context:
+ * a `TraceCarrier` rides in the outbox row, the event envelope and every job's data. The
+ * installed `TracePropagator` writes and continues it; by default the OpenTelemetry one
+ * (telemetry/event-propagator.ts), which does nothing while no tracer provider is registered.
  */
+import { otelTracePropagator } from "../telemetry/event-propagator.js";
 
 /** W3C Trace Context headers (https://www.w3.org/TR/trace-context/). Baggage is not carried. */
 export interface TraceCarrier {
@@ -32,16 +32,11 @@ export interface TracePropagator {
   run<T>(carrier: TraceCarrier | undefined, job: TracedJobInfo, work: () => Promise<T>): Promise<T>;
 }
 
-const noopPropagator: TracePropagator = {
-  inject: () => undefined,
-  run: (_carrier, _job, work) => work(),
-};
+let propagator: TracePropagator = otelTracePropagator;
 
-let propagator: TracePropagator = noopPropagator;
-
-/** Installs the process-wide propagator (null restores the no-op one). */
+/** Installs the process-wide propagator (null restores the OpenTelemetry one). */
 export function setTracePropagator(next: TracePropagator | null): void {
-  propagator = next ?? noopPropagator;
+  propagator = next ?? otelTracePropagator;
 }
 
 const traceparentPattern = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
@@ -65,7 +60,7 @@ export function injectTraceContext(carrier: TraceCarrier = {}): TraceCarrier | u
   return sanitizeTraceCarrier(carrier);
 }
 
-/** Runs a job handler in the context extracted from its carrier (a no-op until tracing exists). */
+/** Runs a job handler in the context extracted from its carrier (see TracePropagator.run). */
 export function runWithTraceContext<T>(
   carrier: TraceCarrier | undefined,
   job: TracedJobInfo,

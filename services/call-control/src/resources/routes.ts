@@ -51,18 +51,25 @@ function checkFields(errors: FieldErrors, fields: RouteFields) {
   });
 }
 
+/**
+ * Asks the inventory about the route's numbers. Called before the transaction opens, never
+ * inside it: on PGlite (embedded mode) one open transaction holds the only session, so an
+ * inventory query made while it is open waits for it — until the inventory deadline.
+ */
+const ownedNumbers = (directory: NumberDirectory, accountId: string, numbers?: string[]) =>
+  Promise.all((numbers ?? []).map((number) => directory.owned(accountId, number)));
+
 /** Resolves names and ids to rows of the account; unknown ones are field errors. */
 async function resolve(
   client: PoolClient,
-  directory: NumberDirectory,
+  owned: Awaited<ReturnType<typeof ownedNumbers>>,
   accountId: string,
   fields: RouteFields,
 ): Promise<{ agentId?: string }> {
   const errors = new FieldErrors();
-  const [agent, seat, owned] = await Promise.all([
+  const [agent, seat] = await Promise.all([
     fields.agent === undefined ? undefined : findAgentByName(client, accountId, fields.agent),
     fields.seatId ? findSeat(client, accountId, fields.seatId) : undefined,
-    Promise.all((fields.numbers ?? []).map((number) => directory.owned(accountId, number))),
   ]);
   if (fields.agent !== undefined && !agent)
     errors.add("#/agent", `no agent of this account is named ${fields.agent}`);
@@ -117,8 +124,9 @@ export async function createRoute(
   checkName(errors, "#/name", request.name);
   checkFields(errors, { ...request, agent: request.agent });
   errors.throwIfAny();
+  const owned = await ownedNumbers(directory, request.accountId, request.numbers);
   return withTransaction(pool, async (client) => {
-    const { agentId } = await resolve(client, directory, request.accountId, request);
+    const { agentId } = await resolve(client, owned, request.accountId, request);
     const id = newId("rte");
     await client.query(
       `INSERT INTO call_control.routes (id, account_id, name, agent_id, seat_id) VALUES ($1, $2, $3, $4, $5)`,
@@ -169,13 +177,14 @@ export async function updateRoute(
   checkFields(errors, fields);
   errors.throwIfAny();
   const routeId = requireId(request.routeId, "rte", "the route");
+  const owned = await ownedNumbers(directory, request.accountId, fields.numbers);
   return withTransaction(pool, async (client) => {
     const locked = await client.query(
       "SELECT id FROM call_control.routes WHERE id = $1 AND account_id = $2 FOR UPDATE",
       [routeId, request.accountId],
     );
     if (locked.rowCount === 0) throw notFound("the route");
-    const { agentId } = await resolve(client, directory, request.accountId, fields);
+    const { agentId } = await resolve(client, owned, request.accountId, fields);
     await client.query(
       `UPDATE call_control.routes
           SET name = COALESCE($2, name), agent_id = COALESCE($3, agent_id),

@@ -1,0 +1,49 @@
+# syntax=docker/dockerfile:1
+# One image for every component; the component is the entry script given as the argument:
+#   docker build -t switchboard:0.1.0 .
+#   docker run switchboard:0.1.0                                   # the gateway
+#   docker run switchboard:0.1.0 services/inventory/dist/main.js   # a service
+ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+ENV CI=true
+# The workspace manifests alone first, so the dependency layer is rebuilt only when they change.
+COPY package.json package-lock.json ./
+COPY packages/proto/package.json packages/proto/
+COPY packages/kit/package.json packages/kit/
+COPY services/inventory/package.json services/inventory/
+COPY services/call-control/package.json services/call-control/
+COPY services/messaging/package.json services/messaging/
+COPY services/usage/package.json services/usage/
+COPY services/webhook/package.json services/webhook/
+COPY gateway/package.json gateway/
+COPY platform/package.json platform/
+# npm install, not npm ci: the lock file leaves out buf's and msgpackr's per-platform optional
+# packages, which npm ci refuses (see .ci/run). Scripts run below, once the sources are here.
+RUN npm install --no-audit --no-fund --ignore-scripts
+COPY . .
+# buf generate (the gRPC code) and tsc, then production dependencies only, then no sources.
+RUN npm run build \
+  && npm prune --omit=dev --no-audit --no-fund \
+  && rm -rf packages/*/src packages/*/test services/*/src services/*/test \
+    gateway/src gateway/test platform/src platform/test \
+  && find . -name '*.tsbuildinfo' -not -path './node_modules/*' -delete
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+# Owned by root and read-only to the process; the chart also mounts the root filesystem read-only.
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/packages ./packages
+COPY --from=build /app/services ./services
+COPY --from=build /app/gateway ./gateway
+COPY --from=build /app/platform ./platform
+# The node user of the base image, by number so runAsNonRoot can verify it.
+USER 1000:1000
+# Gateway HTTP, admin (metrics, health), the services' gRPC ports.
+EXPOSE 8080 9090 50051-50055
+# Exec form: node is PID 1 and receives SIGTERM itself (each process drains on it).
+ENTRYPOINT ["node", "--import", "@switchboard/kit/telemetry/register"]
+CMD ["gateway/dist/main.js"]

@@ -1,0 +1,72 @@
+{{/*
+A component's plain settings (its ConfigMap), as YAML: the shared env, the admin port, the
+public URL, its listen port, the addresses of the components it calls, the OpenTelemetry
+exporter, then the component's own env (which wins).
+Argument: (dict "root" $ "name" "gateway" "component" <merged component values>).
+*/}}
+{{- define "switchboard.settings" -}}
+{{- $root := .root -}}
+{{- $component := .component -}}
+{{- $settings := dict -}}
+{{- range $key, $value := $root.Values.env -}}
+{{- $_ := set $settings $key $value -}}
+{{- end -}}
+{{- $_ := set $settings "ADMIN_PORT" (printf "%d" (int $root.Values.adminPort)) -}}
+{{- $publicUrl := include "switchboard.publicUrl" $root -}}
+{{- if $publicUrl -}}
+{{- $_ := set $settings "PUBLIC_URL" $publicUrl -}}
+{{- end -}}
+{{- if and $component.portEnv (ne $component.protocol "none") -}}
+{{- $_ := set $settings $component.portEnv (printf "%d" (int $component.port)) -}}
+{{- end -}}
+{{- range $callee := $component.calls -}}
+{{- $target := include "switchboard.component" (dict "root" $root "name" $callee) | fromYaml -}}
+{{- if not $target.enabled -}}
+{{- fail (printf "components.%s calls %s, which is disabled (remove it from components.%s.calls)" $.name $callee $.name) -}}
+{{- end -}}
+{{- if not $target.addressEnv -}}
+{{- fail (printf "components.%s.calls names %s, which has no addressEnv" $.name $callee) -}}
+{{- end -}}
+{{- $address := printf "%s:%d" (include "switchboard.componentName" (dict "root" $root "name" $callee)) (int $target.port) -}}
+{{- $_ := set $settings $target.addressEnv $address -}}
+{{- end -}}
+{{- $telemetry := $root.Values.telemetry -}}
+{{- if $telemetry.enabled -}}
+{{- $_ := set $settings "OTEL_SERVICE_NAME" .name -}}
+{{- if $telemetry.otlpEndpoint -}}
+{{- $_ := set $settings "OTEL_EXPORTER_OTLP_ENDPOINT" $telemetry.otlpEndpoint -}}
+{{- $_ := set $settings "OTEL_EXPORTER_OTLP_PROTOCOL" $telemetry.otlpProtocol -}}
+{{- $_ := set $settings "OTEL_TRACES_EXPORTER" "otlp" -}}
+{{- end -}}
+{{- $_ := set $settings "OTEL_TRACES_SAMPLER" $telemetry.sampler -}}
+{{- $_ := set $settings "OTEL_TRACES_SAMPLER_ARG" (toString $telemetry.samplerArg) -}}
+{{- else -}}
+{{- $_ := set $settings "OTEL_SDK_DISABLED" "true" -}}
+{{- end -}}
+{{- range $key, $value := $component.env -}}
+{{- $_ := set $settings $key $value -}}
+{{- end -}}
+{{- toYaml $settings -}}
+{{- end -}}
+
+{{/* OTEL_RESOURCE_ATTRIBUTES: fixed attributes, the pod's (downward API), then telemetry.resourceAttributes. */}}
+{{- define "switchboard.resourceAttributes" -}}
+{{- $root := .root -}}
+{{- $attributes := dict
+  "service.namespace" (include "switchboard.fullname" $root)
+  "service.version" (include "switchboard.imageTag" $root)
+  "k8s.deployment.name" (include "switchboard.componentName" .)
+  "k8s.container.name" .name
+  "k8s.namespace.name" "$(POD_NAMESPACE)"
+  "k8s.pod.name" "$(POD_NAME)"
+  "k8s.node.name" "$(NODE_NAME)"
+-}}
+{{- range $key, $value := $root.Values.telemetry.resourceAttributes -}}
+{{- $_ := set $attributes $key $value -}}
+{{- end -}}
+{{- $pairs := list -}}
+{{- range $key, $value := $attributes -}}
+{{- $pairs = append $pairs (printf "%s=%s" $key $value) -}}
+{{- end -}}
+{{- join "," $pairs -}}
+{{- end -}}

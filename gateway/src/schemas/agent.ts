@@ -1,0 +1,45 @@
+import { z } from "zod";
+import { timestamp } from "./common.js";
+
+/** The agent smoke's steps, in the order the response lists them (stable names). */
+export const smokeStepNames = [
+  "gateway",
+  "numbers.search",
+  "numbers.hold",
+  "numbers.release",
+  "resources",
+  "calls.outbound",
+  "calls.inbound",
+  "messages.send",
+  "webhooks.delivery",
+  "usage.records",
+  "cleanup",
+] as const;
+export type SmokeStepName = (typeof smokeStepNames)[number];
+
+export const smokeStepStatuses = ["pass", "fail", "skipped"] as const;
+export type SmokeStepStatus = (typeof smokeStepStatuses)[number];
+
+export const smokeStep = z
+  .object({
+    name: z.enum(smokeStepNames),
+    status: z.enum(smokeStepStatuses),
+    duration_ms: z.number().int().min(0).describe("Wall time of the step; 0 when skipped"),
+    detail: z
+      .string()
+      .optional()
+      .describe(
+        "What the step did, or why it failed or was skipped (safe to show: no hosts, no stacks)",
+      ),
+  })
+  .meta({ id: "SmokeStep" });
+
+export const smokeRun = z
+  .object({
+    id: z.string().regex(/^smk_[0-9a-z]{26}$/),
+    status: z.enum(["pass", "fail"]).describe("fail when any step failed"),
+    started_at: timestamp,
+    duration_ms: z.number().int().min(0),
+    steps: z.array(smokeStep),
+  })
+  .meta({ id: "SmokeRun" });

@@ -1,0 +1,41 @@
+import { isDatabaseReady, type Logger, type Pool } from "@switchboard/kit";
+import type { Backends } from "../backends.js";
+import type { GatewayConfig } from "../config.js";
+import type { ExtraCheck } from "../health.js";
+import type { StartedRecordPath } from "../records/index.js";
+import { smokeFactPublisher } from "./run-fact.js";
+import { createSmoke, type Smoke } from "./smoke.js";
+
+/** The gateway's smoke: its backends, settings, own stores and the queue of its records. */
+export function gatewaySmoke(options: {
+  config: GatewayConfig;
+  backends: Backends;
+  pool: Pool;
+  /** The traffic policies' checks (redis when configured). */
+  checks: Record<string, ExtraCheck>;
+  records: StartedRecordPath;
+  logger: Logger;
+}): Smoke {
+  const { config, logger } = options;
+  return createSmoke({
+    backends: options.backends,
+    settings: config.smoke,
+    grpcDeadlineMs: config.grpcDeadlineMs,
+    sandbox: config.sandbox,
+    publicUrl: config.publicUrl,
+    gatewayChecks: {
+      postgres: () =>
+        isDatabaseReady(options.pool, config.smoke.stepTimeoutMs).then((ready) =>
+          ready ? "pass" : "warn",
+        ),
+      ...options.checks,
+    },
+    recordsOn: options.records.path !== undefined,
+    publishFact: smokeFactPublisher({
+      bus: options.records.bus,
+      logger,
+      timeoutMs: config.usageRecords.timeoutMs,
+    }),
+    logger,
+  });
+}

@@ -1,0 +1,129 @@
+import { DomainError } from "@switchboard/kit";
+import type { messaging } from "@switchboard/proto";
+import { findListed } from "./find-in-pages.js";
+import { smokeMarker } from "./smoke-resources.js";
+import { runKey, type SmokeState } from "./smoke-state.js";
+import { StepFailure, StepSkipped, type StepScope } from "./step-scope.js";
+import type { StepSpec } from "./step-runner.js";
+
+/** Sandbox network: messages to `+1555020xxx0` are delivered. */
+export const sandboxRecipient = "+15550209990";
+const templateBody = "Switchboard smoke check {{run}}";
+/** One key per account: every run after the first gets the same template back. */
+const templateKey = "smoke.template.v1";
+const terminal = new Set(["delivered", "undelivered", "failed", "expired", "read"]);
+
+const isSmokeEvidence = (json: string): boolean => {
+  try {
+    return typeof (JSON.parse(json) as { smoke?: unknown }).smoke === "string";
+  } catch {
+    return false;
+  }
+};
+
+/** The approved template named `smoke` (created once per account). */
+async function smokeTemplate(scope: StepScope, state: SmokeState): Promise<messaging.Template> {
+  const svc = state.backends.messaging;
+  try {
+    const { template } = await scope.rpc(
+      svc,
+      (c) => c.createTemplate,
+      { accountId: state.accountId, name: smokeMarker, channels: ["sms"], body: templateBody },
+      templateKey,
+    );
+    if (template) return template;
+  } catch (error) {
+    if (!(error instanceof DomainError && error.kind === "conflict")) throw error;
+  }
+  // A `smoke` template made some other way: usable if it takes the same variable over SMS.
+  const found = await findListed(
+    scope,
+    {
+      backend: svc,
+      method: (c) => c.listTemplates,
+      request: { accountId: state.accountId },
+      items: (r) => r.templates,
+    },
+    (t) => t.name === smokeMarker,
+  );
+  if (!found || found.variables.join() !== "run" || !found.channels.includes("sms")) {
+    throw new StepFailure('the template named "smoke" is not the smoke\'s (sms, {{run}})');
+  }
+  return found;
+}
+
+/** A granted sms consent of the sandbox recipient marked as the smoke's (else a new one). */
+async function smokeConsent(scope: StepScope, state: SmokeState): Promise<messaging.Consent> {
+  const svc = state.backends.messaging;
+  const found = await findListed(
+    scope,
+    {
+      backend: svc,
+      method: (c) => c.listConsents,
+      request: { accountId: state.accountId, phoneNumber: sandboxRecipient, status: "granted" },
+      items: (r) => r.consents,
+    },
+    (c) => c.channels.includes("sms") && isSmokeEvidence(c.evidenceJson),
+  );
+  if (found) return found;
+  const { consent } = await scope.rpc(
+    svc,
+    (c) => c.createConsent,
+    {
+      accountId: state.accountId,
+      phoneNumber: sandboxRecipient,
+      channels: ["sms"],
+      source: "api",
+      evidenceJson: JSON.stringify({ smoke: state.smokeId }),
+    },
+    runKey(state, "consent"),
+  );
+  if (!consent) throw new StepFailure("messaging answered without a consent");
+  return consent;
+}
+
+/** messages.send: template + consent + an SMS to a sandbox recipient, until delivered. */
+export function messageStep(state: SmokeState, options: { budgetMs: number; sandbox: boolean }) {
+  const svc = state.backends.messaging;
+  const spec: StepSpec = {
+    name: "messages.send",
+    needs: ["resources"],
+    budgetMs: options.budgetMs,
+    run: async (scope) => {
+      if (!options.sandbox) throw new StepSkipped("the sandbox carrier is not active");
+      const template = await smokeTemplate(scope, state);
+      const consent = await smokeConsent(scope, state);
+      const { message: queued } = await scope.rpc(
+        svc,
+        (c) => c.sendMessage,
+        {
+          accountId: state.accountId,
+          channel: "sms",
+          to: sandboxRecipient,
+          from: state.resources!.number,
+          templateId: template.id,
+          variables: { run: state.smokeId },
+          consentId: consent.id,
+          mediaUrls: [],
+          ttlSeconds: 600,
+        },
+        runKey(state, "message"),
+      );
+      if (!queued) throw new StepFailure("messaging answered without a message");
+      state.message = queued;
+      const { message } = await scope.poll(
+        "the message to be delivered",
+        () =>
+          scope.rpc(svc, (c) => c.getMessage, { accountId: state.accountId, messageId: queued.id }),
+        (r) => terminal.has(r.message?.status ?? ""),
+      );
+      const status = message?.status ?? "unknown";
+      if (status !== "delivered" && status !== "read") {
+        throw new StepFailure(`${queued.id} ended ${status}`);
+      }
+      state.records.set("messages.send", [{ kind: "message.sent", resourceId: queued.id }]);
+      return `${queued.id} from ${queued.from} delivered (${template.id}, ${consent.id})`;
+    },
+  };
+  return spec;
+}
