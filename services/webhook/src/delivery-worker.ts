@@ -18,7 +18,8 @@ import {
 } from "./delivery-records.js";
 import { deliveryQueue, type DeliveryJob } from "./dispatch.js";
 import { sendDelivery, statusClass, type SendOutcome } from "./http-sender.js";
-import { openKeys, sealedSecretsInForce } from "./secrets.js";
+import { createDeliveryCaches, type DeliveryCaches } from "./delivery-caches.js";
+import { sealedSecretsInForce } from "./secrets.js";
 import { signedHeaders } from "./signature.js";
 import { checkWebhookUrl, UnsafeUrlError } from "./url-guard.js";
 
@@ -62,7 +63,10 @@ async function loadDeliveries(
   return ids.map((id) => byId.get(id));
 }
 
-/** The database work of one worker, batched across its concurrent deliveries. */
+/**
+ * The database work of one worker, batched across its concurrent deliveries: one load and one
+ * recording transaction in flight at a time, the next batch gathering meanwhile.
+ */
 export interface DeliveryStore {
   load(id: string): Promise<LoadedDelivery | undefined>;
   recordDelivered(facts: AttemptFacts): Promise<boolean>;
@@ -70,23 +74,25 @@ export interface DeliveryStore {
 
 export function batchedStore(ctx: WebhookContext): DeliveryStore {
   const loads = createBatcher((ids: string[]) => loadDeliveries(ctx, ids), {
-    maxSize: 100,
+    maxSize: 200,
     maxWaitMs: 2,
+    maxInFlight: 1,
   });
   const delivered = createBatcher(
     (batch: AttemptFacts[]) => recordDeliveredBatch(ctx.pool, batch),
-    {
-      maxSize: 100,
-      maxWaitMs: 5,
-    },
+    { maxSize: 200, maxWaitMs: 5, maxInFlight: 1 },
   );
   return { load: (id) => loads.run(id), recordDelivered: (facts) => delivered.run(facts) };
 }
 
 export function startDeliveryWorker(ctx: WebhookContext): QueueWorker {
   const store = batchedStore(ctx);
+  const caches = createDeliveryCaches({
+    box: ctx.box,
+    ...(ctx.guard.resolve ? { resolve: ctx.guard.resolve } : {}),
+  });
   initWebhookDeliveryMetrics();
-  return ctx.bus.consume<DeliveryJob>(deliveryQueue, (job) => deliverJob(ctx, store, job), {
+  return ctx.bus.consume<DeliveryJob>(deliveryQueue, (job) => deliverJob(ctx, store, caches, job), {
     concurrency: ctx.settings.concurrency,
   });
 }
@@ -94,6 +100,7 @@ export function startDeliveryWorker(ctx: WebhookContext): QueueWorker {
 export async function deliverJob(
   ctx: WebhookContext,
   store: DeliveryStore,
+  caches: DeliveryCaches,
   job: Job<DeliveryJob>,
 ): Promise<void> {
   const { settings } = ctx;
@@ -113,7 +120,7 @@ export async function deliverJob(
     }
     attempt = row.cycle_attempts + 1;
     const startedAt = new Date();
-    const outcome = await attemptOnce(ctx, row);
+    const outcome = await attemptOnce(ctx, caches, row);
     const facts: AttemptFacts = {
       deliveryId: row.id,
       dispatch: row.dispatch,
@@ -167,13 +174,18 @@ export async function deliverJob(
 }
 
 /** Guard, sign, send: one HTTP attempt, or the reason it could not be made. */
-async function attemptOnce(ctx: WebhookContext, row: LoadedDelivery): Promise<SendOutcome> {
+async function attemptOnce(
+  ctx: WebhookContext,
+  caches: DeliveryCaches,
+  row: LoadedDelivery,
+): Promise<SendOutcome> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   let target;
   try {
     target = await checkWebhookUrl(new URL(row.url), {
       ...ctx.guard,
+      resolve: caches.resolve,
       timeoutMs: ctx.settings.timeoutMs,
     });
   } catch (error) {
@@ -184,7 +196,7 @@ async function attemptOnce(ctx: WebhookContext, row: LoadedDelivery): Promise<Se
       durationMs: elapsed(),
     };
   }
-  const keys = openKeys(ctx.box, row.subscription_id, row.sealed);
+  const keys = caches.keys(row.subscription_id, row.sealed);
   const headers = signedHeaders(keys, row.event_id, row.payload);
   const remaining = Math.max(1, ctx.settings.timeoutMs - elapsed());
   const sent = await traceHttpClient(

@@ -4,8 +4,8 @@ import { sanitizeTraceCarrier, type EventBus, type TraceCarrier } from "@switchb
  * Delivery jobs on the bus (BullMQ in the mesh, in-process embedded). The database row is the
  * truth — status, attempts, the next attempt's time — and the job is its timer: the job carries
  * only the delivery id and its dispatch generation. The job id is `<delivery>.<dispatch>`, so
- * publishing a generation twice is a no-op, and a job of an older generation finds the row
- * moved on and does nothing.
+ * publishing a generation again while its job is queued is a no-op, and a job of an older (or
+ * finished) generation finds the row moved on and does nothing.
  */
 export const deliveryQueue = "webhook.deliveries";
 
@@ -48,6 +48,8 @@ export function createDispatcher(bus: EventBus, retryDelaysMs: readonly number[]
       {
         jobId: `${input.id}.${input.dispatch}`,
         attempts,
+        // The row decides; a generation's job published again after completion does nothing.
+        dropWhenCompleted: true,
         ...(input.delayMs && input.delayMs > 0 ? { delay: Math.round(input.delayMs) } : {}),
       },
     );

@@ -93,7 +93,7 @@ export function createBullmqBus(options: BullmqBusOptions): BullmqBus {
       const attempts = attemptsFor(opts);
       const jobOptions: JobsOptions = {
         attempts,
-        removeOnComplete,
+        removeOnComplete: opts.dropWhenCompleted === true ? true : removeOnComplete,
         removeOnFail,
         ...(opts.jobId !== undefined ? { jobId: opts.jobId } : {}),
         ...(opts.delay ? { delay: opts.delay } : {}),

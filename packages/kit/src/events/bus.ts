@@ -25,6 +25,13 @@ export interface PublishOptions {
   /** Total tries (default 1; for a `schedule` backoff, one more than its delays). */
   attempts?: number;
   backoff?: Backoff;
+  /**
+   * Delete the job as soon as it completes instead of keeping it for the dedupe window (a job
+   * id published again after completion then runs again). For queues whose handler checks the
+   * truth itself and whose jobs are many (Redis does less work per job); the in-process bus
+   * ignores it.
+   */
+  dropWhenCompleted?: boolean;
 }
 
 export interface Job<TData = unknown> {

@@ -40,6 +40,8 @@ interface RunResult {
   wall_seconds: number;
   attempt_ms: { p50: number; p95: number; p99: number };
   failed: number;
+  /** Deliveries recorded per transaction (distinct delivered_at: a transaction's now()). */
+  per_transaction: number;
 }
 
 const percentile = (sorted: number[], p: number) =>
@@ -91,8 +93,14 @@ async function run(
     await Promise.all(children.map((child) => child.stop()));
   }
   const wall = (Date.now() - started) / 1000;
-  const { rows } = await pool.query<{ first: Date; last: Date; failed: number }>(
+  const { rows } = await pool.query<{
+    first: Date;
+    last: Date;
+    failed: number;
+    transactions: number;
+  }>(
     `SELECT min(delivered_at) AS first, max(delivered_at) AS last,
+            count(DISTINCT delivered_at)::int AS transactions,
             count(*) FILTER (WHERE status = 'failed')::int AS failed
        FROM webhook.deliveries WHERE subscription_id = $1`,
     [subscription],
@@ -118,6 +126,7 @@ async function run(
       p99: percentile(durations, 99),
     },
     failed: rows[0]!.failed,
+    per_transaction: Number((total / Math.max(1, rows[0]!.transactions)).toFixed(1)),
   };
 }
 
@@ -187,7 +196,7 @@ async function main() {
     for (const workers of args.workers.split(",").map(Number)) {
       const result = await run(workers, context);
       console.log(
-        `${workers} worker(s): ${result.per_second} deliveries/s (${result.deliveries} in ${result.seconds} s)`,
+        `${workers} worker(s): ${result.per_second} deliveries/s (${result.deliveries} in ${result.seconds} s, ${result.per_transaction} per recording transaction)`,
       );
       results.push(result);
     }
