@@ -25,3 +25,4 @@ export {
   type SigningKeyStoreOptions,
 } from "./signing-key-store.js";
 export { createSigningKeysTable } from "./signing-keys-sql.js";
+export { verifySignedRecord } from "./record-verification.js";
