@@ -1,12 +1,11 @@
 import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
-import type { Pool } from "@switchboard/kit";
+import { summarizeLatency, type Pool } from "@switchboard/kit";
 import { IdempotencyStore } from "../policies/idempotency-store.js";
 import { ResponseSealer } from "../policies/response-sealing.js";
 import { asyncCommitPool } from "../policies/traffic-policies.js";
 import { RedisBucketStore } from "../policies/token-bucket-redis.js";
-import { summarize } from "./bench-stats.js";
 
 export type Floors = Record<string, { p50: number; p99: number }>;
 
@@ -70,7 +69,7 @@ export async function measureFloors(options: {
         await step(i);
         samples.push(performance.now() - started);
       }
-      const { p50, p99 } = summarize(samples);
+      const { p50, p99 } = summarizeLatency(samples);
       floors[name] = { p50, p99 };
     }
   } finally {

@@ -1,60 +1,7 @@
-/** Latency statistics of the policies benchmark, in milliseconds. */
-export interface Stats {
-  n: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  mean: number;
-  max: number;
-}
+import type { LatencyComparison } from "@switchboard/kit";
 
-const round = (value: number) => Math.round(value * 1000) / 1000;
-
-const percentile = (sorted: number[], p: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
-
-export function summarize(samples: number[]): Stats {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return {
-    n: sorted.length,
-    p50: round(percentile(sorted, 50)),
-    p90: round(percentile(sorted, 90)),
-    p99: round(percentile(sorted, 99)),
-    mean: round(sorted.reduce((sum, v) => sum + v, 0) / Math.max(1, sorted.length)),
-    max: round(sorted.at(-1) ?? 0),
-  };
-}
-
-export interface ScenarioResult {
-  name: string;
-  description: string;
-  off: Stats;
-  on: Stats;
-  /** on − off at each percentile: the latency the policies add. */
-  added: { p50: number; p90: number; p99: number; mean: number };
-}
-
-export function compare(
-  name: string,
-  description: string,
-  off: number[],
-  on: number[],
-): ScenarioResult {
-  const a = summarize(off);
-  const b = summarize(on);
-  return {
-    name,
-    description,
-    off: a,
-    on: b,
-    added: {
-      p50: round(b.p50 - a.p50),
-      p90: round(b.p90 - a.p90),
-      p99: round(b.p99 - a.p99),
-      mean: round(b.mean - a.mean),
-    },
-  };
-}
+/** One scenario of the policies benchmark: `added` is the latency the policies add. */
+export type ScenarioResult = LatencyComparison;
 
 export interface PoliciesReport {
   generated_at: string;

@@ -4,16 +4,11 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
-import { createLogger, createPool } from "@switchboard/kit";
+import { compareLatency, createLogger, createPool } from "@switchboard/kit";
 import { createRealTestDatabase } from "@switchboard/kit/testing";
 import { startBenchApps, type Variant } from "./bench-apps.js";
 import { measureFloors, type Floors } from "./bench-floors.js";
-import {
-  compare,
-  renderMarkdown,
-  type PoliciesReport,
-  type ScenarioResult,
-} from "./bench-stats.js";
+import { renderMarkdown, type PoliciesReport, type ScenarioResult } from "./bench-stats.js";
 import { startClientThread } from "./client-thread.js";
 
 /**
@@ -122,7 +117,7 @@ async function main() {
         ? "claims wait for their flush"
         : "claims flushed by the operation, the default";
     const name = scenario.idempotency ? `${scenario.name} (${commit})` : scenario.name;
-    return compare(name, scenario.description, samples.off, samples.on);
+    return compareLatency(name, scenario.description, samples.off, samples.on);
   };
   let floors: Floors | undefined;
   try {

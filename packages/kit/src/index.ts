@@ -19,3 +19,5 @@ export * from "./admin-server.js";
 export * from "./admin-component.js";
 export * from "./health-watch.js";
 export * from "./health-service.js";
+export * from "./latency-stats.js";
+export * from "./ttl-cache.js";

@@ -1,4 +1,10 @@
-import { callUnary, createClient, DomainError } from "@switchboard/kit";
+import {
+  callUnary,
+  createClient,
+  createTtlCache,
+  DomainError,
+  type TtlCache,
+} from "@switchboard/kit";
 import { inventory } from "@switchboard/proto";
 
 export interface SenderNumber {
@@ -15,20 +21,24 @@ export interface SenderNumber {
  */
 export class SenderNumbers {
   private readonly client: inventory.InventoryServiceClient;
-  private readonly cache = new Map<string, { at: number; number: SenderNumber }>();
+  private readonly cache: TtlCache<SenderNumber>;
 
   constructor(
     address: string,
     private readonly options: { cacheMs: number; deadlineMs: number; maxEntries?: number },
   ) {
     this.client = createClient(inventory.InventoryServiceClient, address);
+    this.cache = createTtlCache({
+      ttlMs: options.cacheMs,
+      maxEntries: options.maxEntries ?? 10_000,
+    });
   }
 
   /** The number if it is assigned to the account, else undefined. Other failures throw. */
   async find(accountId: string, numberIdOrE164: string): Promise<SenderNumber | undefined> {
     const key = `${accountId} ${numberIdOrE164}`;
     const cached = this.cache.get(key);
-    if (cached && Date.now() - cached.at < this.options.cacheMs) return cached.number;
+    if (cached) return cached;
     try {
       const { number } = await callUnary(
         "inventory",
@@ -39,10 +49,7 @@ export class SenderNumbers {
       );
       if (!number) return undefined;
       const found = { id: number.id, number: number.number, capabilities: number.capabilities };
-      if (this.options.cacheMs > 0) {
-        if (this.cache.size >= (this.options.maxEntries ?? 10_000)) this.cache.clear();
-        this.cache.set(key, { at: Date.now(), number: found });
-      }
+      if (this.options.cacheMs > 0) this.cache.set(key, found);
       return found;
     } catch (error) {
       if (error instanceof DomainError && error.kind === "not-found") return undefined;

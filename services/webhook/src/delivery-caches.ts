@@ -1,6 +1,6 @@
+import { createTtlCache } from "@switchboard/kit";
 import { openKeys } from "./secrets.js";
 import type { SecretBox } from "./secret-box.js";
-import { createTtlCache } from "./ttl-cache.js";
 import { systemResolver, type ResolvedAddress, type Resolver } from "./url-guard.js";
 
 /**

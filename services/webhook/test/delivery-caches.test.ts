@@ -3,7 +3,7 @@ import { createBatcher } from "../src/batcher.js";
 import { createDeliveryCaches } from "../src/delivery-caches.js";
 import { createSecretBox, type SecretBox } from "../src/secret-box.js";
 import { newSigningSecret, secretKey } from "../src/signature.js";
-import { createTtlCache } from "../src/ttl-cache.js";
+import { createTtlCache } from "@switchboard/kit";
 import { checkWebhookUrl, UnsafeUrlError, type Resolver } from "../src/url-guard.js";
 
 const countingResolver = (answers: Record<string, string[]>) => {

@@ -4,11 +4,18 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { Worker } from "node:worker_threads";
-import { createLogger, createPool, type EventBus, type Logger, type Pool } from "@switchboard/kit";
+import {
+  createLogger,
+  createPool,
+  summarizeLatency,
+  type EventBus,
+  type Logger,
+  type Pool,
+} from "@switchboard/kit";
 import { createRealTestDatabase } from "@switchboard/kit/testing";
 import { seedInventory } from "@switchboard/inventory";
 import { cpuShares, type CpuShare } from "./cpu-profile.js";
-import { summarize, type LoadResult } from "./load.js";
+import { type LoadResult } from "./load.js";
 import type { LoadWorkerInput } from "./load-worker.js";
 import { renderReport, type CallsBenchReport } from "./report.js";
 
@@ -151,8 +158,8 @@ async function main() {
         [...load.latencies.entries()].map(([status, list]) => [String(status), list.length]),
       ),
       placed_per_second: Math.round((placed.length / load.seconds) * 10) / 10,
-      latency_ms: summarize(all),
-      latency_201_ms: summarize(placed),
+      latency_ms: summarizeLatency(all),
+      latency_201_ms: summarizeLatency(placed),
       after_window: {
         ...backlogAtEnd,
         seconds_until_every_call_ended: settled

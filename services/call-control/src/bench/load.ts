@@ -1,33 +1,5 @@
 import { Agent, request } from "node:http";
 
-/** Latency statistics in milliseconds. */
-export interface Stats {
-  n: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  p999: number;
-  mean: number;
-  max: number;
-}
-
-const round = (value: number) => Math.round(value * 1000) / 1000;
-const percentile = (sorted: number[], p: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
-
-export function summarize(samples: number[]): Stats {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return {
-    n: sorted.length,
-    p50: round(percentile(sorted, 50)),
-    p90: round(percentile(sorted, 90)),
-    p99: round(percentile(sorted, 99)),
-    p999: round(percentile(sorted, 99.9)),
-    mean: round(sorted.reduce((sum, v) => sum + v, 0) / Math.max(1, sorted.length)),
-    max: round(sorted.at(-1) ?? 0),
-  };
-}
-
 export interface LoadResult {
   /** Seconds the measured window lasted. */
   seconds: number;

@@ -1,5 +1,5 @@
 import type { CpuShare } from "./cpu-profile.js";
-import type { Stats } from "./load.js";
+import type { LatencyStats as Stats } from "@switchboard/kit";
 
 export interface CallsBenchReport {
   generated_at: string;

@@ -12,22 +12,6 @@ export interface KindResult {
   plan: string;
 }
 
-const percentile = (sorted: number[], p: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
-
-export function summarize(samples: number[]) {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const round = (v: number) => Math.round(v * 1000) / 1000;
-  return {
-    n: samples.length,
-    p50: round(percentile(sorted, 50)),
-    p95: round(percentile(sorted, 95)),
-    p99: round(percentile(sorted, 99)),
-    max: round(sorted[sorted.length - 1] ?? 0),
-    mean: round(samples.reduce((a, b) => a + b, 0) / Math.max(1, samples.length)),
-  };
-}
-
 export interface Report {
   generated_at: string;
   command: string;

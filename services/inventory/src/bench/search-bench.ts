@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { createPool, DomainError } from "@switchboard/kit";
+import { createPool, DomainError, summarizeLatency } from "@switchboard/kit";
 import { inventory } from "@switchboard/proto";
 import { migrateInventory } from "../migrations.js";
 import { inventoryCount, seedInventory } from "../seed.js";
@@ -11,7 +11,7 @@ import { runSearch } from "../search.js";
 import { buildSearchSql, type SearchSql } from "../search-sql.js";
 import { parseSearchRequest } from "../search-query.js";
 import { benchKinds, benchRandom, secondPageBase, type SearchFilters } from "./bench-cases.js";
-import { renderMarkdown, summarize, type KindResult } from "./bench-report.js";
+import { renderMarkdown, type KindResult } from "./bench-report.js";
 
 /**
  * `npm run bench:search`: p50/p99 of the search SQL round trip on 1,000,000 numbers, per filter
@@ -112,7 +112,7 @@ async function main() {
     );
     results.push({
       kind,
-      ...summarize(samples),
+      ...summarizeLatency(samples),
       meanRows: rows / sqls.length,
       example: { sql: representative.text, values: representative.values },
       plan: plan.rows.map((r: Record<string, string>) => r["QUERY PLAN"]!).join("\n"),

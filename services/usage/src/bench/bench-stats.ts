@@ -1,27 +1,5 @@
-/** Latency statistics and the Markdown report of the usage benchmark (milliseconds). */
-export interface Stats {
-  n: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  mean: number;
-}
-
-const round = (value: number) => Math.round(value * 1000) / 1000;
-
-const percentile = (sorted: number[], p: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
-
-export function summarize(samples: number[]): Stats {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return {
-    n: sorted.length,
-    p50: round(percentile(sorted, 50)),
-    p90: round(percentile(sorted, 90)),
-    p99: round(percentile(sorted, 99)),
-    mean: round(sorted.reduce((sum, v) => sum + v, 0) / Math.max(1, sorted.length)),
-  };
-}
+/** The Markdown report of the usage benchmark (milliseconds). */
+import type { LatencyComparison, LatencyStats } from "@switchboard/kit";
 
 export interface IngestResult {
   records_per_job: number;
@@ -30,35 +8,7 @@ export interface IngestResult {
   records_per_second: number;
 }
 
-export interface LatencyResult {
-  name: string;
-  description: string;
-  off: Stats;
-  on: Stats;
-  added: { p50: number; p90: number; p99: number; mean: number };
-}
-
-export function compare(
-  name: string,
-  description: string,
-  off: number[],
-  on: number[],
-): LatencyResult {
-  const a = summarize(off);
-  const b = summarize(on);
-  return {
-    name,
-    description,
-    off: a,
-    on: b,
-    added: {
-      p50: round(b.p50 - a.p50),
-      p90: round(b.p90 - a.p90),
-      p99: round(b.p99 - a.p99),
-      mean: round(b.mean - a.mean),
-    },
-  };
-}
+export type LatencyResult = LatencyComparison;
 
 export interface LoadResult {
   clients: number;
@@ -71,8 +21,8 @@ export interface LoadResult {
 
 /** What one record hand-off cannot beat, measured in the same run. */
 export interface Floor {
-  redis_ping: Stats;
-  bullmq_add: Stats;
+  redis_ping: LatencyStats;
+  bullmq_add: LatencyStats;
 }
 
 export interface UsageReport {

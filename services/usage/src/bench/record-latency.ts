@@ -1,16 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { createBullmqBus, type Logger } from "@switchboard/kit";
+import { compareLatency, createBullmqBus, summarizeLatency, type Logger } from "@switchboard/kit";
 import { createRealTestDatabase } from "@switchboard/kit/testing";
 import { loadGatewayConfig, startGateway, type RunningGateway } from "@switchboard/gateway";
 import { freePort, startUsageProcess } from "./usage-process.js";
 import { Redis } from "ioredis";
-import {
-  compare,
-  summarize,
-  type Floor,
-  type LatencyResult,
-  type LoadResult,
-} from "./bench-stats.js";
+import { type Floor, type LatencyResult, type LoadResult } from "./bench-stats.js";
 import { timedRequest } from "./http-timing.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -145,7 +139,7 @@ export async function recordPathLatency(options: {
           if (i >= options.warmup) samples[variant].push(ms);
         }
       }
-      const result = compare(scenario.name, scenario.description, samples.off, samples.on);
+      const result = compareLatency(scenario.name, scenario.description, samples.off, samples.on);
       latency.push(result);
       console.log(
         `${scenario.name.padEnd(36)} added p50 ${result.added.p50.toFixed(3)} ms  p99 ${result.added.p99.toFixed(3)} ms  (off p50 ${result.off.p50.toFixed(3)}, on p50 ${result.on.p50.toFixed(3)})`,
@@ -173,7 +167,7 @@ export async function recordPathLatency(options: {
       redis.disconnect();
       await bus.obliterate("usage.bench-floor").catch(() => undefined);
     }
-    const floor = { redis_ping: summarize(pings), bullmq_add: summarize(adds) };
+    const floor = { redis_ping: summarizeLatency(pings), bullmq_add: summarizeLatency(adds) };
     console.log(
       `floor: redis PING p50 ${floor.redis_ping.p50} ms, BullMQ add p50 ${floor.bullmq_add.p50} ms`,
     );

@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
-import { createBullmqBus, createLogger, createPool, type Pool } from "@switchboard/kit";
+import { createBullmqBus, createLogger, createPool, percentile, type Pool } from "@switchboard/kit";
 import { createRealTestDatabase } from "@switchboard/kit/testing";
 import { loadWebhookSettings } from "../config.js";
 import { deliveryQueue } from "../dispatch.js";
@@ -43,11 +43,6 @@ interface RunResult {
   /** Deliveries recorded per transaction (distinct delivered_at: a transaction's now()). */
   per_transaction: number;
 }
-
-const percentile = (sorted: number[], p: number) =>
-  sorted.length === 0
-    ? 0
-    : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 async function waitDelivered(pool: Pool, subscriptionId: string, count: number, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;

@@ -1,7 +1,7 @@
 /**
- * A small in-process cache whose entries live `ttlMs` (the delivery worker's short-lived
- * memory of DNS answers and opened signing keys). Bounded: past `maxEntries` the oldest entry
- * goes. Values are never logged or exposed beyond `get`.
+ * A small in-process cache whose entries live `ttlMs` (e.g. webhook workers' DNS answers and
+ * opened keys, messaging's sender numbers). Bounded: past `maxEntries` the oldest entry goes.
+ * Values are never logged or exposed beyond `get`.
  */
 export interface TtlCache<V> {
   get(key: string): V | undefined;
