@@ -1,20 +1,14 @@
 import {
   consumeEvents,
-  consumeOnce,
   usageRecordQueue,
-  withTransaction,
   type EventBus,
   type Logger,
   type Pool,
 } from "@switchboard/kit";
 import { factDraft } from "./fact-records.js";
 import { IngestBatcher } from "./ingest-batcher.js";
-import { appendRecords } from "./ledger-writer.js";
 import type { RecordSigner } from "./record-signer.js";
 import { requestDrafts } from "./request-records.js";
-
-/** The consumer name under which business facts are marked processed (usage.processed_events). */
-export const FACT_CONSUMER = "usage-ledger";
 
 export interface UsageConsumerOptions {
   pool: Pool;
@@ -23,7 +17,7 @@ export interface UsageConsumerOptions {
   logger: Logger;
   /** `usage.records` jobs taken at once (default 256); their records share INSERTs. */
   recordConcurrency?: number;
-  /** Business-fact events taken at once (default 8). */
+  /** Business-fact events taken at once (default 64); their records share INSERTs too. */
   factConcurrency?: number;
   /** Records per INSERT (default 500). */
   maxBatch?: number;
@@ -39,8 +33,9 @@ export interface UsageConsumers {
  * The two ways records arrive, both at-least-once and both idempotent:
  * - `usage.records`: the gateway's api.request batches, group-committed by the IngestBatcher;
  *   a record already in the ledger (same request id) is skipped by the unique index.
- * - `events.usage`: business facts relayed from the services' outboxes; each one is applied
- *   with consumeOnce, so its record and the processed mark commit in one transaction.
+ * - `events.usage`: business facts relayed from the services' outboxes, group-committed by the
+ *   same batcher; the ledger's unique index on the source event id skips a redelivered fact
+ *   (no separate processed-events mark: the record is the mark).
  * A job completes only after its records are committed, so a crash re-delivers, never loses.
  */
 export function startUsageConsumers(options: UsageConsumerOptions): UsageConsumers {
@@ -63,14 +58,9 @@ export function startUsageConsumers(options: UsageConsumerOptions): UsageConsume
     "usage",
     async (event) => {
       const draft = factDraft(event);
-      if (!draft) return;
-      await withTransaction(pool, (client) =>
-        consumeOnce(client, "usage", FACT_CONSUMER, event.id, async (tx) => {
-          await appendRecords(tx, await signer.signRecords([draft]));
-        }),
-      );
+      if (draft) await batcher.submit([draft]);
     },
-    { concurrency: options.factConcurrency ?? 8 },
+    { concurrency: options.factConcurrency ?? 64 },
   );
   return {
     batcher,

@@ -1,7 +1,7 @@
 export { migrateUsage, migrationsDir } from "./migrations.js";
 export { startUsage, type RunningUsage, type UsageOptions } from "./server.js";
 export { createUsageService, type UsageServiceOptions } from "./service.js";
-export { startUsageConsumers, FACT_CONSUMER, type UsageConsumers } from "./consumers.js";
+export { startUsageConsumers, type UsageConsumers } from "./consumers.js";
 export { IngestBatcher, type IngestStats } from "./ingest-batcher.js";
 export {
   canonicalPayload,

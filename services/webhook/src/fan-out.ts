@@ -17,9 +17,10 @@ const consumer = "fan-out";
 
 /**
  * Fan-out: each platform event becomes one delivery per active subscription of the event's
- * account whose patterns select its type. The deliveries and the processed-event record
- * commit together (consumeOnce), so a redelivered event adds nothing; the jobs are published
- * after the commit. A redelivery republishes the event's pending deliveries (job ids dedupe),
+ * account whose patterns select its type (as they stand when the event is taken; a delivery
+ * for a subscription paused meanwhile ends without an attempt). The deliveries and the
+ * processed-event record commit together (consumeOnce), so a redelivered event adds nothing;
+ * the jobs are published after the commit. A redelivery republishes the event's pending deliveries (job ids dedupe),
  * which covers a crash between commit and publish; the sweeper covers the rest.
  */
 export function startFanOut(ctx: WebhookContext, concurrency = 8): QueueWorker {
@@ -41,17 +42,18 @@ interface Created {
 export async function fanOut(ctx: WebhookContext, event: EventEnvelope): Promise<number> {
   // webhook.test goes only to the subscription it tests (never through the bus).
   if (!isDeliverableType(event.type) || event.type === "webhook.test") return 0;
+  const { rows: subscriptions } = await ctx.pool.query<{ id: string; events: string[] }>(
+    `SELECT id, events FROM webhook.subscriptions
+      WHERE account_id = $1 AND status = 'active' ORDER BY id`,
+    [event.account_id],
+  );
+  const matched = subscriptions.filter((s) => subscribesTo(s.events, event.type));
+  // Most events select no subscription: one read, and nothing to mark or undo.
+  if (matched.length === 0) return 0;
   const payload = JSON.stringify(toPublicEvent(event));
   const trace = event.trace ? JSON.stringify(event.trace) : null;
   const outcome = await withTransaction(ctx.pool, (client) =>
     consumeOnce(client, schema, consumer, event.id, async () => {
-      const { rows: subscriptions } = await client.query<{ id: string; events: string[] }>(
-        `SELECT id, events FROM webhook.subscriptions
-          WHERE account_id = $1 AND status = 'active' ORDER BY id`,
-        [event.account_id],
-      );
-      const matched = subscriptions.filter((s) => subscribesTo(s.events, event.type));
-      if (matched.length === 0) return [];
       const { rows } = await client.query<Created>(
         `INSERT INTO webhook.deliveries
            (id, account_id, subscription_id, event_id, event_type, payload, trace_carrier,

@@ -17,6 +17,12 @@ const errorMessages: Record<string, string> = {
  * Applies a delivery (or read) receipt to the message the carrier's id names. The guarded
  * transition ignores a receipt that no longer fits (a duplicate, or one overtaken by a
  * terminal state), so receipts may arrive twice and out of order.
+ *
+ * The message is looked up and locked first, and only then moved: a receipt that overtakes the
+ * submit worker's `sent` commit then either finds no message (and is retried) or finds it
+ * committed. Moving first and looking up after would lose it when that commit lands between
+ * the two statements: the move misses the row, the look-up sees it, and the receipt would pass
+ * for one that no longer fits.
  */
 export async function applyReceipt(ctx: MessagingContext, receipt: DeliveryReceipt): Promise<void> {
   const failure =
@@ -27,23 +33,15 @@ export async function applyReceipt(ctx: MessagingContext, receipt: DeliveryRecei
         }
       : {};
   const applied = await withTransaction(ctx.pool, async (client) => {
-    const row = await transition(
-      client,
-      ctx.outbox,
-      receipt.providerMessageId,
-      receipt.status,
-      failure,
-      "provider_message_id",
-    );
-    if (row) return row;
-    const known = await client.query(
-      "SELECT 1 FROM messaging.messages WHERE provider_message_id = $1",
+    const { rows } = await client.query<{ id: string }>(
+      "SELECT id FROM messaging.messages WHERE provider_message_id = $1 FOR UPDATE",
       [receipt.providerMessageId],
     );
-    if (known.rowCount === 0) {
+    const message = rows[0];
+    if (!message) {
       throw new UnknownReceiptError(`no message has provider id ${receipt.providerMessageId} yet`);
     }
-    return undefined;
+    return transition(client, ctx.outbox, message.id, receipt.status, failure);
   });
   if (applied) ctx.outbox.wake();
 }

@@ -56,8 +56,6 @@ export async function transition(
   messageId: string,
   to: keyof typeof allowedFrom,
   fields: TransitionFields = {},
-  /** Which column `messageId` names: the message id, or the carrier's id (receipts). */
-  by: "id" | "provider_message_id" = "id",
 ): Promise<MessageRow | undefined> {
   const values: unknown[] = [messageId, to, allowedFrom[to]];
   const sets = ["status = $2", "updated_at = now()"];
@@ -72,7 +70,7 @@ export async function transition(
   if (to === "delivered" || to === "read") sets.push(`${to}_at = coalesce(${to}_at, now())`);
   const { rows } = await client.query<MessageRow>(
     `UPDATE messaging.messages m SET ${sets.join(", ")}
-      WHERE m.${by} = $1 AND m.status = ANY($3::text[]) ${to === "read" ? "AND m.channel_used = 'rcs'" : ""}
+      WHERE m.id = $1 AND m.status = ANY($3::text[]) ${to === "read" ? "AND m.channel_used = 'rcs'" : ""}
       RETURNING ${messageColumns}`,
     values,
   );
