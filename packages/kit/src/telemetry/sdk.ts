@@ -31,7 +31,9 @@ import {
  *  - ioredis: the command name only (never its arguments: keys, job payloads), also only inside
  *    a traced operation (BullMQ's own blocking polls make no spans).
  * HTTP, gRPC, queue and log correlation are the kit's own (telemetry/*-spans.ts,
- * event-propagator.ts, log-fields.ts), so http, grpc and pino instrumentations stay off.
+ * event-propagator.ts, log-fields.ts), so http, grpc and pino instrumentations stay off. Without
+ * an exporter the pg and ioredis ones are not loaded either: their spans could never leave the
+ * process, and wrapping every query and command cost throughput (`npm run bench:floor`).
  */
 const startedKey = Symbol.for("switchboard.telemetry.sdk");
 
@@ -65,7 +67,7 @@ export function startTelemetry(env: NodeJS.ProcessEnv = process.env): NodeSDK | 
   const sdk = new NodeSDK({
     ...(serviceNameConfigured(env) ? {} : { serviceName: serviceNameFromEntry(process.argv[1]) }),
     resourceDetectors: [envDetector, hostDetector, processWithoutArguments],
-    instrumentations: instrumentations(),
+    instrumentations: exporting ? instrumentations() : [],
     metricReaders: [],
     logRecordProcessors: [],
     // Without an exporter: ids and propagation, nothing sent. Traces started here are not
