@@ -5,13 +5,12 @@ import {
   type MessagingPlatform,
 } from "../../services/messaging/test/platform-harness.js";
 import {
-  createConsent,
   createTemplate,
   eventsOf,
   json,
   ownNumber,
   sandboxNumber,
-  send,
+  sendWithConsent,
   terminal,
   waitForMessage,
   type MessageJson,
@@ -42,20 +41,8 @@ describe("delivery through the queue (PostgreSQL + Redis)", () => {
   });
   afterAll(async () => p?.stop());
 
-  async function sendTo(to: string, extra: Record<string, unknown> = {}, sender = from) {
-    const consent = await createConsent(p, token, to);
-    const response = await send(p, token, {
-      channel: "sms",
-      to,
-      from: sender,
-      template_id: template.id,
-      variables: { n: "42" },
-      consent_id: consent.id,
-      ...extra,
-    });
-    expect(response.status).toBe(202);
-    return json<MessageJson>(response);
-  }
+  const sendTo = (to: string, extra: Record<string, unknown> = {}, sender = from) =>
+    sendWithConsent(p, token, { to, from: sender, templateId: template.id, extra });
 
   async function network(id: string) {
     const { rows } = await p.pool.query<{ submit_calls: number; provider_message_id: string }>(

@@ -98,6 +98,26 @@ export function send(
   return p.request("/v1/api/messages/send", { method: "POST", token, json: payload, headers });
 }
 
+/** An SMS of `template` ({{n}} = 42) to a consenting `to`; the accepted message (202). */
+export async function sendWithConsent(
+  p: MessagingPlatform,
+  token: string,
+  message: { to: string; from: string; templateId: string; extra?: Json },
+): Promise<MessageJson> {
+  const consent = await createConsent(p, token, message.to);
+  const response = await send(p, token, {
+    channel: "sms",
+    to: message.to,
+    from: message.from,
+    template_id: message.templateId,
+    variables: { n: "42" },
+    consent_id: consent.id,
+    ...message.extra,
+  });
+  expect(response.status).toBe(202);
+  return json<MessageJson>(response);
+}
+
 /** Polls the message until `done` holds (or fails after `timeoutMs`). */
 export async function waitForMessage(
   p: MessagingPlatform,

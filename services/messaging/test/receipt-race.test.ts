@@ -5,16 +5,7 @@ import type { MessagingContext } from "../src/context.js";
 import { claimMessage } from "../src/delivery/claim.js";
 import { applyReceipt, UnknownReceiptError } from "../src/delivery/receipts.js";
 import { transition } from "../src/messages/transitions.js";
-import {
-  createConsent,
-  createTemplate,
-  eventsOf,
-  json,
-  ownNumber,
-  sandboxNumber,
-  send,
-  type MessageJson,
-} from "./fixtures.js";
+import { createTemplate, eventsOf, ownNumber, sandboxNumber, sendWithConsent } from "./fixtures.js";
 import { startMessagingPlatform, type MessagingPlatform } from "./platform-harness.js";
 
 /**
@@ -45,18 +36,11 @@ describe("a receipt racing the `sent` commit (PostgreSQL + Redis)", () => {
 
   /** A message claimed for its first try (`sending`), as the submit worker holds it. */
   async function sendingMessage(): Promise<string> {
-    const to = sandboxNumber(0);
-    const consent = await createConsent(p, token, to);
-    const response = await send(p, token, {
-      channel: "sms",
-      to,
+    const { id } = await sendWithConsent(p, token, {
+      to: sandboxNumber(0),
       from: sender,
-      template_id: template.id,
-      variables: { n: "42" },
-      consent_id: consent.id,
+      templateId: template.id,
     });
-    expect(response.status).toBe(202);
-    const { id } = await json<MessageJson>(response);
     await waitForTurnBooked(id);
     await p.pool.query("UPDATE messaging.messages SET scheduled_at = now() WHERE id = $1", [id]);
     expect((await claimMessage(ctx, id)).kind).toBe("claimed");
