@@ -13,6 +13,7 @@ import {
   type Identity,
   type Principal,
 } from "../src/auth/index.js";
+import { createAccessTokenVerifier } from "../src/auth/access-token-verifier.js";
 
 const ISSUER = "https://api.switchboard.test";
 const AUDIENCE = "switchboard-api";
@@ -169,6 +170,33 @@ describe.each(testDatabaseKinds)("authenticate on $name", ({ create }) => {
       await signWithActiveKey(withoutExp),
       "the access token lacks the exp claim",
     );
+  });
+
+  it("remembers a verified token only until it expires", async () => {
+    let clock = Date.now();
+    const verify = createAccessTokenVerifier(
+      identity.keys,
+      { issuer: ISSUER, audience: AUDIENCE },
+      { now: () => clock },
+    );
+    const exp = Math.floor(clock / 1000) + 60;
+    const token = await signWithActiveKey({ ...claims, exp });
+    const first = await verify(token);
+    expect(first.accountId).toBe("acct_authn");
+    // The same token again: the remembered verification, the same principal.
+    expect(await verify(token)).toBe(first);
+    // Past exp and the 5 s tolerance, the memory does not vouch for it any more.
+    clock = (exp + 6) * 1000;
+    const error = await verify(token).then(
+      () => undefined,
+      (e: unknown) => e as DomainError,
+    );
+    expect(error?.kind).toBe("invalid-token");
+    expect(error?.detail).toBe("the access token has expired");
+    // A token that differs by one character is verified on its own (and refused).
+    clock = Date.now();
+    const tampered = `${token.slice(0, -2)}${token.endsWith("AA") ? "BB" : "AA"}`;
+    await expect(verify(tampered)).rejects.toMatchObject({ kind: "invalid-token" });
   });
 
   it("refuses a token signed by an unknown key", async () => {

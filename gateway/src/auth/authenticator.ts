@@ -1,6 +1,6 @@
 import { DomainError, type Queryable } from "@switchboard/kit";
 import type { AccessTokenSettings } from "./access-token.js";
-import { verifyAccessToken } from "./access-token-verifier.js";
+import { createAccessTokenVerifier } from "./access-token-verifier.js";
 import type { Principal } from "./principal.js";
 import { SERVICE_TOKEN_PREFIX } from "./service-token-format.js";
 import { verifyServiceToken } from "./service-token-verifier.js";
@@ -28,6 +28,7 @@ const b64token = /^[A-Za-z0-9\-._~+/]+=*$/;
 const MAX_CREDENTIAL_LENGTH = 8 * 1024;
 
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
+  const verifyAccessToken = createAccessTokenVerifier(deps.keys, deps.settings);
   return {
     async authenticate(authorizationHeader) {
       const header = authorizationHeader?.trim() ?? "";
@@ -47,7 +48,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
       if (credential.startsWith(SERVICE_TOKEN_PREFIX)) {
         return verifyServiceToken(deps.db, credential);
       }
-      return verifyAccessToken(credential, deps.keys, deps.settings);
+      return verifyAccessToken(credential);
     },
   };
 }
