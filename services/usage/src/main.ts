@@ -29,7 +29,7 @@ const configSchema = z
     USAGE_GRPC_HOST: z.string().min(1).default("0.0.0.0"),
     SIGNING_KEY_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
     USAGE_RECORD_CONCURRENCY: z.coerce.number().int().min(1).max(2_000).default(256),
-    USAGE_FACT_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(8),
+    USAGE_FACT_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(64),
     USAGE_BATCH_SIZE: z.coerce.number().int().min(1).max(5_000).default(500),
     USAGE_SIGNING_THREADS: z.coerce.number().int().min(0).max(32).optional(),
     DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(100).default(10),
