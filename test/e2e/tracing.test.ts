@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "@switchboard/kit";
 import { requireTestRedis } from "../../packages/kit/src/events/testing.js";
 import { startReceiver, type Receiver } from "../../services/webhook/test/support/receiver.js";
+import { createTemplate, sendWithConsent } from "../../services/messaging/test/fixtures.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import {
   captureLogs,
@@ -210,38 +211,13 @@ describe("tracing and logs across the platform (PostgreSQL + Redis)", () => {
 
   it("a log and span scan finds no token, client secret, webhook secret or message body", async () => {
     const marker = `trace-scan-${randomBytes(6).toString("hex")}`;
-    const template = await p.request("/v1/api/templates", {
-      method: "POST",
-      token,
-      json: { name: `tpl-${marker}`, channels: ["sms"], body: "Your code is {{code}}." },
+    const template = await createTemplate(p, token, "Your code is {{code}}.", ["sms"]);
+    const message = await sendWithConsent(p, token, {
+      to: `+1555020${String(Math.floor(Math.random() * 1000)).padStart(3, "0")}0`,
+      from: numbers[1]!,
+      templateId: template.id,
+      extra: { variables: { code: `${marker}-outbound` } },
     });
-    expect(template.status).toBe(201);
-    const to = `+1555020${String(Math.floor(Math.random() * 1000)).padStart(3, "0")}0`;
-    const consent = await p.request("/v1/api/consents", {
-      method: "POST",
-      token,
-      json: {
-        phone_number: to,
-        channels: ["sms"],
-        source: "web_form",
-        evidence: { form: "https://example.com/signup" },
-      },
-    });
-    expect(consent.status).toBe(201);
-    const sent = await p.request("/v1/api/messages/send", {
-      method: "POST",
-      token,
-      json: {
-        channel: "sms",
-        to,
-        from: numbers[1],
-        template_id: ((await template.json()) as { id: string }).id,
-        variables: { code: `${marker}-outbound` },
-        consent_id: ((await consent.json()) as { id: string }).id,
-      },
-    });
-    expect(sent.status).toBe(202);
-    const message = (await sent.json()) as { id: string };
     const inbound = await p.request("/v1/api/sandbox/messages/inbound", {
       method: "POST",
       token,

@@ -1,6 +1,7 @@
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkHealth, createHealthClient } from "@switchboard/kit";
+import { createTemplate, sendWithConsent } from "../../services/messaging/test/fixtures.js";
 import { startReceiver, type Receiver } from "../../services/webhook/test/support/receiver.js";
 import {
   assignNumber,
@@ -113,38 +114,12 @@ describe("the mesh: each component its own process", () => {
     );
     expect(ended).toMatchObject({ status: "completed", hangup_cause: "normal_clearing" });
 
-    const template = await h.request("/v1/api/templates", {
-      method: "POST",
-      token,
-      json: { name: "mesh-order", channels: ["sms"], body: "Order {{n}} shipped" },
+    const template = await createTemplate(h, token, "Order {{n}} shipped", ["sms"], "mesh-order");
+    const message = await sendWithConsent(h, token, {
+      to: "+15550200010",
+      from: number,
+      templateId: template.id,
     });
-    expect(template.status).toBe(201);
-    const to = "+15550200010";
-    const consent = await h.request("/v1/api/consents", {
-      method: "POST",
-      token,
-      json: {
-        phone_number: to,
-        channels: ["sms"],
-        source: "web_form",
-        evidence: { form: "https://example.com/signup" },
-      },
-    });
-    expect(consent.status).toBe(201);
-    const sent = await h.request("/v1/api/messages/send", {
-      method: "POST",
-      token,
-      json: {
-        channel: "sms",
-        to,
-        from: number,
-        template_id: (await json<{ id: string }>(template)).id,
-        variables: { n: "42" },
-        consent_id: (await json<{ id: string }>(consent)).id,
-      },
-    });
-    expect(sent.status).toBe(202);
-    const message = await json<{ id: string }>(sent);
     const delivered = await eventually(
       async () =>
         json<{ status: string }>(await h.request(`/v1/api/messages/${message.id}`, { token })),

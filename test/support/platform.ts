@@ -7,6 +7,8 @@ import {
   type RunningAdminServer,
 } from "@switchboard/kit";
 import {
+  clientCredentialsToken,
+  gatewayRequester,
   createPgliteTestDatabase,
   createRealTestDatabase,
   type TestDatabase,
@@ -145,34 +147,14 @@ export async function startTestPlatform(options: TestPlatformOptions = {}): Prom
     ? contractFetch(contract, { enforce: mode === "enforce" })
     : fetch;
 
-  const request: TestPlatform["request"] = (path, init = {}) => {
-    const { token, json, ...rest } = init;
-    const headers = new Headers(rest.headers);
-    if (token) headers.set("Authorization", `Bearer ${token}`);
-    if (json !== undefined) headers.set("Content-Type", "application/json");
-    return checkedFetch(`${url}${path}`, {
-      ...rest,
-      headers,
-      ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
-    });
-  };
+  const request: TestPlatform["request"] = gatewayRequester(checkedFetch, url);
 
-  const token = async (scope?: string): Promise<string> => {
-    const form = new URLSearchParams({
-      grant_type: "client_credentials",
-      ...(scope ? { scope } : {}),
-    });
-    const response = await checkedFetch(`${url}/oauth/token`, {
-      method: "POST",
-      headers: {
-        Authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString("base64")}`,
-        "Content-Type": "application/x-www-form-urlencoded",
-      },
-      body: form,
-    });
-    if (response.status !== 200) throw new Error(`token request failed: ${response.status}`);
-    return ((await response.json()) as { access_token: string }).access_token;
-  };
+  const token = (scope?: string): Promise<string> =>
+    clientCredentialsToken(
+      (init) => checkedFetch(`${url}/oauth/token`, init),
+      { id: clientId, secret: clientSecret },
+      scope,
+    );
 
   return {
     url,

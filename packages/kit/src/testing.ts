@@ -50,3 +50,45 @@ export const testDatabaseKinds = [
   { name: "postgres", create: createRealTestDatabase },
   { name: "pglite", create: () => createPgliteTestDatabase() },
 ] as const;
+
+/**
+ * An access token by the OAuth client-credentials grant (HTTP Basic client authentication), for
+ * test harnesses. `post` sends the form to the gateway's `/oauth/token`.
+ */
+export async function clientCredentialsToken(
+  post: (init: RequestInit) => Promise<Response>,
+  client: { id: string; secret: string },
+  scope?: string,
+): Promise<string> {
+  const response = await post({
+    method: "POST",
+    headers: {
+      Authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString("base64")}`,
+      "Content-Type": "application/x-www-form-urlencoded",
+    },
+    body: new URLSearchParams({ grant_type: "client_credentials", ...(scope ? { scope } : {}) }),
+  });
+  if (response.status !== 200) throw new Error(`token request failed: ${response.status}`);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
+/** A test request to the gateway: a bearer token and a JSON body by name. */
+export type GatewayRequestInit = RequestInit & { token?: string; json?: unknown };
+
+/** Requests to the gateway at `base` through `send` (e.g. a contract-checking fetch). */
+export function gatewayRequester(
+  send: typeof fetch,
+  base: string,
+): (path: string, init?: GatewayRequestInit) => Promise<Response> {
+  return (path, init = {}) => {
+    const { token, json, ...rest } = init;
+    const headers = new Headers(rest.headers);
+    if (token) headers.set("Authorization", `Bearer ${token}`);
+    if (json !== undefined) headers.set("Content-Type", "application/json");
+    return send(`${base}${path}`, {
+      ...rest,
+      headers,
+      ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
+    });
+  };
+}

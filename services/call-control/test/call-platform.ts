@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createPool, type Pool } from "@switchboard/kit";
+import { clientCredentialsToken } from "@switchboard/kit/testing";
 import {
   PUBLIC_URL,
   startTestPlatform,
@@ -89,18 +90,11 @@ export async function startCallPlatform(
     test,
     db,
     token: (scope) => test.token(scope),
-    otherToken: async () => {
-      const response = await test.fetch(`${test.url}/oauth/token`, {
-        method: "POST",
-        headers: {
-          Authorization: `Basic ${Buffer.from(`${other.clientId}:${other.secret}`).toString("base64")}`,
-          "Content-Type": "application/x-www-form-urlencoded",
-        },
-        body: "grant_type=client_credentials",
-      });
-      if (response.status !== 200) throw new Error(`token request failed: ${response.status}`);
-      return ((await response.json()) as { access_token: string }).access_token;
-    },
+    otherToken: () =>
+      clientCredentialsToken((init) => test.fetch(`${test.url}/oauth/token`, init), {
+        id: other.clientId,
+        secret: other.secret,
+      }),
     request: test.request,
     callControl: () => test.platform.services["call-control"] as unknown as RunningCallControl,
     assignNumber,

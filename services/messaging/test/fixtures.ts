@@ -3,6 +3,9 @@ import type { MessagingPlatform } from "./platform-harness.js";
 
 type Json = Record<string, unknown>;
 
+/** Any harness that calls the gateway (messaging's, the shared platform's, the mesh's). */
+export type ApiClient = Pick<MessagingPlatform, "request">;
+
 export interface MessageJson {
   id: string;
   status: string;
@@ -29,7 +32,7 @@ export async function json<T = Json>(response: Response): Promise<T> {
 /** Holds and assigns an available number whose capabilities include all of `needs` (and, with
  * `lacks`, none of those). Returns its E.164 form. */
 export async function ownNumber(
-  p: MessagingPlatform,
+  p: ApiClient,
   token: string,
   needs: string[],
   lacks: string[] = [],
@@ -54,7 +57,7 @@ export async function ownNumber(
 }
 
 export async function createTemplate(
-  p: MessagingPlatform,
+  p: ApiClient,
   token: string,
   body: string,
   channels = ["sms", "mms", "rcs"],
@@ -70,7 +73,7 @@ export async function createTemplate(
 }
 
 export async function createConsent(
-  p: MessagingPlatform,
+  p: ApiClient,
   token: string,
   phoneNumber: string,
   channels = ["sms", "mms", "rcs"],
@@ -90,7 +93,7 @@ export async function createConsent(
 }
 
 export function send(
-  p: MessagingPlatform,
+  p: ApiClient,
   token: string,
   payload: Json,
   headers: Record<string, string> = {},
@@ -100,7 +103,7 @@ export function send(
 
 /** An SMS of `template` ({{n}} = 42) to a consenting `to`; the accepted message (202). */
 export async function sendWithConsent(
-  p: MessagingPlatform,
+  p: ApiClient,
   token: string,
   message: { to: string; from: string; templateId: string; extra?: Json },
 ): Promise<MessageJson> {
@@ -120,7 +123,7 @@ export async function sendWithConsent(
 
 /** Polls the message until `done` holds (or fails after `timeoutMs`). */
 export async function waitForMessage(
-  p: MessagingPlatform,
+  p: ApiClient,
   token: string,
   id: string,
   done: (message: MessageJson) => boolean,

@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { createLogger, type Pool } from "@switchboard/kit";
 import {
+  clientCredentialsToken,
+  gatewayRequester,
   createPgliteTestDatabase,
   createRealTestDatabase,
   type TestDatabase,
@@ -93,32 +95,11 @@ export async function startMessagingPlatform(
   const url = platform.gateway.url;
   const contract = await contractFrom(url);
   const checked = contractFetch(contract, { enforce: true });
-  const request: MessagingPlatform["request"] = (path, init = {}) => {
-    const { token, json, ...rest } = init;
-    const headers = new Headers(rest.headers);
-    if (token) headers.set("Authorization", `Bearer ${token}`);
-    if (json !== undefined) headers.set("Content-Type", "application/json");
-    return checked(`${url}${path}`, {
-      ...rest,
-      headers,
-      ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
-    });
-  };
-  const token: MessagingPlatform["token"] = async (
+  const request: MessagingPlatform["request"] = gatewayRequester(checked, url);
+  const token: MessagingPlatform["token"] = (
     scope,
     client = { id: clientId, secret: clientSecret },
-  ) => {
-    const response = await checked(`${url}/oauth/token`, {
-      method: "POST",
-      headers: {
-        Authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString("base64")}`,
-        "Content-Type": "application/x-www-form-urlencoded",
-      },
-      body: new URLSearchParams({ grant_type: "client_credentials", ...(scope ? { scope } : {}) }),
-    });
-    if (response.status !== 200) throw new Error(`token request failed: ${response.status}`);
-    return ((await response.json()) as { access_token: string }).access_token;
-  };
+  ) => clientCredentialsToken((init) => checked(`${url}/oauth/token`, init), client, scope);
   const other = { id: "cli_msgother", secret: `sbcs_${randomBytes(24).toString("base64url")}` };
   let otherReady: Promise<unknown> | undefined;
   return {

@@ -9,7 +9,11 @@ import {
   type Logger,
   type Pool,
 } from "@switchboard/kit";
-import { createRealTestDatabase, type TestDatabase } from "@switchboard/kit/testing";
+import {
+  clientCredentialsToken,
+  createRealTestDatabase,
+  type TestDatabase,
+} from "@switchboard/kit/testing";
 import { loadGatewayConfig, startGateway, type RunningGateway } from "@switchboard/gateway";
 import { seedInventory, startInventory, type RunningInventory } from "@switchboard/inventory";
 import { usage } from "@switchboard/proto";
@@ -119,21 +123,12 @@ export async function startUsagePlatform(
     clientSecret,
     logger,
     gatewayEnv,
-    token: async (scope, credentials = { clientId, clientSecret }) => {
-      const response = await harness.request("/oauth/token", {
-        method: "POST",
-        headers: {
-          Authorization: `Basic ${Buffer.from(`${credentials.clientId}:${credentials.clientSecret}`).toString("base64")}`,
-          "Content-Type": "application/x-www-form-urlencoded",
-        },
-        body: new URLSearchParams({
-          grant_type: "client_credentials",
-          ...(scope ? { scope } : {}),
-        }),
-      });
-      if (response.status !== 200) throw new Error(`token request failed: ${response.status}`);
-      return ((await response.json()) as { access_token: string }).access_token;
-    },
+    token: (scope, credentials = { clientId, clientSecret }) =>
+      clientCredentialsToken(
+        (init) => harness.request("/oauth/token", init),
+        { id: credentials.clientId, secret: credentials.clientSecret },
+        scope,
+      ),
     request: (path, init = {}) => {
       const { token, json, base, ...rest } = init;
       const headers = new Headers(rest.headers);

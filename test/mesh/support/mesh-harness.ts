@@ -1,7 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { createPool, type Pool } from "@switchboard/kit";
-import { createRealTestDatabase, type TestDatabase } from "@switchboard/kit/testing";
+import {
+  clientCredentialsToken,
+  gatewayRequester,
+  createRealTestDatabase,
+  type TestDatabase,
+} from "@switchboard/kit/testing";
 import { seedInventory } from "@switchboard/inventory";
 import {
   freeMeshPorts,
@@ -110,17 +115,7 @@ export async function startMeshHarness(
   const url = mesh.url;
   const checkedFetch = contractFetch(await contractFrom(url), { enforce: true });
 
-  const request: MeshHarness["request"] = (path, init = {}) => {
-    const { token, json, ...rest } = init;
-    const headers = new Headers(rest.headers);
-    if (token) headers.set("Authorization", `Bearer ${token}`);
-    if (json !== undefined) headers.set("Content-Type", "application/json");
-    return checkedFetch(`${url}${path}`, {
-      ...rest,
-      headers,
-      ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
-    });
-  };
+  const request: MeshHarness["request"] = gatewayRequester(checkedFetch, url);
 
   return {
     mesh,
@@ -131,21 +126,12 @@ export async function startMeshHarness(
     accountId,
     notices,
     request,
-    token: async (scope) => {
-      const response = await request("/oauth/token", {
-        method: "POST",
-        headers: {
-          Authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString("base64")}`,
-          "Content-Type": "application/x-www-form-urlencoded",
-        },
-        body: new URLSearchParams({
-          grant_type: "client_credentials",
-          ...(scope ? { scope } : {}),
-        }),
-      });
-      if (response.status !== 200) throw new Error(`token request failed: ${response.status}`);
-      return ((await response.json()) as { access_token: string }).access_token;
-    },
+    token: (scope) =>
+      clientCredentialsToken(
+        (init) => request("/oauth/token", init),
+        { id: clientId, secret: clientSecret },
+        scope,
+      ),
     stop: cleanUp,
   };
 }

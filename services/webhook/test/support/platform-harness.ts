@@ -10,6 +10,8 @@ import {
   type Pool,
 } from "@switchboard/kit";
 import {
+  clientCredentialsToken,
+  gatewayRequester,
   createPgliteTestDatabase,
   createRealTestDatabase,
   type TestDatabase,
@@ -139,33 +141,13 @@ export async function startWebhookPlatform(
     pools,
     hosts,
     logger,
-    token: async (scope, client = "main") => {
-      const { clientId, clientSecret } = clients[client];
-      const response = await checkedFetch(`${url}/oauth/token`, {
-        method: "POST",
-        headers: {
-          Authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString("base64")}`,
-          "Content-Type": "application/x-www-form-urlencoded",
-        },
-        body: new URLSearchParams({
-          grant_type: "client_credentials",
-          ...(scope ? { scope } : {}),
-        }),
-      });
-      if (response.status !== 200) throw new Error(`token request failed: ${response.status}`);
-      return ((await response.json()) as { access_token: string }).access_token;
-    },
-    request: (path, init = {}) => {
-      const { token, json, ...rest } = init;
-      const headers = new Headers(rest.headers);
-      if (token) headers.set("Authorization", `Bearer ${token}`);
-      if (json !== undefined) headers.set("Content-Type", "application/json");
-      return checkedFetch(`${url}${path}`, {
-        ...rest,
-        headers,
-        ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
-      });
-    },
+    token: (scope, client = "main") =>
+      clientCredentialsToken(
+        (init) => checkedFetch(`${url}/oauth/token`, init),
+        { id: clients[client].clientId, secret: clients[client].clientSecret },
+        scope,
+      ),
+    request: gatewayRequester(checkedFetch, url),
     stop: async () => {
       await gateway.stop();
       await webhook.stop();
