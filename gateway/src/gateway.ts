@@ -1,6 +1,7 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
+  drainableHttpServer,
   createPool,
   type EventBus,
   type Logger,
@@ -152,6 +153,7 @@ export async function startGateway(options: {
     const listening = app.listen(config.port, config.host, () => resolve(listening));
   });
   server.keepAliveTimeout = 65_000;
+  const drainable = drainableHttpServer(server);
   const port = (server.address() as AddressInfo).port;
   logger.info({ port }, "gateway listening");
   return {
@@ -165,12 +167,12 @@ export async function startGateway(options: {
     policies,
     records: records.path,
     readiness: () => health.readiness(),
+    // Every mode stops the same way: health answers 503 first, requests in flight finish, and
+    // keep-alive connections close as soon as they are idle (`Connection: close` on anything
+    // that still arrives).
     stop: async () => {
       health.markShuttingDown();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
+      await drainable.close();
       await records.close();
       backends.close();
       await policies.close();

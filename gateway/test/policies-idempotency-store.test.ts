@@ -57,15 +57,29 @@ describe.each(testDatabaseKinds)("idempotency store on $name", ({ create }) => {
   it("lets one request claim a key; the others see it in progress", async () => {
     const key = newKey();
     expect(await claimed(key)).toMatchObject({ takeover: false });
-    expect(await store.claim(account, key, fp("a"))).toEqual({
+    expect(await store.claim(account, key, fp("a"))).toMatchObject({
       kind: "in-progress",
       fingerprint: fp("a"),
     });
-    expect(await store.claim(account, key, fp("b"))).toEqual({
+    expect(await store.claim(account, key, fp("b"))).toMatchObject({
       kind: "in-progress",
       fingerprint: fp("a"),
     });
     expect((await store.claim("acct_other", key, fp("a"))).kind).toBe("claimed");
+  });
+
+  it("says how long the lease of a key in progress has left (when it frees if its holder died)", async () => {
+    const key = newKey();
+    await claimed(key);
+    const fresh = await store.claim(account, key, fp("a"));
+    expect(fresh.kind).toBe("in-progress");
+    const left = (fresh as { leaseLeftSeconds: number }).leaseLeftSeconds;
+    expect(left).toBeGreaterThan(28);
+    expect(left).toBeLessThanOrEqual(30);
+    await age(key, "lease_expires_at = now() + interval '7 seconds'");
+    const aged = (await store.claim(account, key, fp("a"))) as { leaseLeftSeconds: number };
+    expect(aged.leaseLeftSeconds).toBeGreaterThan(5);
+    expect(aged.leaseLeftSeconds).toBeLessThanOrEqual(7);
   });
 
   it("replays the completed response and frees a released key", async () => {
@@ -180,7 +194,7 @@ describe.each(testDatabaseKinds)("idempotency store on $name", ({ create }) => {
     );
     const again = await claimed(key, fp("b"));
     expect(again.takeover).toBe(false);
-    expect(await store.claim(account, key, fp("b"))).toEqual({
+    expect(await store.claim(account, key, fp("b"))).toMatchObject({
       kind: "in-progress",
       fingerprint: fp("b"),
     });

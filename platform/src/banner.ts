@@ -1,17 +1,39 @@
 import type { BootstrapCredentials } from "./data-dir.js";
 
+export interface BannerOptions {
+  /** The admin port's URL (/metrics, /livez, /readyz). */
+  adminUrl: string;
+  /**
+   * Print the client secret: only when the platform generated it. One the operator supplied
+   * (BOOTSTRAP_CLIENT_SECRET) is named, never shown.
+   */
+  showSecret: boolean;
+}
+
 /** The start-up text of the embedded mode: URL, bootstrap credentials and a curl walkthrough. */
-export function banner(url: string, creds: BootstrapCredentials, numbers: number): string {
+export function banner(
+  url: string,
+  creds: BootstrapCredentials,
+  numbers: number,
+  options: BannerOptions,
+): string {
+  const secretLine = options.showSecret
+    ? creds.clientSecret
+    : "(the BOOTSTRAP_CLIENT_SECRET you set; not shown)";
+  const basic = options.showSecret
+    ? `'${creds.clientId}:${creds.clientSecret}'`
+    : `"${creds.clientId}:$BOOTSTRAP_CLIENT_SECRET"`;
   return `
 Switchboard is running (embedded mode) at ${url}
   inventory: ${numbers.toLocaleString("en-US")} numbers
+  admin:     ${options.adminUrl} (/metrics, /livez, /readyz)
 
 Bootstrap client (every scope, account ${creds.accountId}):
   client_id:     ${creds.clientId}
-  client_secret: ${creds.clientSecret}
+  client_secret: ${secretLine}
 
 Try it:
-  TOKEN=$(curl -s -u '${creds.clientId}:${creds.clientSecret}' -d grant_type=client_credentials \\
+  TOKEN=$(curl -s -u ${basic} -d grant_type=client_credentials \\
     ${url}/oauth/token | node -pe 'JSON.parse(require("fs").readFileSync(0)).access_token')
   curl -s -H "Authorization: Bearer $TOKEN" '${url}/v1/api/numbers/search?country=US&pattern=*2222&limit=3'
   NUMBER=$(curl -s -H "Authorization: Bearer $TOKEN" '${url}/v1/api/numbers/search?region=CA&limit=1' \\

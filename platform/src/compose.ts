@@ -29,7 +29,7 @@ export interface PlatformOptions {
    * One admin port for the whole process (/metrics, /livez, /readyz — readiness is the
    * gateway's, which covers every service); port 0 picks a free one. Started first.
    */
-  admin?: { port: number; host?: string };
+  admin?: { port: number; host?: string; whenTaken?: "fail" | "any" };
 }
 
 export interface RunningPlatform {
@@ -58,6 +58,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     ? await startAdminServer({
         host: options.admin.host ?? "127.0.0.1",
         port: options.admin.port,
+        ...(options.admin.whenTaken ? { whenTaken: options.admin.whenTaken } : {}),
         logger,
       })
     : undefined;

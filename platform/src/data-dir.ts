@@ -9,6 +9,8 @@ export interface BootstrapCredentials {
   accountId: string;
   clientId: string;
   clientSecret: string;
+  /** The operator supplied the secret (BOOTSTRAP_CLIENT_SECRET): it is never printed. */
+  fromEnvironment?: boolean;
 }
 
 /**
@@ -25,6 +27,7 @@ export function bootstrapCredentials(
       accountId,
       clientId: env.BOOTSTRAP_CLIENT_ID,
       clientSecret: env.BOOTSTRAP_CLIENT_SECRET,
+      fromEnvironment: true,
     };
   }
   const file = join(dataDir, "bootstrap.json");

@@ -31,7 +31,8 @@ const platform = await startPlatform({
   redisUrl: process.env.REDIS_URL || undefined,
   logger,
   // One admin port (/metrics, /livez, /readyz) for the whole process, on loopback by default.
-  admin: loadAdminAddress({ port: 9090, host: "127.0.0.1" }),
+  // 9090 is also Prometheus's default: when it is taken the platform goes on on a free port.
+  admin: { ...loadAdminAddress({ port: 9090, host: "127.0.0.1" }), whenTaken: "any" },
   gatewayEnv: {
     ...process.env,
     HOST: process.env.HOST ?? "127.0.0.1",
@@ -50,7 +51,12 @@ const platform = await startPlatform({
 });
 const publicUrl = platform.gateway.publicUrl;
 writeRuntime(dataDir, { databaseUrl: postgres.url, gatewayUrl: publicUrl, pid: process.pid });
-process.stdout.write(banner(publicUrl, creds, numbers));
+process.stdout.write(
+  banner(publicUrl, creds, numbers, {
+    adminUrl: platform.admin?.url ?? "",
+    showSecret: !creds.fromEnvironment,
+  }),
+);
 
 onShutdown(logger, async () => {
   await platform.stop();

@@ -39,7 +39,7 @@ describe("metrics on the admin port (PostgreSQL + Redis)", () => {
       seed: 50,
       env: { RATE_LIMITS: "*=100000/100000,usage:read=1/0.001" },
       serviceEnv: {
-        WEBHOOK_ALLOW_PRIVATE_HOSTS: "localhost",
+        WEBHOOK_ALLOW_PRIVATE_HOSTS: "localhost:*",
         WEBHOOK_RETRY_SCHEDULE: "100ms,200ms",
       },
     });

@@ -6,6 +6,7 @@ import { createLogger } from "@switchboard/kit";
 import { requireTestRedis } from "../../packages/kit/src/events/testing.js";
 import { startReceiver, type Receiver } from "../../services/webhook/test/support/receiver.js";
 import { createTemplate, sendWithConsent } from "../../services/messaging/test/fixtures.js";
+import { assignNumbers } from "../support/numbers.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform.js";
 import {
   captureLogs,
@@ -59,7 +60,7 @@ describe("tracing and logs across the platform (PostgreSQL + Redis)", () => {
         SANDBOX_RECEIPT_DELAY_MS: "40",
         MESSAGING_RELAY_POLL_MS: "20",
         MESSAGING_NUMBER_CACHE_MS: "0",
-        WEBHOOK_ALLOW_PRIVATE_HOSTS: "localhost",
+        WEBHOOK_ALLOW_PRIVATE_HOSTS: "localhost:*",
       },
     });
     receiver = await startReceiver();
@@ -77,23 +78,7 @@ describe("tracing and logs across the platform (PostgreSQL + Redis)", () => {
     });
     expect(subscription.status).toBe(201);
     webhookSecret = ((await subscription.json()) as { secret: string }).secret;
-    const search = await p.request("/v1/api/numbers/search?capabilities=voice,sms&limit=2", {
-      token,
-    });
-    for (const { number } of ((await search.json()) as { data: { number: string }[] }).data) {
-      const hold = await p.request("/v1/api/numbers/hold", {
-        method: "POST",
-        token,
-        json: { number },
-      });
-      const { id } = (await hold.json()) as { id: string };
-      const assigned = await p.request(`/v1/api/numbers/holds/${id}/assign`, {
-        method: "POST",
-        token,
-      });
-      expect(assigned.status).toBe(200);
-      numbers.push(number);
-    }
+    numbers.push(...(await assignNumbers(p, token, { capabilities: "voice,sms", count: 2 })));
   });
   afterAll(async () => {
     await receiver?.close();

@@ -41,7 +41,7 @@ describe("the mesh: each component its own process", () => {
         CALL_TIMER_POLL_MS: "100",
         SANDBOX_RECEIPT_DELAY_MS: "100",
         HOLD_LIMIT_PER_ACCOUNT: "10000",
-        WEBHOOK_ALLOW_PRIVATE_HOSTS: "localhost",
+        WEBHOOK_ALLOW_PRIVATE_HOSTS: "localhost:*",
         WEBHOOK_RETRY_SCHEDULE: "200ms,500ms",
         WEBHOOK_TIMEOUT_MS: "2000",
       },

@@ -44,7 +44,7 @@ describe("traces across the mesh's processes (OTLP)", () => {
         SANDBOX_CALL_SECONDS: "0.5",
         SANDBOX_RING_DELAY_MS: "50",
         CALL_TIMER_POLL_MS: "100",
-        WEBHOOK_ALLOW_PRIVATE_HOSTS: "localhost",
+        WEBHOOK_ALLOW_PRIVATE_HOSTS: "localhost:*",
       },
     });
   });

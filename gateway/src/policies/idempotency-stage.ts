@@ -55,13 +55,13 @@ export function createIdempotencyLayer(options: IdempotencyStageOptions): Idempo
   const waiters = new IdempotencyWaiters();
   const writes = new IdempotencyWrites(store, waiters, logger);
 
-  const conflict = (kind: "idempotency-mismatch" | "idempotency-in-progress", detail: string) => {
+  const conflict = (
+    kind: "idempotency-mismatch" | "idempotency-in-progress",
+    detail: string,
+    retryAfter?: number,
+  ) => {
     counters.idempotencyConflicts += 1;
-    return new DomainError(
-      kind,
-      detail,
-      kind === "idempotency-in-progress" ? { retryAfter: 1 } : {},
-    );
+    return new DomainError(kind, detail, retryAfter === undefined ? {} : { retryAfter });
   };
 
   const claimOrFail = (request: Keyed, takeOver: boolean) =>
@@ -107,9 +107,13 @@ export function createIdempotencyLayer(options: IdempotencyStageOptions): Idempo
       if (outcome.kind === "completed") return { replay: outcome.response };
       const left = deadline - Date.now();
       if (left <= 0) {
+        // Retry-After: when the key frees even if its holder died (its lease runs out).
+        const leaseLeft =
+          outcome.kind === "in-progress" ? Math.max(1, Math.ceil(outcome.leaseLeftSeconds)) : 1;
         throw conflict(
           "idempotency-in-progress",
-          "the first request with this Idempotency-Key is still running",
+          `the first request with this Idempotency-Key is still running; if it was lost, the key frees within ${leaseLeft} s`,
+          leaseLeft,
         );
       }
       // In progress elsewhere: wait for it (woken early when it finishes on this replica).

@@ -15,7 +15,8 @@ export type ClaimOutcome =
   /** This request owns the key and runs the operation under `leaseId`. */
   | { kind: "claimed"; leaseId: string; takeover: boolean }
   | { kind: "completed"; fingerprint: Buffer; response: StoredResponse }
-  | { kind: "in-progress"; fingerprint: Buffer }
+  /** `leaseLeftSeconds`: when the key frees if its holder died (the lease runs out). */
+  | { kind: "in-progress"; fingerprint: Buffer; leaseLeftSeconds: number }
   /**
    * A concurrent claim committed between the insert and the read, or (with `takeOver: false`)
    * the row is dead and must be taken over: ask again.
@@ -58,11 +59,12 @@ WITH claimed AS (
   VALUES ($1, $2, $3, 'in_progress', $4, now() + $5::float8 * interval '1 second', now(),
           now() + $6::float8 * interval '1 second')
   ON CONFLICT (account_id, idempotency_key) DO NOTHING
-  RETURNING true AS owned, ${COLUMNS}, false AS expired, false AS lapsed
+  RETURNING true AS owned, ${COLUMNS}, false AS expired, false AS lapsed, $5::float8 AS lease_left
 )
 SELECT * FROM claimed
 UNION ALL
-SELECT false, ${COLUMNS}, expires_at <= now(), coalesce(lease_expires_at <= now(), false)
+SELECT false, ${COLUMNS}, expires_at <= now(), coalesce(lease_expires_at <= now(), false),
+       greatest(0, coalesce(extract(epoch FROM lease_expires_at - now())::float8, 0))
   FROM gateway.idempotency_keys
  WHERE account_id = $1 AND idempotency_key = $2 AND NOT EXISTS (SELECT 1 FROM claimed)`;
 
@@ -90,6 +92,8 @@ interface ClaimRow {
   expired: boolean;
   /** The in-progress claim's lease has run out. */
   lapsed: boolean;
+  /** Seconds until the in-progress claim's lease runs out (when a retry may take it over). */
+  lease_left: number;
   state: "in_progress" | "completed";
   fingerprint: Buffer;
   response_status: number | null;
@@ -141,7 +145,13 @@ export class IdempotencyStore {
       const taken = (await this.claimDb.query<{ takeover: boolean }>(TAKE_OVER, params)).rows[0];
       return taken ? { kind: "claimed", leaseId, takeover: taken.takeover } : { kind: "retry" };
     }
-    if (row.state === "in_progress") return { kind: "in-progress", fingerprint: row.fingerprint };
+    if (row.state === "in_progress") {
+      return {
+        kind: "in-progress",
+        fingerprint: row.fingerprint,
+        leaseLeftSeconds: Number(row.lease_left),
+      };
+    }
     return {
       kind: "completed",
       fingerprint: row.fingerprint,

@@ -64,6 +64,7 @@ async function subscribeToSink(scope: StepScope, state: SmokeState) {
       url,
       events: ["webhook.test"],
       description: `${marker}${state.smokeId}`,
+      internalSink: true,
     },
     runKey(state, "subscription"),
   );

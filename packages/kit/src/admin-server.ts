@@ -9,6 +9,11 @@ export interface AdminServerOptions {
   host?: string;
   /** 0 picks a free port. */
   port: number;
+  /**
+   * When `port` is taken: `fail` (default) rejects; `any` warns and listens on a free port
+   * instead (the embedded mode, whose default 9090 is also Prometheus's).
+   */
+  whenTaken?: "fail" | "any";
   logger: Logger;
   /**
    * Readiness: `fail` answers 503; `pass` and `warn` answer 200. Until it is given (here or
@@ -85,13 +90,26 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Run
 
   const server = createServer(handle);
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host ?? "0.0.0.0", () => {
-      server.off("error", reject);
-      resolve();
+  const listen = (port: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, options.host ?? "0.0.0.0", () => {
+        server.off("error", reject);
+        resolve();
+      });
     });
-  });
+  try {
+    await listen(options.port);
+  } catch (error) {
+    if (options.whenTaken !== "any" || (error as NodeJS.ErrnoException).code !== "EADDRINUSE") {
+      throw error;
+    }
+    options.logger.warn(
+      { port: options.port },
+      "the admin port is taken; the admin server listens on a free port instead",
+    );
+    await listen(0);
+  }
   const port = (server.address() as AddressInfo).port;
   options.logger.info({ port }, "admin server listening (/metrics, /livez, /readyz)");
   return {

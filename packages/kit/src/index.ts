@@ -21,3 +21,4 @@ export * from "./health-watch.js";
 export * from "./health-service.js";
 export * from "./latency-stats.js";
 export * from "./ttl-cache.js";
+export * from "./platform-secret.js";

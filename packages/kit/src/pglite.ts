@@ -9,6 +9,15 @@ export interface EmbeddedPostgres {
 }
 
 /**
+ * Connections the PGlite server accepts. Past it a connection is dropped (ECONNRESET in a pool,
+ * a 500 or 503 to a client), so it covers every pool of the embedded platform at once — five
+ * services (8 each), messaging's delivery pool (8), the gateway's two (10 each), the admin
+ * CLI (2): 78 — with room to spare. Connections cost PGlite only a socket: one session serves
+ * them all in turn.
+ */
+export const EMBEDDED_MAX_CONNECTIONS = 256;
+
+/**
  * PGlite served on the Postgres wire protocol, for the embedded mode and its tests. Every
  * service then talks to it through the same `pg.Pool` and SQL as in the mesh mode.
  * `dataDir` undefined keeps the database in memory.
@@ -24,7 +33,7 @@ export async function startEmbeddedPostgres(
     db,
     host: "127.0.0.1",
     port: options.port ?? 0,
-    maxConnections: options.maxConnections ?? 32,
+    maxConnections: options.maxConnections ?? EMBEDDED_MAX_CONNECTIONS,
   });
   pinExtendedQueryBatches(server, db);
   await server.start();

@@ -55,21 +55,40 @@ export function onShutdown(
 }
 
 /**
- * Closes an HTTP server the way a drain needs: no new connections, requests in flight finish,
- * and keep-alive connections close as soon as they are idle (whatever still arrives on them is
- * answered with `Connection: close`). Node's `server.close()` alone waits for idle keep-alive
- * sockets to time out. Resolves once every connection is gone.
+ * Makes an HTTP server drainable: `close()` stops taking connections, lets requests in flight
+ * finish, and closes keep-alive connections as soon as they are idle. Every reply not yet sent
+ * when it is called, in flight or arriving later on an open connection, carries
+ * `Connection: close`. Node's `server.close()` alone waits for idle keep-alive sockets to time
+ * out. Call it where the server is created, so requests in flight are known.
  */
-export function closeHttpServer(server: Server): Promise<void> {
+export function drainableHttpServer(server: Server): { close(): Promise<void> } {
+  const unsent = new Set<ServerResponse>();
+  let closing = false;
   server.prependListener("request", (_request, response: ServerResponse) => {
-    if (!response.headersSent) response.setHeader("Connection", "close");
+    if (closing) {
+      response.setHeader("Connection", "close");
+      return;
+    }
+    unsent.add(response);
+    const forget = () => unsent.delete(response);
+    response.once("finish", forget);
+    response.once("close", forget);
   });
-  const sweep = setInterval(() => server.closeIdleConnections(), 50);
-  return new Promise<void>((resolve) => {
-    server.close(() => {
-      clearInterval(sweep);
-      resolve();
-    });
-    server.closeIdleConnections();
-  });
+  return {
+    close: () => {
+      closing = true;
+      for (const response of unsent) {
+        if (!response.headersSent) response.setHeader("Connection", "close");
+      }
+      unsent.clear();
+      const sweep = setInterval(() => server.closeIdleConnections(), 50);
+      return new Promise<void>((resolve) => {
+        server.close(() => {
+          clearInterval(sweep);
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+    },
+  };
 }

@@ -50,11 +50,16 @@ export function checkDescription(description: string | undefined, errors: FieldE
   }
 }
 
-/** Runs the SSRF guard on a parsed URL; refusals are 422 unsafe-webhook-url. Returns the href. */
+/**
+ * Runs the SSRF guard on a parsed URL; refusals are 422 unsafe-webhook-url. Returns the href.
+ * A host that does not resolve right now is accepted: the guard runs again, and pins the
+ * addresses, at every delivery.
+ */
 export async function guardTargetUrl(url: URL, guard: GuardOptions): Promise<string> {
   try {
     await checkWebhookUrl(url, guard);
   } catch (error) {
+    if (error instanceof UnsafeUrlError && error.kind === "dns") return url.href;
     if (error instanceof UnsafeUrlError) {
       throw new DomainError("unsafe-webhook-url", error.reason, {
         errors: [{ pointer: "#/url", detail: error.reason }],

@@ -17,6 +17,7 @@ import {
   parseTargetUrl,
 } from "./subscription-input.js";
 import { failPendingDeliveries } from "./subscription-state.js";
+import type { GuardOptions } from "./url-guard.js";
 import { subscriptionColumns, toSubscription, type SubscriptionRow } from "./rows.js";
 import { requireAccount } from "./validation.js";
 
@@ -51,6 +52,16 @@ export async function lockSubscription(
   return (await selectSubscription(client, accountId, id))!;
 }
 
+/**
+ * The guard for a target a request names: the internal sink's origin only for the platform's
+ * own smoke subscription; from the API it is refused exactly as any unlisted loopback port, so
+ * the answer does not reveal where the sink listens.
+ */
+const targetGuard = (ctx: WebhookContext, internalSink: boolean): GuardOptions =>
+  internalSink
+    ? ctx.guard
+    : { ...ctx.guard, internalOrigins: [], forbiddenOrigins: ctx.guard.internalOrigins ?? [] };
+
 export async function createSubscription(
   ctx: WebhookContext,
   request: webhook.CreateSubscriptionRequest,
@@ -64,7 +75,7 @@ export async function createSubscription(
     errors.add("#/idempotency_key", "must be at most 255 characters");
   }
   errors.throwIfAny();
-  const href = await guardTargetUrl(url!, ctx.guard);
+  const href = await guardTargetUrl(url!, targetGuard(ctx, request.internalSink === true));
   const description = request.description?.trim() || null;
   const fingerprint = createHash("sha256")
     .update(JSON.stringify([href, events, description]))
@@ -132,7 +143,7 @@ export async function updateSubscription(
     errors.add("#/status", "must be active or paused");
   }
   errors.throwIfAny();
-  const href = url ? await guardTargetUrl(url, ctx.guard) : undefined;
+  const href = url ? await guardTargetUrl(url, targetGuard(ctx, false)) : undefined;
 
   return withTransaction(ctx.pool, async (client) => {
     const current = await lockSubscription(client, request.accountId, request.subscriptionId);

@@ -16,10 +16,18 @@ export interface ResolvedAddress {
 export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
 export interface GuardOptions {
-  /** Hosts or addresses exempt from the address checks (plain http allowed for them). */
+  /**
+   * Hosts exempt from the address checks (plain http allowed for them), each matched with its
+   * port: `host` (the scheme's default port only), `host:port`, or `host:*` (any port).
+   */
   allowPrivateHosts: readonly string[];
-  /** Origins exempt for themselves only (the internal sink, e.g. http://127.0.0.1:4100). */
+  /**
+   * Origins exempt for themselves only (the internal sink, e.g. http://127.0.0.1:4100). The
+   * platform passes them at delivery and for its own smoke subscription, never for the API.
+   */
   internalOrigins?: readonly string[];
+  /** Origins whose host and port are refused whatever the allow-list says, as unlisted ones are. */
+  forbiddenOrigins?: readonly string[];
   resolve?: Resolver;
   /** Resolution budget (default 5 s). */
   timeoutMs?: number;
@@ -78,6 +86,23 @@ export function parseUrl(raw: string): URL | undefined {
 const bare = (hostname: string) =>
   (hostname.startsWith("[") ? hostname.slice(1, -1) : hostname).toLowerCase().replace(/\.$/, "");
 
+const defaultPort = (url: URL) => (url.protocol === "https:" ? "443" : "80");
+
+const socketOf = (url: URL) => `${bare(url.hostname)}:${url.port || defaultPort(url)}`;
+
+/** Whether the origin and the URL name the same host and port, whatever the scheme. */
+const sameSocket = (origin: string, url: URL) => socketOf(new URL(origin)) === socketOf(url);
+
+/** Whether an allow-list entry (`host`, `host:port`, `host:*`, `[v6]:port`) names the URL. */
+export function allowListMatches(entry: string, url: URL): boolean {
+  const spelled = entry.trim().toLowerCase();
+  const split = /^(\[[^\]]+\]|[^:]+):(\d{1,5}|\*)$/.exec(spelled);
+  const host = bare(split ? split[1]! : spelled);
+  const port = split ? split[2]! : defaultPort(url);
+  if (host !== bare(url.hostname)) return false;
+  return port === "*" || port === (url.port || defaultPort(url));
+}
+
 export async function checkWebhookUrl(url: URL, options: GuardOptions): Promise<CheckedTarget> {
   if (url.protocol !== "https:" && url.protocol !== "http:") {
     throw new UnsafeUrlError(`the scheme ${url.protocol.slice(0, -1)} is not allowed; use https`);
@@ -86,8 +111,11 @@ export async function checkWebhookUrl(url: URL, options: GuardOptions): Promise<
     throw new UnsafeUrlError("the URL must not carry credentials");
   }
   const hostname = bare(url.hostname);
-  const internal = options.internalOrigins?.includes(url.origin) ?? false;
-  const exempt = internal || options.allowPrivateHosts.includes(hostname);
+  const forbidden = (options.forbiddenOrigins ?? []).some((origin) => sameSocket(origin, url));
+  const internal = !forbidden && (options.internalOrigins?.includes(url.origin) ?? false);
+  const exempt =
+    internal ||
+    (!forbidden && options.allowPrivateHosts.some((entry) => allowListMatches(entry, url)));
   if (!exempt && url.protocol !== "https:") {
     throw new UnsafeUrlError("the URL must use https");
   }

@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { blockedReason, expandIpv6 } from "../src/ip-ranges.js";
-import { checkWebhookUrl, parseUrl, UnsafeUrlError, type Resolver } from "../src/url-guard.js";
+import { guardTargetUrl } from "../src/subscription-input.js";
+import {
+  allowListMatches,
+  checkWebhookUrl,
+  parseUrl,
+  UnsafeUrlError,
+  type Resolver,
+} from "../src/url-guard.js";
 
 const hosts: Record<string, string[]> = {
   "public.example": ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"],
@@ -15,7 +22,7 @@ const resolve: Resolver = async (host) => {
   if (!found) throw Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" });
   return found.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
 };
-const guard = { allowPrivateHosts: ["dev.internal"], resolve };
+const guard = { allowPrivateHosts: ["dev.internal:8080"], resolve };
 
 async function refusal(raw: string): Promise<string> {
   const url = parseUrl(raw);
@@ -130,6 +137,65 @@ describe("checkWebhookUrl", () => {
     await expect(checkWebhookUrl(new URL("http://127.0.0.1:4101/sink"), options)).rejects.toThrow(
       UnsafeUrlError,
     );
+  });
+
+  it.each([
+    // [allow-list entry, URL, exempt]
+    ["127.0.0.1:8080", "http://127.0.0.1:8080/hook", true],
+    ["127.0.0.1:8080", "http://127.0.0.1:5432/", false],
+    ["127.0.0.1:8080", "http://2130706433:5432/", false],
+    ["127.0.0.1:8080", "http://127.1:8080/", true],
+    ["127.0.0.1", "http://127.0.0.1/hook", true],
+    ["127.0.0.1", "http://127.0.0.1:50051/", false],
+    ["127.0.0.1", "https://127.0.0.1/", true],
+    ["127.0.0.1", "https://127.0.0.1:9090/", false],
+    ["localhost:*", "http://localhost:4100/", true],
+    ["localhost:*", "http://127.0.0.1:4100/", false],
+    ["[::1]:8080", "http://[::1]:8080/", true],
+    ["[::1]:8080", "http://[::1]:8081/", false],
+  ])("the allow-list entry %s matches %s: %s", (entry, raw, exempt) => {
+    expect(allowListMatches(entry, new URL(raw))).toBe(exempt);
+  });
+
+  it("a listed loopback host opens its listed port only, whatever the spelling", async () => {
+    const options = { allowPrivateHosts: ["127.0.0.1:8080"], resolve };
+    await expect(
+      checkWebhookUrl(new URL("http://127.0.0.1:8080/hook"), options),
+    ).resolves.toMatchObject({ exempt: true });
+    for (const raw of [
+      "http://127.0.0.1:5432/",
+      "http://2130706433:9090/",
+      "http://127.1:50051/",
+    ]) {
+      await expect(checkWebhookUrl(new URL(raw), options)).rejects.toThrow(
+        "the URL must use https",
+      );
+    }
+  });
+
+  it("refuses a forbidden origin even when the allow-list or the internal origins name it", async () => {
+    const sink = "http://127.0.0.1:4100";
+    const options = {
+      allowPrivateHosts: ["127.0.0.1:*"],
+      internalOrigins: [sink],
+      forbiddenOrigins: [sink],
+      resolve,
+    };
+    await expect(checkWebhookUrl(new URL(`${sink}/sink`), options)).rejects.toThrow(
+      "the URL must use https",
+    );
+    await expect(checkWebhookUrl(new URL("https://127.0.0.1:4100/sink"), options)).rejects.toThrow(
+      "127.0.0.1 is a loopback address",
+    );
+  });
+
+  it("accepts a public host that does not resolve now (checked again at every delivery)", async () => {
+    await expect(guardTargetUrl(new URL("https://nowhere.example/hook"), guard)).resolves.toBe(
+      "https://nowhere.example/hook",
+    );
+    await expect(
+      guardTargetUrl(new URL("https://private.example/hook"), guard),
+    ).rejects.toMatchObject({ kind: "unsafe-webhook-url" });
   });
 
   it("refuses URLs that do not parse or are too long", () => {

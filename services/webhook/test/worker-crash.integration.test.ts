@@ -53,7 +53,7 @@ describe("a worker killed mid-delivery", () => {
         ADMIN_PORT: "0",
         QUEUE_LOCK_DURATION_MS: "1000",
         QUEUE_STALLED_INTERVAL_MS: "500",
-        WEBHOOK_ALLOW_PRIVATE_HOSTS: "localhost",
+        WEBHOOK_ALLOW_PRIVATE_HOSTS: "localhost:*",
         WEBHOOK_RETRY_SCHEDULE: "30s",
         WEBHOOK_TIMEOUT_MS: "10000",
         WEBHOOK_SINK_PORT: "0",

@@ -152,7 +152,7 @@ async function setup() {
     REDIS_QUEUE_PREFIX: prefix,
     ADMIN_PORT: "0",
     DATABASE_POOL_SIZE: "8",
-    WEBHOOK_ALLOW_PRIVATE_HOSTS: args.host,
+    WEBHOOK_ALLOW_PRIVATE_HOSTS: `${args.host}:*`,
     WEBHOOK_DELIVERY_CONCURRENCY: args.concurrency,
     WEBHOOK_SINK_PORT: "0",
   };

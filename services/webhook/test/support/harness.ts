@@ -107,7 +107,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const bus: EventBus = bullmq ?? createMemoryBus();
   const settings = loadWebhookSettings({
     NODE_ENV: "test",
-    WEBHOOK_ALLOW_PRIVATE_HOSTS: "localhost",
+    WEBHOOK_ALLOW_PRIVATE_HOSTS: "localhost:*",
     WEBHOOK_RETRY_SCHEDULE: "100ms,200ms,300ms",
     WEBHOOK_RETRY_JITTER: "0.2",
     WEBHOOK_TIMEOUT_MS: "1000",

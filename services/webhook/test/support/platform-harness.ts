@@ -104,7 +104,7 @@ export async function startWebhookPlatform(
     relayPollIntervalMs: 50,
     settings: loadWebhookSettings({
       NODE_ENV: "test",
-      WEBHOOK_ALLOW_PRIVATE_HOSTS: "localhost",
+      WEBHOOK_ALLOW_PRIVATE_HOSTS: "localhost:*",
       WEBHOOK_RETRY_SCHEDULE: "100ms,200ms",
       WEBHOOK_TIMEOUT_MS: "2000",
       ...options.env,
