@@ -10,6 +10,7 @@ import {
 } from "@switchboard/kit";
 import { createIdentity, ensureBootstrap, migrateGateway, type Identity } from "./auth/index.js";
 import { connectBackends } from "./backends.js";
+import { answerClientErrors } from "./http/client-errors.js";
 import type { GatewayConfig } from "./config.js";
 import { createHealthReporter, type ExtraCheck } from "./health.js";
 import { createHttpApp } from "./http/app.js";
@@ -153,6 +154,7 @@ export async function startGateway(options: {
     const listening = app.listen(config.port, config.host, () => resolve(listening));
   });
   server.keepAliveTimeout = 65_000;
+  answerClientErrors(server, config.errorsUrl);
   const drainable = drainableHttpServer(server);
   const port = (server.address() as AddressInfo).port;
   logger.info({ port }, "gateway listening");

@@ -1,3 +1,4 @@
+import { textProblem } from "../http/text-safety.js";
 import type { Logger, Queryable } from "@switchboard/kit";
 import { issueAccessToken, type AccessTokenSettings } from "./access-token.js";
 import { readClientCredentials } from "./client-authentication.js";
@@ -94,6 +95,10 @@ export function createTokenEndpoint(deps: TokenEndpointDeps) {
     }
 
     const { clientId, clientSecret, method } = read.credentials;
+    // A NUL or a lone surrogate can name no client (and must not reach the database).
+    if (textProblem(clientId) !== undefined || textProblem(clientSecret) !== undefined) {
+      return tokenError("invalid_client", "client authentication failed");
+    }
     const client = await verifyClient(deps.db, clientId, clientSecret);
     if (!client) {
       // The presented id is not logged: it is unverified input and may be a pasted secret.

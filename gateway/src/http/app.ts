@@ -82,6 +82,14 @@ export function createHttpApp(options: AppOptions): express.Express {
   app.use((req: Request, _res: Response, next: NextFunction) =>
     next(new DomainError("not-found", `no resource at ${req.versionlessPath ?? req.path}`)),
   );
+  // A path that is not valid percent-encoded UTF-8 (express cannot decode its parameters).
+  app.use((error: unknown, _req: Request, _res: Response, next: NextFunction) =>
+    next(
+      error instanceof URIError
+        ? new DomainError("malformed-request", "the request path is not valid percent-encoding")
+        : error,
+    ),
+  );
   for (const handler of options.errorHandlers ?? []) app.use(handler);
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (!(error instanceof DomainError) || error.kind === "internal") {

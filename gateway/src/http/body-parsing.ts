@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from "express";
 import { DomainError } from "@switchboard/kit";
 import type { RouteSpec } from "../routes/route-spec.js";
+import { checkBodyText } from "./text-safety.js";
 
 export const MAX_JSON_BODY = "64kb";
 
@@ -48,6 +49,15 @@ export function bodyParser(route: RouteSpec) {
       next(new DomainError("unsupported-media-type", `the request body must be ${mediaType}`));
       return;
     }
-    parse(req, res, (error?: unknown) => next(error ? parserErrors(error) : undefined));
+    parse(req, res, (error?: unknown) => {
+      if (error) return next(parserErrors(error));
+      try {
+        // A handler answering for its own body (OAuth's RFC 6749 errors) checks its text too.
+        if (!route.handlerValidatesBody) checkBodyText(req.body);
+      } catch (refusal) {
+        return next(refusal);
+      }
+      next();
+    });
   };
 }

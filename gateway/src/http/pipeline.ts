@@ -2,6 +2,7 @@ import type { Request, Response } from "express";
 import { DomainError } from "@switchboard/kit";
 import type { Principal } from "../auth/index.js";
 import type { Reply, RouteSpec } from "../routes/route-spec.js";
+import { checkQueryText, pathParamsAreText } from "./text-safety.js";
 import { parseInput } from "./validation.js";
 
 /** What every stage of a request sees. Stages may set response headers on `res`. */
@@ -21,11 +22,13 @@ async function operate(exchange: Exchange): Promise<Reply> {
   const { route, req } = exchange;
   let params: unknown;
   try {
+    if (!pathParamsAreText(req.params)) throw new Error("not text");
     params = parseInput(route.params, req.params, "params");
   } catch {
     // A malformed id cannot name an existing resource.
     throw new DomainError("not-found", "the resource was not found");
   }
+  checkQueryText(req.query as Record<string, unknown>);
   const query = parseInput(route.query, { ...(req.query as object) }, "query");
   const body =
     route.body && !route.handlerValidatesBody

@@ -12,6 +12,7 @@ export const problemKinds = {
   "not-found": { status: 404, title: "The resource was not found" },
   "unsupported-version": { status: 404, title: "The API version is not supported" },
   "method-not-allowed": { status: 405, title: "The method is not allowed on this resource" },
+  "request-timeout": { status: 408, title: "The request was not received in time" },
   "idempotency-mismatch": {
     status: 409,
     title: "Idempotency-Key was reused with a different request body",
@@ -29,6 +30,7 @@ export const problemKinds = {
     status: 415,
     title: "The request body's media type is not supported",
   },
+  "headers-too-large": { status: 431, title: "The request's header fields are too large" },
   "validation-failed": { status: 422, title: "The request did not pass validation" },
   "caller-id-not-owned": { status: 422, title: "The caller id is not a number of this account" },
   "consent-required": { status: 422, title: "A granted consent is required" },

@@ -22,3 +22,4 @@ export * from "./health-service.js";
 export * from "./latency-stats.js";
 export * from "./ttl-cache.js";
 export * from "./platform-secret.js";
+export * from "./cursor.js";

@@ -1,6 +1,12 @@
-import { notFound, validationFailed, withTransaction, type Pool } from "@switchboard/kit";
+import {
+  decodeCursor,
+  encodeCursor,
+  notFound,
+  validationFailed,
+  withTransaction,
+  type Pool,
+} from "@switchboard/kit";
 import type { inventory } from "@switchboard/proto";
-import { decodeCursor, encodeCursor } from "./cursor.js";
 import { writeEvent } from "./outbox.js";
 import { pageLimit, splitPage } from "./pagination.js";
 import { numberColumns, toPhoneNumber, type NumberRow } from "./rows.js";
@@ -21,7 +27,7 @@ export async function listNumbers(
   const values: unknown[] = [request.accountId, limit.limit + 1];
   let after = "";
   if (request.cursor !== "") {
-    const [time, id] = decodeCursor(request.cursor, binding, 2);
+    const [time, id] = decodeCursor(request.cursor, binding, ["instant", "id"]);
     values.push(time, id);
     after = "AND (n.assigned_at, n.id) < ($3::timestamptz, $4)";
   }

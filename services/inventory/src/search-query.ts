@@ -1,8 +1,7 @@
-import { validationFailed, type FieldError } from "@switchboard/kit";
+import { decodeCursor, validationFailed, type FieldError } from "@switchboard/kit";
 import type { inventory } from "@switchboard/proto";
 import type { NumberType } from "./area-codes.js";
 import { capabilityMask, isCapability, type Capability } from "./capabilities.js";
-import { decodeCursor } from "./cursor.js";
 import { pageLimit } from "./pagination.js";
 import { parsePattern, type NumberPattern } from "./pattern.js";
 
@@ -97,7 +96,7 @@ export function parseSearchRequest(request: inventory.SearchNumbersRequest): Sea
 
   const query: SearchQuery = { filters, limit: "limit" in limit ? limit.limit : 0 };
   if (request.cursor !== "") {
-    const [after] = decodeCursor(request.cursor, searchBinding(filters), 1);
+    const [after] = decodeCursor(request.cursor, searchBinding(filters), ["e164"]);
     query.after = after;
   }
   return query;

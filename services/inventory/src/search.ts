@@ -1,6 +1,5 @@
-import type { Queryable } from "@switchboard/kit";
+import { encodeCursor, type Queryable } from "@switchboard/kit";
 import type { inventory } from "@switchboard/proto";
-import { encodeCursor } from "./cursor.js";
 import { splitPage } from "./pagination.js";
 import { toPhoneNumber, type NumberRow } from "./rows.js";
 import { buildSearchSql } from "./search-sql.js";

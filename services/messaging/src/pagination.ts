@@ -1,5 +1,4 @@
-import { validationFailed } from "@switchboard/kit";
-import { decodeCursor, encodeCursor } from "./cursor.js";
+import { decodeCursor, encodeCursor, validationFailed } from "@switchboard/kit";
 
 export const defaultPageLimit = 50;
 export const maxPageLimit = 200;
@@ -28,7 +27,7 @@ export interface IdPage<T> {
 
 /** The id the page starts below, or undefined for the first page. */
 export const cursorId = (cursor: string, binding: string): string | undefined =>
-  cursor === "" ? undefined : decodeCursor(cursor, binding, 1)[0];
+  cursor === "" ? undefined : decodeCursor(cursor, binding, ["id"])[0];
 
 /** Splits `limit + 1` fetched rows into the page and the cursor of the next one. */
 export function idPage<R extends { id: string }, T>(

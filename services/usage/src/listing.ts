@@ -1,6 +1,5 @@
-import { isId, notFound, type Queryable } from "@switchboard/kit";
+import { decodeCursor, encodeCursor, isId, notFound, type Queryable } from "@switchboard/kit";
 import type { usage } from "@switchboard/proto";
-import { decodeCursor, encodeCursor } from "./cursor.js";
 import { fromStored, toProtoRecord } from "./ledger-record.js";
 import { cursorBinding, listFilters } from "./list-filters.js";
 
@@ -39,7 +38,8 @@ export async function listUsageEvents(
   if (filters.until !== undefined)
     where.push(`r.occurred_at < ${param(filters.until)}::timestamptz`);
   if (request.cursor !== "") {
-    const position = decodeCursor(request.cursor, binding);
+    const [at, id] = decodeCursor(request.cursor, binding, ["instant", "id"]);
+    const position = { at: at!, id: id! };
     where.push(
       `(r.occurred_at, r.id) < (${param(position.at)}::timestamptz, ${param(position.id)})`,
     );
@@ -57,7 +57,7 @@ export async function listUsageEvents(
   const last = page[page.length - 1];
   return {
     records: page.map((row) => toProtoRecord(fromStored(row.payload, row.signature))),
-    nextCursor: hasMore && last ? encodeCursor(binding, { at: last.at_key, id: last.id }) : "",
+    nextCursor: hasMore && last ? encodeCursor(binding, [last.at_key, last.id]) : "",
     hasMore,
   };
 }

@@ -1,13 +1,14 @@
 import { describe, expect, it } from "vitest";
 import {
   createLogger,
+  decodeCursor,
   DomainError,
+  encodeCursor,
   newId,
   UnrecoverableJobError,
   type EventEnvelope,
 } from "@switchboard/kit";
 import { usage } from "@switchboard/proto";
-import { decodeCursor, encodeCursor } from "../src/cursor.js";
 import { factDraft } from "../src/fact-records.js";
 import { cursorBinding, listFilters } from "../src/list-filters.js";
 import { requestDrafts } from "../src/request-records.js";
@@ -164,11 +165,11 @@ describe("listing inputs", () => {
 
   it("binds a cursor to its filters and refuses altered ones", () => {
     const binding = cursorBinding(listFilters(request({ kind: "api.request" })));
-    const cursor = encodeCursor(binding, { at: "2026-11-21T07:00:00.123456Z", id: newId("use") });
-    expect(decodeCursor(cursor, binding).at).toBe("2026-11-21T07:00:00.123456Z");
+    const cursor = encodeCursor(binding, ["2026-11-21T07:00:00.123456Z", newId("use")]);
+    expect(decodeCursor(cursor, binding, ["instant", "id"])[0]).toBe("2026-11-21T07:00:00.123456Z");
     const other = cursorBinding(listFilters(request({ kind: "smoke.run" })));
-    expect(() => decodeCursor(cursor, other)).toThrow(/different filters/);
-    expect(() => decodeCursor(`${cursor}x`, binding)).toThrow(/malformed/);
-    expect(() => decodeCursor("garbage", binding)).toThrow(/malformed/);
+    expect(() => decodeCursor(cursor, other, ["instant", "id"])).toThrow(/different filters/);
+    expect(() => decodeCursor(`${cursor}x`, binding, ["instant", "id"])).toThrow(/malformed/);
+    expect(() => decodeCursor("garbage", binding, ["instant", "id"])).toThrow(/malformed/);
   });
 });

@@ -1,7 +1,14 @@
-import { DomainError, isId, notFound, withTransaction, type Pool } from "@switchboard/kit";
+import {
+  decodeCursor,
+  DomainError,
+  encodeCursor,
+  isId,
+  notFound,
+  withTransaction,
+  type Pool,
+} from "@switchboard/kit";
 import type { webhook } from "@switchboard/proto";
 import type { WebhookContext } from "./context.js";
-import { decodeCursor, encodeCursor } from "./cursor.js";
 import { pageLimit, splitPage } from "./pagination.js";
 import { deliveryColumns, toDelivery, type AttemptRow, type DeliveryRow } from "./rows.js";
 import { requireAccount } from "./validation.js";
@@ -30,7 +37,7 @@ export async function listDeliveries(
   if (owned.rowCount === 0) throw notFound("the subscription");
   const size = "limit" in limit ? limit.limit : 0;
   const binding = `deliveries|${request.accountId}|${request.subscriptionId}|${status ?? ""}`;
-  const after = request.cursor ? decodeCursor(request.cursor, binding, 1)[0] : undefined;
+  const after = request.cursor ? decodeCursor(request.cursor, binding, ["id"])[0] : undefined;
   const { rows } = await pool.query<DeliveryRow>(
     `SELECT ${deliveryColumns} FROM webhook.deliveries d
       WHERE d.subscription_id = $1 AND ($2::text IS NULL OR d.status = $2)

@@ -1,6 +1,5 @@
-import { isId, notFound, type Pool } from "@switchboard/kit";
+import { decodeCursor, encodeCursor, isId, notFound, type Pool } from "@switchboard/kit";
 import type { webhook } from "@switchboard/proto";
-import { decodeCursor, encodeCursor } from "./cursor.js";
 import { pageLimit, splitPage } from "./pagination.js";
 import { subscriptionColumns, toSubscription, type SubscriptionRow } from "./rows.js";
 import { requireAccount } from "./validation.js";
@@ -31,7 +30,7 @@ export async function listSubscriptions(
   errors.throwIfAny();
   const size = "limit" in limit ? limit.limit : 0;
   const binding = `subscriptions|${request.accountId}`;
-  const after = request.cursor ? decodeCursor(request.cursor, binding, 1)[0] : undefined;
+  const after = request.cursor ? decodeCursor(request.cursor, binding, ["id"])[0] : undefined;
   const { rows } = await pool.query<SubscriptionRow>(
     `SELECT ${subscriptionColumns} FROM webhook.subscriptions s
       WHERE s.account_id = $1 AND s.status <> 'deleted' AND ($2::text IS NULL OR s.id < $2)

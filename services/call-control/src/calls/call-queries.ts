@@ -1,6 +1,6 @@
 import { notFound, type Pool, type Queryable } from "@switchboard/kit";
 import type { callcontrol } from "@switchboard/proto";
-import { decodeCursor, pageLimit, toPage, type Page } from "../pagination.js";
+import { afterId, pageLimit, toPage, type Page } from "../pagination.js";
 import { FieldErrors, requireAccount, requireId } from "../validation.js";
 import { callColumns, type CallRow } from "./call-rows.js";
 import { callDirections, callStatuses } from "./states.js";
@@ -53,7 +53,7 @@ export async function listCalls(
     request.direction ?? null,
     request.status ?? null,
   ]);
-  const after = decodeCursor(request.cursor, binding);
+  const after = afterId(request.cursor, binding);
   const { rows } = await pool.query<CallRow>(
     `SELECT ${callColumns} FROM call_control.calls c
       WHERE c.account_id = $1

@@ -1,8 +1,8 @@
 import { DomainError, newId, notFound, type Pool, type Queryable } from "@switchboard/kit";
 import type { callcontrol } from "@switchboard/proto";
-import { decodeCursor, pageLimit, toPage, type Page } from "../pagination.js";
+import { afterId, pageLimit, toPage, type Page } from "../pagination.js";
 import { checkAgentName, FieldErrors, requireAccount, requireId } from "../validation.js";
-import { hasPgCode, pgCodes } from "./pg-errors.js";
+import { hasPgCode, isStillReferenced, pgCodes, usedByRoute } from "./pg-errors.js";
 
 export interface AgentRow {
   id: string;
@@ -88,7 +88,7 @@ export async function listAgents(
   requireAccount(request.accountId).throwIfAny();
   const limit = pageLimit(request.limit);
   const binding = `agents:${request.accountId}`;
-  const after = decodeCursor(request.cursor, binding);
+  const after = afterId(request.cursor, binding);
   const { rows } = await pool.query<AgentRow>(
     `SELECT ${columns} FROM call_control.agents
       WHERE account_id = $1 AND ($2::text IS NULL OR id < $2)
@@ -145,9 +145,7 @@ export async function deleteAgent(
     );
     if (!rowCount) throw notFound("the agent");
   } catch (error) {
-    if (hasPgCode(error, pgCodes.foreignKeyViolation)) {
-      throw new DomainError("conflict", "a route uses the agent; change or delete the route first");
-    }
+    if (isStillReferenced(error)) throw await usedByRoute(pool, "agent_id", agentId, "the agent");
     throw error;
   }
 }

@@ -8,7 +8,7 @@ import {
 } from "@switchboard/kit";
 import type { callcontrol } from "@switchboard/proto";
 import type { NumberDirectory } from "../inventory-directory.js";
-import { decodeCursor, pageLimit, toPage, type Page } from "../pagination.js";
+import { afterId, pageLimit, toPage, type Page } from "../pagination.js";
 import {
   checkAgentName,
   checkE164,
@@ -158,7 +158,7 @@ export async function listRoutes(
   requireAccount(request.accountId).throwIfAny();
   const limit = pageLimit(request.limit);
   const binding = `routes:${request.accountId}`;
-  const after = decodeCursor(request.cursor, binding);
+  const after = afterId(request.cursor, binding);
   const { rows } = await pool.query<RouteRow>(
     `${routeSelect} WHERE r.account_id = $1 AND ($2::text IS NULL OR r.id < $2)
       ORDER BY r.id DESC LIMIT $3`,

@@ -1,8 +1,8 @@
 import { DomainError, newId, notFound, type Pool, type Queryable } from "@switchboard/kit";
 import type { callcontrol } from "@switchboard/proto";
-import { decodeCursor, pageLimit, toPage, type Page } from "../pagination.js";
+import { afterId, pageLimit, toPage, type Page } from "../pagination.js";
 import { checkIntRange, checkName, FieldErrors, requireAccount, requireId } from "../validation.js";
-import { hasPgCode, pgCodes } from "./pg-errors.js";
+import { isStillReferenced, usedByRoute } from "./pg-errors.js";
 
 export interface SeatRow {
   id: string;
@@ -97,7 +97,7 @@ export async function listSeats(
   requireAccount(request.accountId).throwIfAny();
   const limit = pageLimit(request.limit);
   const binding = `seats:${request.accountId}`;
-  const after = decodeCursor(request.cursor, binding);
+  const after = afterId(request.cursor, binding);
   const { rows } = await pool.query<SeatRow>(
     `SELECT ${columns} FROM call_control.seats
       WHERE account_id = $1 AND ($2::text IS NULL OR id < $2)
@@ -164,9 +164,7 @@ export async function deleteSeat(
       );
     }
   } catch (error) {
-    if (hasPgCode(error, pgCodes.foreignKeyViolation)) {
-      throw new DomainError("conflict", "a route uses the seat; change or delete the route first");
-    }
+    if (isStillReferenced(error)) throw await usedByRoute(pool, "seat_id", seatId, "the seat");
     throw error;
   }
 }
