@@ -18,6 +18,7 @@ import { authenticationStage } from "./http/authentication.js";
 import type { Stage } from "./http/pipeline.js";
 import { buildOpenApiDocument } from "./openapi/document.js";
 import { createTrafficPolicies, type TrafficPolicies } from "./policies/traffic-policies.js";
+import { adminRoutes } from "./routes/admin.js";
 import { callResourceRoutes } from "./routes/call-resources.js";
 import { callRoutes } from "./routes/calls.js";
 import { metaRoutes } from "./routes/meta.js";
@@ -116,6 +117,7 @@ export async function startGateway(options: {
         }),
       ],
     }),
+    ...adminRoutes({ pool, keys: identity.keys, platformAccount: config.adminAccount }),
     ...numberRoutes(backends, config.grpcDeadlineMs),
     ...webhookRoutes(backends, config.grpcDeadlineMs),
     ...usageRoutes(backends, config.grpcDeadlineMs),

@@ -51,7 +51,7 @@ describe(`fuzzing every route (seed ${seed}, ${cases} cases)`, () => {
 
   function request(random: Random): { method: string; path: string; init: RequestInit } {
     const route = random.pick(routes);
-    const prefix = route.path.startsWith("/api") || route.path.startsWith("/errors") ? "/v1" : "";
+    const prefix = /^\/(api|errors|admin)\//.test(route.path) ? "/v1" : "";
     const path = route.path.replace(/\{[a-z_]+\}/g, () => fuzzPathValue(random));
     const method = random.chance(0.05)
       ? random.pick(["PUT", "PATCH", "DELETE", "OPTIONS", "GET", "POST"])

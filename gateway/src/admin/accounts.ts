@@ -59,3 +59,12 @@ export async function requireAccount(db: Queryable, accountId: string): Promise<
   const { rows } = await db.query("SELECT 1 FROM gateway.accounts WHERE id = $1", [accountId]);
   if (rows.length === 0) throw new DomainError("not-found", `account ${accountId} was not found`);
 }
+
+export async function getAccount(db: Queryable, accountId: string): Promise<Account> {
+  const { rows } = await db.query<AccountRow>(
+    "SELECT id, name, created_at FROM gateway.accounts WHERE id = $1",
+    [accountId],
+  );
+  if (!rows[0]) throw new DomainError("not-found", `account ${accountId} was not found`);
+  return toAccount(rows[0]);
+}

@@ -114,7 +114,7 @@ export async function listClients(db: Queryable, accountId: string): Promise<Cli
   return rows.map(toClient);
 }
 
-/** Disables a client: it gets no new tokens; tokens already issued run out within their TTL. */
+/** Disables a client: it gets no new tokens, and tokens already issued are refused from the next request on. */
 export async function disableClient(
   db: Queryable,
   clientId: string,
@@ -129,4 +129,23 @@ export async function disableClient(
   const row = rows[0];
   if (!row) throw new DomainError("not-found", `client ${clientId} was not found`);
   return toClient(row);
+}
+
+/** A new secret for a client, shown once; the old one stops working at once. */
+export async function rotateClientSecret(
+  db: Queryable,
+  clientId: string,
+  options: { accountId?: string } = {},
+): Promise<CreatedClient> {
+  const clientSecret = generateClientSecret();
+  const secretHash = await hashSecret(clientSecret);
+  const { rows } = await db.query<ClientRow>(
+    `UPDATE gateway.clients SET secret_hash = $3
+      WHERE client_id = $1 AND ($2::text IS NULL OR account_id = $2)
+      RETURNING ${columns}`,
+    [clientId, options.accountId ?? null, secretHash],
+  );
+  const row = rows[0];
+  if (!row) throw new DomainError("not-found", `client ${clientId} was not found`);
+  return { ...toClient(row), clientSecret };
 }

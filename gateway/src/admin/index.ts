@@ -1,9 +1,10 @@
-export { createAccount, listAccounts, type Account } from "./accounts.js";
+export { createAccount, getAccount, listAccounts, type Account } from "./accounts.js";
 export {
   createClient,
   disableClient,
   generateClientSecret,
   listClients,
+  rotateClientSecret,
   type ClientInfo,
   type CreatedClient,
 } from "./clients.js";

@@ -48,7 +48,23 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
       if (credential.startsWith(SERVICE_TOKEN_PREFIX)) {
         return verifyServiceToken(deps.db, credential);
       }
-      return verifyAccessToken(credential);
+      const principal = await verifyAccessToken(credential);
+      await requireActiveClient(deps.db, principal.principalId);
+      return principal;
     },
   };
+}
+
+/**
+ * A disabled client's access tokens are refused from the next request on, on every replica:
+ * its status is read on each request (a primary-key lookup), never remembered with the token.
+ */
+async function requireActiveClient(db: Queryable, clientId: string): Promise<void> {
+  const { rows } = await db.query<{ active: boolean }>(
+    "SELECT disabled_at IS NULL AS active FROM gateway.clients WHERE client_id = $1",
+    [clientId],
+  );
+  if (rows[0]?.active !== true) {
+    throw new DomainError("invalid-token", "the access token's client is disabled or deleted");
+  }
 }

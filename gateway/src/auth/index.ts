@@ -3,6 +3,7 @@ import type { AccessTokenSettings } from "./access-token.js";
 import { createAuthenticator, type Authenticator } from "./authenticator.js";
 import { authorizationServerMetadata, type AuthorizationServerMetadata } from "./metadata.js";
 import { SigningKeyStore, type PublicJwk } from "./signing-key-store.js";
+import { ClientLockout, HashingGate } from "./client-lockout.js";
 import { createTokenEndpoint, type TokenRequest, type TokenResponse } from "./token-endpoint.js";
 
 export { ACCESS_TOKEN_TYPE, type AccessTokenSettings } from "./access-token.js";
@@ -40,6 +41,8 @@ export interface IdentityOptions {
   /** SIGNING_KEY_SECRET: private signing keys are sealed under it. */
   signingKeySecret: string;
   logger?: Logger;
+  /** Client secrets hashed at once at /oauth/token (default 2). */
+  maxConcurrentHashing?: number;
 }
 
 export interface Identity {
@@ -51,6 +54,8 @@ export interface Identity {
   /** `GET /.well-known/oauth-authorization-server`. */
   authorizationServerMetadata(): AuthorizationServerMetadata;
   keys: SigningKeyStore;
+  /** The cap on concurrent secret hashing (its `peak`, for tests). */
+  hashing: HashingGate;
   /** Ensures an active signing key exists and opens with the secret; call at boot. */
   init(): Promise<void>;
 }
@@ -68,10 +73,14 @@ export function createIdentity(options: IdentityOptions): Identity {
     ...(options.logger ? { logger: options.logger } : {}),
   });
   const metadata = authorizationServerMetadata(issuer);
+  // Two scrypts at once (one per core of a small machine), 64 more waiting.
+  const hashing = new HashingGate(options.maxConcurrentHashing ?? 2, 64);
   return {
     authenticator: createAuthenticator({ db: options.pool, keys, settings }),
     tokenEndpoint: createTokenEndpoint({
       db: options.pool,
+      lockout: new ClientLockout(options.pool),
+      hashing,
       keys,
       settings,
       logger: options.logger,
@@ -79,6 +88,7 @@ export function createIdentity(options: IdentityOptions): Identity {
     jwks: () => keys.publicJwks(),
     authorizationServerMetadata: () => structuredClone(metadata),
     keys,
+    hashing,
     init: () => keys.init(),
   };
 }

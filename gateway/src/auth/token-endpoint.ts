@@ -1,5 +1,6 @@
 import { textProblem } from "../http/text-safety.js";
 import type { Logger, Queryable } from "@switchboard/kit";
+import type { ClientLockout, HashingGate } from "./client-lockout.js";
 import { issueAccessToken, type AccessTokenSettings } from "./access-token.js";
 import { readClientCredentials } from "./client-authentication.js";
 import { verifyClient } from "./client-store.js";
@@ -37,6 +38,10 @@ export interface TokenResponse {
 
 export interface TokenEndpointDeps {
   db: Queryable;
+  /** Consecutive failures per client id, shared by every replica. */
+  lockout: ClientLockout;
+  /** The cap on concurrent secret hashing. */
+  hashing: HashingGate;
   keys: SigningKeyStore;
   settings: AccessTokenSettings;
   logger?: Logger | undefined;
@@ -49,12 +54,16 @@ const noStore = {
 };
 
 /** An RFC 6749 §5.2 error: 401 with a Basic challenge for invalid_client, 400 otherwise. */
-export function tokenError(error: TokenErrorCode, description: string): TokenResponse {
+export function tokenError(
+  error: TokenErrorCode,
+  description: string,
+  extraHeaders: Record<string, string> = {},
+): TokenResponse {
   const challenge: Record<string, string> =
     error === "invalid_client" ? { "WWW-Authenticate": 'Basic realm="switchboard"' } : {};
   return {
     status: error === "invalid_client" ? 401 : 400,
-    headers: { ...noStore, ...challenge },
+    headers: { ...noStore, ...challenge, ...extraHeaders },
     body: { error, error_description: description },
   };
 }
@@ -99,12 +108,21 @@ export function createTokenEndpoint(deps: TokenEndpointDeps) {
     if (textProblem(clientId) !== undefined || textProblem(clientSecret) !== undefined) {
       return tokenError("invalid_client", "client authentication failed");
     }
-    const client = await verifyClient(deps.db, clientId, clientSecret);
+    // A locked id is refused without hashing: guessing costs the gateway nothing then.
+    const lockout = await deps.lockout.state(clientId);
+    if (lockout.lockedForSeconds > 0) {
+      return tokenError("invalid_client", "client authentication failed", {
+        "Retry-After": String(lockout.lockedForSeconds),
+      });
+    }
+    const client = await deps.hashing.run(() => verifyClient(deps.db, clientId, clientSecret));
     if (!client) {
       // The presented id is not logged: it is unverified input and may be a pasted secret.
       deps.logger?.info({ method }, "token request with bad client credentials");
+      await deps.lockout.failed(clientId);
       return tokenError("invalid_client", "client authentication failed");
     }
+    if (lockout.hasFailures) await deps.lockout.succeeded(clientId);
     const allowed = new Set(client.scopes);
     const denied = requested?.find((scope) => !allowed.has(scope));
     if (denied !== undefined) {

@@ -74,6 +74,8 @@ const tagDescriptions: Record<string, string> = {
   Platform: "Health, this document and the documentation of every problem kind.",
   Identity: "OAuth 2.1 client credentials, discovery and the signing keys (JWKS).",
   Numbers: "Number inventory: search, holds, assignment and release.",
+  Administration:
+    "Accounts, OAuth clients, service tokens and signing keys: scope admin, for credentials of the platform's own account only.",
 };
 
 /** The OpenAPI 3.1 document, built at run time from the route table. */

@@ -1,0 +1,105 @@
+import { createHash } from "node:crypto";
+import { DomainError, type Queryable } from "@switchboard/kit";
+
+/** From this many consecutive failures a client id is locked. */
+export const LOCKOUT_THRESHOLD = 5;
+/** The first lock; it doubles with each further failure, up to the cap. */
+const FIRST_LOCK_SECONDS = 1;
+export const MAX_LOCK_SECONDS = 15 * 60;
+/** Failures further apart than this start counting again. */
+const FAILURE_WINDOW_SECONDS = 15 * 60;
+
+export interface LockoutState {
+  /** Seconds until the id may be tried again; 0 when it is not locked. */
+  lockedForSeconds: number;
+  /** A failure is on record (a success then clears it). */
+  hasFailures: boolean;
+}
+
+const keyOf = (clientId: string) => createHash("sha256").update(clientId).digest();
+
+/**
+ * The failure counter per presented client id, in PostgreSQL so that every gateway replica
+ * counts the same guesses (see migrations/…_client-lockouts.sql).
+ */
+export class ClientLockout {
+  constructor(private readonly db: Queryable) {}
+
+  async state(clientId: string): Promise<LockoutState> {
+    const { rows } = await this.db.query<{ locked_for: number }>(
+      `SELECT greatest(0, coalesce(extract(epoch FROM locked_until - now()), 0))::float8 AS locked_for
+         FROM gateway.client_lockouts WHERE client_key = $1`,
+      [keyOf(clientId)],
+    );
+    const row = rows[0];
+    return {
+      lockedForSeconds: row ? Math.ceil(row.locked_for) : 0,
+      hasFailures: row !== undefined,
+    };
+  }
+
+  /** Counts a failure; from the threshold on, locks the id (exponential backoff, capped). */
+  async failed(clientId: string): Promise<void> {
+    await this.db.query(
+      `INSERT INTO gateway.client_lockouts AS l (client_key, failures, last_failure_at)
+       VALUES ($1, 1, now())
+       ON CONFLICT (client_key) DO UPDATE SET
+         failures = CASE WHEN l.last_failure_at < now() - $2 * interval '1 second'
+                         THEN 1 ELSE l.failures + 1 END,
+         last_failure_at = now(),
+         locked_until = CASE
+           WHEN l.last_failure_at < now() - $2 * interval '1 second' OR l.failures + 1 < $3 THEN NULL
+           ELSE now() + least($5::float8, $4 * power(2, l.failures + 1 - $3)) * interval '1 second'
+         END`,
+      [
+        keyOf(clientId),
+        FAILURE_WINDOW_SECONDS,
+        LOCKOUT_THRESHOLD,
+        FIRST_LOCK_SECONDS,
+        MAX_LOCK_SECONDS,
+      ],
+    );
+  }
+
+  async succeeded(clientId: string): Promise<void> {
+    await this.db.query("DELETE FROM gateway.client_lockouts WHERE client_key = $1", [
+      keyOf(clientId),
+    ]);
+  }
+}
+
+/**
+ * At most `limit` secret hashes at once (each scrypt takes a core for tens of milliseconds), so
+ * a flood of guesses cannot take the gateway's CPU from other clients; at most `queue` wait.
+ */
+export class HashingGate {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+  /** The most hashes seen running at once (for tests and metrics). */
+  peak = 0;
+
+  constructor(
+    private readonly limit: number,
+    private readonly queue: number,
+  ) {}
+
+  /** Runs `work` when a slot is free; 503 service-unavailable when the queue is full. */
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.running < this.limit) this.running += 1;
+    else if (this.waiting.length >= this.queue) {
+      throw new DomainError("service-unavailable", "too many client authentications at once", {
+        retryAfter: 1,
+      });
+    }
+    // A finishing hash hands its slot over: `running` stays as it is.
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.peak = Math.max(this.peak, this.running);
+    try {
+      return await work();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running -= 1;
+    }
+  }
+}

@@ -1,0 +1,334 @@
+import { DomainError, type Pool } from "@switchboard/kit";
+import {
+  createAccount,
+  createClient,
+  createServiceToken,
+  disableClient,
+  getAccount,
+  listAccounts,
+  listClients,
+  listServiceTokens,
+  listSigningKeys,
+  revokeServiceToken,
+  rotateClientSecret,
+  rotateSigningKey,
+  type Account,
+  type ClientInfo,
+  type ServiceTokenInfo,
+} from "../admin/index.js";
+import type { Principal, SigningKeyInfo, SigningKeyStore } from "../auth/index.js";
+import {
+  account,
+  accountCreate,
+  accountParams,
+  accountsPage,
+  client,
+  clientCreate,
+  clientParams,
+  clientsPage,
+  clientWithSecret,
+  keyRotate,
+  keysQuery,
+  serviceToken,
+  serviceTokenCreate,
+  serviceTokenParams,
+  serviceTokensPage,
+  serviceTokenWithSecret,
+  signingKey,
+  signingKeysPage,
+} from "../schemas/admin.js";
+import { created, ok } from "./replies.js";
+import { defineRoute, type RouteSpec } from "./route-spec.js";
+
+export interface AdminDeps {
+  pool: Pool;
+  keys: SigningKeyStore;
+  /** The platform's own account (BOOTSTRAP_ACCOUNT): the only one whose credentials administer. */
+  platformAccount: string;
+}
+
+const iso = (date: Date | null) => (date ? date.toISOString() : null);
+const accountView = (a: Account) => ({ id: a.id, name: a.name, created_at: iso(a.createdAt) });
+const clientView = (c: ClientInfo) => ({
+  client_id: c.clientId,
+  account_id: c.accountId,
+  name: c.name,
+  scopes: c.scopes,
+  created_at: iso(c.createdAt),
+  disabled_at: iso(c.disabledAt),
+});
+const tokenView = (t: ServiceTokenInfo) => ({
+  id: t.id,
+  account_id: t.accountId,
+  name: t.name,
+  display_hint: t.displayHint,
+  scopes: t.scopes,
+  expires_at: iso(t.expiresAt),
+  revoked_at: iso(t.revokedAt),
+  created_at: iso(t.createdAt),
+});
+const keyView = (k: SigningKeyInfo) => ({
+  kid: k.kid,
+  purpose: k.purpose,
+  alg: k.alg,
+  status: k.status,
+  created_at: iso(k.createdAt),
+  retired_at: iso(k.retiredAt),
+});
+/** Admin listings are short: every item in one page. */
+const onePage = <T>(data: T[]) => ok({ data, next_cursor: null, has_more: false });
+
+/**
+ * The administration API (API.md "Administration"): the CLI's operations over HTTP, scope
+ * `admin`, for credentials of the platform's own account only.
+ */
+export function adminRoutes(deps: AdminDeps): RouteSpec[] {
+  const { pool } = deps;
+  const platformOnly = (principal: Principal | null): void => {
+    if (principal?.accountId !== deps.platformAccount) {
+      throw new DomainError(
+        "insufficient-scope",
+        "administration is for credentials of the platform's own account",
+        { extensions: { required_scope: "admin" } },
+      );
+    }
+  };
+  /** `admin` is held only within the platform's own account (API.md): elsewhere 422. */
+  const adminOnlyForPlatform = (accountId: string, scopes: readonly string[] | undefined) => {
+    if (accountId !== deps.platformAccount && scopes?.includes("admin")) {
+      throw new DomainError(
+        "validation-failed",
+        "admin is granted only within the platform's account",
+        {
+          errors: [
+            { pointer: "#/scopes", detail: "admin is granted only within the platform's account" },
+          ],
+        },
+      );
+    }
+  };
+  const common = { tag: "Administration", scope: "admin" as const };
+
+  return [
+    defineRoute({
+      ...common,
+      method: "post",
+      path: "/admin/accounts",
+      operationId: "createAccount",
+      summary: "Create an account",
+      body: accountCreate,
+      success: { status: 201, description: "The account", schema: account, headers: ["Location"] },
+      problems: ["validation-failed", "conflict"],
+      handler: async (ctx) => {
+        platformOnly(ctx.principal);
+        const made = await createAccount(pool, { name: ctx.body.name });
+        return created(`/v1/admin/accounts/${made.id}`, accountView(made));
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: "get",
+      path: "/admin/accounts",
+      operationId: "listAccounts",
+      summary: "List accounts",
+      success: { status: 200, description: "Every account", schema: accountsPage },
+      problems: [],
+      handler: async (ctx) => {
+        platformOnly(ctx.principal);
+        return onePage((await listAccounts(pool)).map(accountView));
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: "get",
+      path: "/admin/accounts/{account_id}",
+      operationId: "getAccount",
+      summary: "Get an account",
+      params: accountParams,
+      success: { status: 200, description: "The account", schema: account },
+      problems: ["not-found"],
+      handler: async (ctx) => {
+        platformOnly(ctx.principal);
+        return ok(accountView(await getAccount(pool, ctx.params.account_id)));
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: "post",
+      path: "/admin/accounts/{account_id}/clients",
+      operationId: "createClient",
+      summary: "Create an OAuth client of an account",
+      description:
+        "Scopes default to every scope but admin, which only the platform's own account may hold. The secret is shown once.",
+      params: accountParams,
+      body: clientCreate,
+      success: {
+        status: 201,
+        description: "The client with its secret (shown once)",
+        schema: clientWithSecret,
+      },
+      problems: ["not-found", "validation-failed", "conflict"],
+      handler: async (ctx) => {
+        platformOnly(ctx.principal);
+        const accountId = ctx.params.account_id;
+        adminOnlyForPlatform(accountId, ctx.body.scopes);
+        const made = await createClient(pool, {
+          accountId,
+          name: ctx.body.name,
+          scopes: ctx.body.scopes,
+        });
+        return { status: 201, body: { ...clientView(made), client_secret: made.clientSecret } };
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: "get",
+      path: "/admin/accounts/{account_id}/clients",
+      operationId: "listClients",
+      summary: "List an account's OAuth clients",
+      params: accountParams,
+      success: {
+        status: 200,
+        description: "The account's clients (never their secrets)",
+        schema: clientsPage,
+      },
+      problems: ["not-found"],
+      handler: async (ctx) => {
+        platformOnly(ctx.principal);
+        await getAccount(pool, ctx.params.account_id);
+        return onePage((await listClients(pool, ctx.params.account_id)).map(clientView));
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: "post",
+      path: "/admin/clients/{client_id}/disable",
+      operationId: "disableClient",
+      summary: "Disable an OAuth client",
+      description:
+        "It gets no new tokens, and its access tokens are refused from the next request on.",
+      params: clientParams,
+      success: { status: 200, description: "The disabled client", schema: client },
+      problems: ["not-found"],
+      handler: async (ctx) => {
+        platformOnly(ctx.principal);
+        return ok(clientView(await disableClient(pool, ctx.params.client_id)));
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: "post",
+      path: "/admin/clients/{client_id}/rotate-secret",
+      operationId: "rotateClientSecret",
+      summary: "Give an OAuth client a new secret",
+      description: "The old secret stops working at once; the new one is shown once.",
+      params: clientParams,
+      success: {
+        status: 200,
+        description: "The client with its new secret",
+        schema: clientWithSecret,
+      },
+      problems: ["not-found"],
+      handler: async (ctx) => {
+        platformOnly(ctx.principal);
+        const rotated = await rotateClientSecret(pool, ctx.params.client_id);
+        return ok({ ...clientView(rotated), client_secret: rotated.clientSecret });
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: "post",
+      path: "/admin/accounts/{account_id}/service-tokens",
+      operationId: "createServiceToken",
+      summary: "Create a service token of an account",
+      params: accountParams,
+      body: serviceTokenCreate,
+      success: {
+        status: 201,
+        description: "The service token (shown once)",
+        schema: serviceTokenWithSecret,
+      },
+      problems: ["not-found", "validation-failed"],
+      handler: async (ctx) => {
+        platformOnly(ctx.principal);
+        const accountId = ctx.params.account_id;
+        adminOnlyForPlatform(accountId, ctx.body.scopes);
+        const made = await createServiceToken(pool, {
+          accountId,
+          scopes: ctx.body.scopes,
+          name: ctx.body.name,
+          expiresInSeconds: ctx.body.expires_in,
+        });
+        return { status: 201, body: { ...tokenView(made), token: made.token } };
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: "get",
+      path: "/admin/accounts/{account_id}/service-tokens",
+      operationId: "listServiceTokens",
+      summary: "List an account's service tokens",
+      params: accountParams,
+      success: {
+        status: 200,
+        description: "The account's service tokens (redacted)",
+        schema: serviceTokensPage,
+      },
+      problems: ["not-found"],
+      handler: async (ctx) => {
+        platformOnly(ctx.principal);
+        await getAccount(pool, ctx.params.account_id);
+        return onePage((await listServiceTokens(pool, ctx.params.account_id)).map(tokenView));
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: "post",
+      path: "/admin/service-tokens/{token_id}/revoke",
+      operationId: "revokeServiceToken",
+      summary: "Revoke a service token",
+      description: "Refused from the next request on.",
+      params: serviceTokenParams,
+      success: { status: 200, description: "The revoked token", schema: serviceToken },
+      problems: ["not-found"],
+      handler: async (ctx) => {
+        platformOnly(ctx.principal);
+        return ok(tokenView(await revokeServiceToken(pool, ctx.params.token_id)));
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: "get",
+      path: "/admin/keys",
+      operationId: "listSigningKeys",
+      summary: "List signing keys",
+      query: keysQuery,
+      success: {
+        status: 200,
+        description: "Signing keys, active and retired",
+        schema: signingKeysPage,
+      },
+      problems: [],
+      handler: async (ctx) => {
+        platformOnly(ctx.principal);
+        return onePage((await listSigningKeys(deps.keys, ctx.query.purpose)).map(keyView));
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: "post",
+      path: "/admin/keys/rotate",
+      operationId: "rotateSigningKey",
+      summary: "Rotate a signing key",
+      description:
+        "The old key retires: it signs no more, and its public key stays in the JWKS so earlier tokens still verify.",
+      body: keyRotate,
+      success: { status: 201, description: "The new active key", schema: signingKey },
+      problems: ["validation-failed"],
+      handler: async (ctx) => {
+        platformOnly(ctx.principal);
+        return { status: 201, body: keyView(await rotateSigningKey(deps.keys, ctx.body.purpose)) };
+      },
+    }),
+  ];
+}
