@@ -1,6 +1,7 @@
 import type { Client } from "@grpc/grpc-js";
 import { callcontrol, inventory, messaging, usage, webhook } from "@switchboard/proto";
 import { callUnary, createClient, createHealthClient } from "@switchboard/kit";
+import type { Principal } from "./auth/index.js";
 
 export interface BackendAddresses {
   inventory: string;
@@ -80,6 +81,8 @@ export interface CallOptions {
   deadlineMs: number;
   idempotencyKey?: string | undefined;
   requestId: string;
+  /** The caller: its account and id go into the call's internal credential. */
+  principal?: Principal | null | undefined;
 }
 
 /** Calls a backend method with the request's deadline and metadata. */
@@ -92,5 +95,9 @@ export function call<C extends Client, Req, Res>(
   return callUnary(backend.name, backend.client, method(backend.client), request, {
     deadlineMs: options.deadlineMs,
     metadata: { "idempotency-key": options.idempotencyKey, "x-request-id": options.requestId },
+    actingFor: {
+      accountId: options.principal?.accountId,
+      principal: options.principal?.principalId ?? "gateway",
+    },
   });
 }

@@ -16,7 +16,7 @@ const schema = z
   .object({
     NODE_ENV: env.nodeEnv(),
     PORT: env.port(8080),
-    HOST: z.string().default("0.0.0.0"),
+    HOST: z.string().default("127.0.0.1"),
     PUBLIC_URL: env.optionalUrl(),
     ERRORS_URL: env.optionalUrl(),
     DATABASE_URL: z.string().min(1, "DATABASE_URL is required"),

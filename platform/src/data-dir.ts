@@ -64,3 +64,12 @@ export function readRuntime(dataDir: string): RuntimeInfo | undefined {
 }
 
 export const ensureDir = (dir: string) => mkdirSync(dir, { recursive: true, mode: 0o700 });
+
+/** The embedded mode's INTERNAL_SECRET: generated on first start and kept (mode 0600). */
+export function internalSecretOf(dataDir: string): string {
+  const file = join(dataDir, "internal-secret");
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  const secret = randomBytes(32).toString("base64url");
+  writeFileSync(file, secret, { mode: 0o600 });
+  return secret;
+}

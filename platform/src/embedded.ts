@@ -9,7 +9,13 @@ import {
 import { inventoryCount, seedInventory } from "@switchboard/inventory";
 import { banner } from "./banner.js";
 import { startPlatform } from "./compose.js";
-import { bootstrapCredentials, dataDirFrom, ensureDir, writeRuntime } from "./data-dir.js";
+import {
+  bootstrapCredentials,
+  dataDirFrom,
+  ensureDir,
+  internalSecretOf,
+  writeRuntime,
+} from "./data-dir.js";
 
 /**
  * The embedded mode: every component in one process on PGlite served over the Postgres wire
@@ -23,6 +29,8 @@ const dataDir = dataDirFrom();
 ensureDir(dataDir);
 const seedCount = Number(process.env.EMBEDDED_SEED_COUNT ?? 50_000);
 const creds = bootstrapCredentials(dataDir, process.env);
+// Signs the gRPC calls between the components and the cursors; kept so cursors outlive a restart.
+process.env.INTERNAL_SECRET ||= internalSecretOf(dataDir);
 
 const postgres = await startEmbeddedPostgres({ dataDir: join(dataDir, "pgdata") });
 let numbers = 0;

@@ -140,10 +140,20 @@ spec:
           volumeMounts:
             - name: tmp
               mountPath: /tmp
+            {{- if $root.Values.grpcTls.enabled }}
+            - name: grpc-tls
+              mountPath: /etc/switchboard/grpc-tls
+              readOnly: true
+            {{- end }}
       volumes:
         - name: tmp
           emptyDir:
             sizeLimit: {{ $root.Values.tmpSizeLimit }}
+        {{- if $root.Values.grpcTls.enabled }}
+        - name: grpc-tls
+          secret:
+            secretName: {{ $root.Values.grpcTls.existingSecret }}
+        {{- end }}
 {{- end -}}
 
 {{/* A probe: type grpc (the component's gRPC port, overall health) or http (admin port). */}}

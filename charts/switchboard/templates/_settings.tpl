@@ -43,6 +43,11 @@ Argument: (dict "root" $ "name" "gateway" "component" <merged component values>)
 {{- else -}}
 {{- $_ := set $settings "OTEL_SDK_DISABLED" "true" -}}
 {{- end -}}
+{{- if $root.Values.grpcTls.enabled -}}
+{{- $_ := set $settings "GRPC_TLS_CERT" "/etc/switchboard/grpc-tls/tls.crt" -}}
+{{- $_ := set $settings "GRPC_TLS_KEY" "/etc/switchboard/grpc-tls/tls.key" -}}
+{{- $_ := set $settings "GRPC_TLS_CA" "/etc/switchboard/grpc-tls/ca.crt" -}}
+{{- end -}}
 {{- range $key, $value := $component.env -}}
 {{- $_ := set $settings $key $value -}}
 {{- end -}}

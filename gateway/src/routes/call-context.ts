@@ -17,7 +17,12 @@ export interface CallResourceContext {
 export function callResourceContext(backends: Backends, deadlineMs: number): CallResourceContext {
   return {
     cc: backends.callControl,
-    opts: (ctx) => ({ deadlineMs, requestId: ctx.requestId, idempotencyKey: ctx.idempotencyKey }),
+    opts: (ctx) => ({
+      deadlineMs,
+      requestId: ctx.requestId,
+      idempotencyKey: ctx.idempotencyKey,
+      principal: ctx.principal,
+    }),
     accountId: (ctx) => ctx.principal?.accountId ?? "",
     id: (ctx, name) => (ctx.params as Record<string, string>)[name] ?? "",
   };

@@ -33,6 +33,7 @@ export function callRoutes(backends: Backends, options: CallRouteOptions): Route
     deadlineMs: options.deadlineMs,
     requestId: ctx.requestId,
     idempotencyKey: ctx.idempotencyKey,
+    principal: ctx.principal,
   });
   const accountId = (ctx: Ctx) => ctx.principal?.accountId ?? "";
   const callPath = idParam("call", "call_id");

@@ -7,6 +7,7 @@ export const messagingOptions = (deadlineMs: number) => (ctx: MessagingCallConte
   deadlineMs,
   requestId: ctx.requestId,
   idempotencyKey: ctx.idempotencyKey,
+  principal: ctx.principal,
 });
 
 /** The caller's account (every messaging route needs a principal). */

@@ -45,6 +45,7 @@ export function usageRoutes(backends: Backends, deadlineMs: number): RouteSpec[]
     deadlineMs,
     requestId: ctx.requestId,
     idempotencyKey: ctx.idempotencyKey,
+    principal: ctx.principal,
   });
   const accountId = (ctx: HandlerContext<unknown, unknown, unknown>) =>
     ctx.principal?.accountId ?? "";

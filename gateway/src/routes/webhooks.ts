@@ -80,6 +80,7 @@ export function webhookRoutes(backends: Backends, deadlineMs: number): RouteSpec
     deadlineMs,
     requestId: ctx.requestId,
     idempotencyKey: ctx.idempotencyKey,
+    principal: ctx.principal,
   });
   const accountId = (ctx: HandlerContext<unknown, unknown, unknown>) =>
     ctx.principal?.accountId ?? "";

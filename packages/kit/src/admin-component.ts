@@ -15,7 +15,7 @@ export function loadAdminAddress(
       ADMIN_HOST: z
         .string()
         .min(1)
-        .default(defaults.host ?? "0.0.0.0"),
+        .default(defaults.host ?? "127.0.0.1"),
     }),
     source,
   );

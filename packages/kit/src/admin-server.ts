@@ -5,7 +5,7 @@ import type { ReadinessReport } from "./health-watch.js";
 import { metricsRegistry, withTimeout } from "./metrics/registry.js";
 
 export interface AdminServerOptions {
-  /** Default `0.0.0.0`. The port is internal: no authentication; never expose it publicly. */
+  /** Default `127.0.0.1`. The port is internal: no authentication; never expose it publicly. */
   host?: string;
   /** 0 picks a free port. */
   port: number;
@@ -93,7 +93,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Run
   const listen = (port: number) =>
     new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen(port, options.host ?? "0.0.0.0", () => {
+      server.listen(port, options.host ?? "127.0.0.1", () => {
         server.off("error", reject);
         resolve();
       });

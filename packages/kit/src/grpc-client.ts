@@ -8,6 +8,8 @@ import {
   type ServiceError,
 } from "@grpc/grpc-js";
 import { fromGrpcError } from "./grpc-errors.js";
+import { grpcClientCredentials, grpcTlsChannelOptions } from "./grpc-tls.js";
+import { CREDENTIAL_METADATA, mintInternalCredential } from "./internal-credential.js";
 import { traceClientInterceptor } from "./telemetry/grpc-spans.js";
 import { startGrpcClientTimer } from "./metrics/grpc.js";
 
@@ -45,8 +47,9 @@ export function createClient<C extends Client>(
   Constructor: ClientConstructor<C> & { serviceName: string },
   address: string,
 ): C {
-  return new Constructor(address, credentials.createInsecure(), {
+  return new Constructor(address, grpcClientCredentials(), {
     ...clientChannelOptions(Constructor.serviceName),
+    ...grpcTlsChannelOptions(),
     interceptors: [traceClientInterceptor],
   });
 }
@@ -55,6 +58,11 @@ export interface CallSettings {
   /** Milliseconds until the deadline. Every call has one. */
   deadlineMs?: number;
   metadata?: Record<string, string | undefined>;
+  /**
+   * Who the call acts for, in its internal credential: by default the request's `accountId`
+   * and the calling process (`platform`).
+   */
+  actingFor?: { accountId?: string | undefined; principal?: string | undefined };
 }
 
 type UnaryMethod<Req, Res> = (
@@ -80,12 +88,24 @@ export function callUnary<Req, Res>(
     if (value !== undefined) metadata.set(key, value);
   }
   const deadline = new Date(Date.now() + (settings.deadlineMs ?? 5_000));
-  const finish = startGrpcClientTimer((method as { path?: string }).path ?? `/${service}/unknown`);
-  return new Promise<Res>((resolve, reject) => {
-    method.call(client, request, metadata, { deadline }, (error, response) => {
-      finish(error ? error.code : status.OK);
-      if (error) reject(fromGrpcError(error, service));
-      else resolve(response);
+  const requestAccount = (request as { accountId?: unknown }).accountId;
+  const credential = mintInternalCredential({
+    audience: service,
+    accountId:
+      settings.actingFor?.accountId ?? (typeof requestAccount === "string" ? requestAccount : ""),
+    principal: settings.actingFor?.principal ?? "platform",
+  });
+  return credential.then((token) => {
+    metadata.set(CREDENTIAL_METADATA, token);
+    const finish = startGrpcClientTimer(
+      (method as { path?: string }).path ?? `/${service}/unknown`,
+    );
+    return new Promise<Res>((resolve, reject) => {
+      method.call(client, request, metadata, { deadline }, (error, response) => {
+        finish(error ? error.code : status.OK);
+        if (error) reject(fromGrpcError(error, service));
+        else resolve(response);
+      });
     });
   });
 }

@@ -1,4 +1,5 @@
-import { credentials, makeGenericClientConstructor, type Client } from "@grpc/grpc-js";
+import { makeGenericClientConstructor, type Client } from "@grpc/grpc-js";
+import { grpcClientCredentials, grpcTlsChannelOptions, type GrpcTlsFiles } from "./grpc-tls.js";
 import { service as healthService } from "grpc-health-check";
 
 export type HealthState = "SERVING" | "NOT_SERVING" | "UNKNOWN" | "UNREACHABLE";
@@ -9,8 +10,8 @@ const HealthClient = makeGenericClientConstructor(
 );
 
 /** A `grpc.health.v1.Health` client for readiness checks of a backend. */
-export function createHealthClient(address: string): Client {
-  return new HealthClient(address, credentials.createInsecure());
+export function createHealthClient(address: string, tls?: GrpcTlsFiles): Client {
+  return new HealthClient(address, grpcClientCredentials(tls), grpcTlsChannelOptions(tls));
 }
 
 /** Asks a backend for its serving status; any failure or timeout is UNREACHABLE. */

@@ -1,6 +1,7 @@
 import {
   Server,
   ServerCredentials,
+  status,
   type Metadata,
   type ServerUnaryCall,
   type sendUnaryData,
@@ -13,6 +14,12 @@ import { DomainError } from "./errors.js";
 import { toGrpcError } from "./grpc-errors.js";
 import { traceUnaryCall } from "./telemetry/grpc-spans.js";
 import { meteredCallback } from "./metrics/grpc.js";
+import {
+  CREDENTIAL_METADATA,
+  verifyInternalCredential,
+  type InternalClaims,
+} from "./internal-credential.js";
+import { grpcServerCredentials } from "./grpc-tls.js";
 
 /** Keepalive and connection-age settings so clients rebalance across pods (rule 5). */
 export const serverChannelOptions = {
@@ -27,6 +34,8 @@ export const serverChannelOptions = {
 
 export interface CallContext {
   metadata: Metadata;
+  /** The verified internal credential: the account and principal the call acts for. */
+  credential: InternalClaims;
   /** The `idempotency-key` metadata entry, if the gateway forwarded one. */
   idempotencyKey: string | undefined;
 }
@@ -41,6 +50,7 @@ export function unary<Req, Res>(
     const key = call.metadata.get("idempotency-key")[0];
     const context: CallContext = {
       metadata: call.metadata,
+      credential: (call as CredentialedCall).credential,
       idempotencyKey: typeof key === "string" && key !== "" ? key : undefined,
     };
     traceUnaryCall(call.getPath(), call.metadata, () => handler(call.request, context)).then(
@@ -54,6 +64,50 @@ export function unary<Req, Res>(
     );
   };
 }
+
+type CredentialedCall = ServerUnaryCall<unknown, unknown> & { credential: InternalClaims };
+type UnaryHandler = (call: ServerUnaryCall<unknown, unknown>, send: sendUnaryData<unknown>) => void;
+
+/**
+ * Rule 10: a call runs only with a valid internal credential for this service. The account it
+ * acts for comes from the credential: a request naming another account is refused, one naming
+ * none gets the credential's.
+ */
+function guarded(audience: string, handler: UnaryHandler): UnaryHandler {
+  return (call, send) => {
+    const token = call.metadata.get(CREDENTIAL_METADATA)[0];
+    verifyInternalCredential(typeof token === "string" ? token : undefined, audience).then(
+      (claims) => {
+        const request = call.request as { accountId?: unknown } | null;
+        if (request && typeof request === "object" && typeof request.accountId === "string") {
+          if (request.accountId === "") request.accountId = claims.accountId;
+          else if (request.accountId !== claims.accountId) {
+            send({
+              code: status.PERMISSION_DENIED,
+              details: "the request's account is not the credential's",
+            });
+            return;
+          }
+        }
+        (call as CredentialedCall).credential = claims;
+        handler(call, send);
+      },
+      () =>
+        send({ code: status.UNAUTHENTICATED, details: "a valid internal credential is required" }),
+    );
+  };
+}
+
+const guardedImplementation = (
+  audience: string,
+  implementation: UntypedServiceImplementation,
+): UntypedServiceImplementation =>
+  Object.fromEntries(
+    Object.entries(implementation).map(([method, handler]) => [
+      method,
+      guarded(audience, handler as UnaryHandler),
+    ]),
+  );
 
 export interface GrpcService {
   definition: ServiceDefinition;
@@ -71,7 +125,10 @@ export interface RunningGrpcServer {
 }
 
 export async function startGrpcServer(options: {
+  /** The service's name: the audience its callers' credentials must name. */
   name: string;
+  /** Transport credentials (default: TLS from GRPC_TLS_*, else plaintext on loopback). */
+  credentials?: ServerCredentials;
   services: GrpcService[];
   host?: string;
   port: number;
@@ -83,11 +140,15 @@ export async function startGrpcServer(options: {
     Object.fromEntries(["", ...names].map((n) => [n, "NOT_SERVING" as const])),
   );
   health.addToServer(server);
-  for (const service of options.services)
-    server.addService(service.definition, service.implementation);
+  for (const service of options.services) {
+    server.addService(
+      service.definition,
+      guardedImplementation(options.name, service.implementation),
+    );
+  }
   const address = `${options.host ?? "127.0.0.1"}:${options.port}`;
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(address, ServerCredentials.createInsecure(), (error, bound) =>
+    server.bindAsync(address, options.credentials ?? grpcServerCredentials(), (error, bound) =>
       error ? reject(error) : resolve(bound),
     ),
   );

@@ -23,3 +23,5 @@ export * from "./latency-stats.js";
 export * from "./ttl-cache.js";
 export * from "./platform-secret.js";
 export * from "./cursor.js";
+export * from "./internal-credential.js";
+export * from "./grpc-tls.js";

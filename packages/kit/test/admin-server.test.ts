@@ -103,9 +103,10 @@ describe("admin server", () => {
 
 describe("component admin address", () => {
   it("reads ADMIN_PORT and ADMIN_HOST over the component's defaults", () => {
-    expect(loadAdminAddress({ port: 9093 }, {})).toEqual({ host: "0.0.0.0", port: 9093 });
-    expect(loadAdminAddress({ port: 9090, host: "127.0.0.1" }, {})).toEqual({
-      host: "127.0.0.1",
+    // Loopback unless told otherwise (the chart sets ADMIN_HOST=0.0.0.0).
+    expect(loadAdminAddress({ port: 9093 }, {})).toEqual({ host: "127.0.0.1", port: 9093 });
+    expect(loadAdminAddress({ port: 9090, host: "0.0.0.0" }, {})).toEqual({
+      host: "0.0.0.0",
       port: 9090,
     });
     expect(loadAdminAddress({ port: 9093 }, { ADMIN_PORT: "0", ADMIN_HOST: "::1" })).toEqual({

@@ -1,4 +1,5 @@
 import { fileURLToPath } from "node:url";
+import { ensureInternalSecret } from "@switchboard/kit";
 import {
   childEnv,
   meshAddresses,
@@ -59,7 +60,9 @@ export const prefixedOutput = (name: string, line: string) =>
 export async function startMesh(options: MeshOptions): Promise<RunningMesh> {
   const root = options.root ?? repositoryRoot();
   const ports = options.ports ?? defaultMeshPorts();
-  const base = options.env ?? process.env;
+  // Every child shares one internal secret: the operator's, or one made for this run.
+  const base = { ...(options.env ?? process.env) };
+  ensureInternalSecret(base);
   const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
   const url = `http://127.0.0.1:${ports.listen.gateway}`;
   const children = {} as Record<MeshComponentName, MeshChild>;

@@ -73,7 +73,7 @@ const meshSchema = z.object({
     .or(z.literal("").transform(() => undefined)),
   REDIS_QUEUE_PREFIX: z.string().min(1).max(100).default("sb"),
   CALL_CONTROL_GRPC_PORT: env.port(50052),
-  CALL_CONTROL_GRPC_HOST: z.string().min(1).default("0.0.0.0"),
+  CALL_CONTROL_GRPC_HOST: z.string().min(1).default("127.0.0.1"),
   INVENTORY_ADDR: z.string().min(1).default("127.0.0.1:50051"),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   /** After SIGTERM, how long calls already live keep running here before timers take over. */

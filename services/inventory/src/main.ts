@@ -14,7 +14,7 @@ import { startInventory } from "./server.js";
 const configSchema = z.object({
   DATABASE_URL: z.string().min(1, "DATABASE_URL is required (a postgres:// URL)"),
   INVENTORY_GRPC_PORT: env.port(50051),
-  INVENTORY_GRPC_HOST: z.string().min(1).default("0.0.0.0"),
+  INVENTORY_GRPC_HOST: z.string().min(1).default("127.0.0.1"),
   HOLD_LIMIT_PER_ACCOUNT: z.coerce.number().int().min(1).max(10_000).default(50),
   HOLD_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),

@@ -17,7 +17,7 @@ const configSchema = z.object({
   REDIS_URL: z.string().regex(/^rediss?:\/\//, "REDIS_URL is required (a redis:// URL)"),
   REDIS_QUEUE_PREFIX: z.string().min(1).max(100).default("sb"),
   MESSAGING_GRPC_PORT: env.port(50053),
-  MESSAGING_GRPC_HOST: z.string().min(1).default("0.0.0.0"),
+  MESSAGING_GRPC_HOST: z.string().min(1).default("127.0.0.1"),
   INVENTORY_ADDR: z.string().min(1).default("127.0.0.1:50051"),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
 });

@@ -26,7 +26,7 @@ const configSchema = z
     QUEUE_STALLED_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
     QUEUE_LOCK_DURATION_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
     USAGE_GRPC_PORT: env.port(50054),
-    USAGE_GRPC_HOST: z.string().min(1).default("0.0.0.0"),
+    USAGE_GRPC_HOST: z.string().min(1).default("127.0.0.1"),
     SIGNING_KEY_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
     USAGE_RECORD_CONCURRENCY: z.coerce.number().int().min(1).max(2_000).default(256),
     USAGE_FACT_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(64),

@@ -16,7 +16,7 @@ const configSchema = z.object({
   DATABASE_URL: z.string().min(1, "DATABASE_URL is required (a postgres:// URL)"),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, "REDIS_URL is required (a redis:// URL)"),
   WEBHOOK_GRPC_PORT: env.port(50055),
-  WEBHOOK_GRPC_HOST: z.string().min(1).default("0.0.0.0"),
+  WEBHOOK_GRPC_HOST: z.string().min(1).default("127.0.0.1"),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(20),
   REDIS_QUEUE_PREFIX: z.string().min(1).max(100).optional(),
   /** Deprecated: the old name of REDIS_QUEUE_PREFIX. */
