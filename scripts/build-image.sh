@@ -43,7 +43,8 @@ runtime_base="${base}-runtime"
 log() { echo "== $*" >&2; }
 
 work=""
-trap '[ -z "$work" ] || rm -rf "$work"' EXIT
+output=""
+trap '[ -z "$work" ] || rm -rf "$work"; [ -z "$output" ] || rm -f "$output"' EXIT
 
 make_bases() {
   local rootfs
@@ -100,17 +101,30 @@ if [ -s "$ca" ]; then
   build_args+=(--volume "$ca:/etc/switchboard-build-ca.crt:ro"
     --build-arg NODE_EXTRA_CA_CERTS=/etc/switchboard-build-ca.crt)
 fi
-previous="$(podman image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)"
+build_args+=(--network host --layers -f Dockerfile
+  --build-arg "NODE_IMAGE=$build_base" --build-arg "RUNTIME_IMAGE=$runtime_base")
+# The build stage's last layer is tagged too, so that the previous build's stage, and only it,
+# can be removed (with the layers nothing else uses): the npm install layer stays cached while
+# the manifests are the same.
+cache="${IMAGE%%:*}-build-cache:${IMAGE##*:}"
+id_of() { podman image inspect --format '{{.Id}}' "$1" 2>/dev/null || true; }
+previous="$(id_of "$IMAGE")"
+previous_cache="$(id_of "$cache")"
+output="$(mktemp)"
 log "podman build $IMAGE"
-podman build --network host --layers "${build_args[@]}" \
-  --build-arg "NODE_IMAGE=$build_base" --build-arg "RUNTIME_IMAGE=$runtime_base" \
-  -t "$IMAGE" -f Dockerfile . >&2
-
-# The image this one replaces, unless a container still uses it (the build cache stays).
-current="$(podman image inspect --format '{{.Id}}' "$IMAGE")"
-if [ -n "$previous" ] && [ "$previous" != "$current" ]; then
-  podman rmi "$previous" >/dev/null 2>&1 || true
+podman build "${build_args[@]}" -t "$IMAGE" . 2>&1 | tee "$output" >&2
+# The last "--> <id>" before the final stage's first step ("[2/2] STEP 1/…").
+stage="$(awk '/^\[[0-9]+\/[0-9]+\] STEP 1\// { split(substr($1, 2, length($1) - 2), n, "/");
+  if (n[1] == n[2]) { print last; exit } } /^--> / { last = $NF }' "$output")"
+if [ -n "$stage" ]; then
+  podman tag "$stage" "$cache"
 fi
+for old in "$previous:$IMAGE" "$previous_cache:$cache"; do
+  if [ "${old%%:*}" != "" ] && [ "${old%%:*}" != "$(id_of "${old#*:}")" ]; then
+    podman rmi "${old%%:*}" >/dev/null 2>&1 || true # kept while a container uses it
+  fi
+done
+
 size="$(podman image inspect --format '{{.Size}}' "$IMAGE")"
 log "$IMAGE: $((size / 1000000)) MB ($size bytes)"
 echo "$size"
