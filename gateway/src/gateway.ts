@@ -11,6 +11,7 @@ import {
 import { createIdentity, ensureBootstrap, migrateGateway, type Identity } from "./auth/index.js";
 import { connectBackends } from "./backends.js";
 import { answerClientErrors } from "./http/client-errors.js";
+import { docsPage } from "./http/docs-page.js";
 import type { GatewayConfig } from "./config.js";
 import { createHealthReporter, type ExtraCheck } from "./health.js";
 import { createHttpApp } from "./http/app.js";
@@ -148,6 +149,7 @@ export async function startGateway(options: {
       ...(options.extraStages ?? []),
     ],
     errorHandlers: policies.errorHandlers,
+    pages: [docsPage({ title: "Switchboard API reference", before: [policies.pageLimit] })],
     trustProxy: config.trustProxy,
     errorsUrl: config.errorsUrl,
     logger,

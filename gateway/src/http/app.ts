@@ -19,6 +19,8 @@ export interface AppOptions {
   first?: express.RequestHandler[];
   /** Express middleware that runs for every request before routing (e.g. rate-limit headers). */
   before?: express.RequestHandler[];
+  /** Pages outside the API's route table (the /docs reference), after `before`. */
+  pages?: express.Router[];
   /**
    * Error middleware that runs before the problem mapper for every failure, including those
    * that never reached a route's stages (404, 405, unsupported version, body parsing): e.g. the
@@ -48,6 +50,7 @@ export function createHttpApp(options: AppOptions): express.Express {
   for (const middleware of options.first ?? []) app.use(middleware);
   app.use(versioning);
   for (const middleware of options.before ?? []) app.use(middleware);
+  for (const pages of options.pages ?? []) app.use(pages);
 
   const methodsByPath = new Map<string, Set<string>>();
   for (const route of options.routes) {

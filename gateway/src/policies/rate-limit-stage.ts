@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, Request, Response } from "express";
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from "express";
 import { countRateLimitRejection, DomainError } from "@switchboard/kit";
 import type { Exchange } from "../http/pipeline.js";
 import { clientAddress } from "./client-address.js";
@@ -24,6 +24,8 @@ export interface RateLimiter {
    * body) counts against the client address's bucket, so a flood of them is limited too.
    */
   unrouted: ErrorRequestHandler;
+  /** Middleware for pages outside the route table (/docs): the client address's bucket. */
+  page: RequestHandler;
 }
 
 /** Replies whose request has been counted (each request is counted once). */
@@ -62,6 +64,9 @@ export function createRateLimiter(options: {
 
   return {
     admit,
+    page: (req, res, next) => {
+      chargeAddress(req, res).then(() => next(), next);
+    },
     unrouted: (error, req, res, next) => {
       if (counted.has(res) || res.headersSent) {
         next(error);

@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler } from "express";
+import type { ErrorRequestHandler, RequestHandler } from "express";
 import { createPool, type Logger, type Pool } from "@switchboard/kit";
 import type { ExtraCheck } from "../health.js";
 import type { Stage } from "../http/pipeline.js";
@@ -45,6 +45,8 @@ export interface TrafficPolicies {
   stages: Stage[];
   /** Error middleware before the problem mapper (rate-limits requests that never reached a stage). */
   errorHandlers: ErrorRequestHandler[];
+  /** The rate limit of pages outside the route table (the client address's bucket). */
+  pageLimit: RequestHandler;
   /** Health checks (`redis` when Redis is configured). */
   checks: Record<string, ExtraCheck>;
   counters: PolicyCounters;
@@ -125,6 +127,7 @@ export async function createTrafficPolicies(options: {
   return {
     stages: [idempotency.stage],
     errorHandlers: [rateLimiter.unrouted],
+    pageLimit: rateLimiter.page,
     checks: redis ? { redis: redisHealthCheck(redis) } : {},
     counters,
     bucketStore,
