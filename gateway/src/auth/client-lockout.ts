@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { DomainError, type Queryable } from "@switchboard/kit";
+import type { Queryable } from "@switchboard/kit";
 
 /** From this many consecutive failures a client id is locked. */
 export const LOCKOUT_THRESHOLD = 5;
@@ -65,41 +65,5 @@ export class ClientLockout {
     await this.db.query("DELETE FROM gateway.client_lockouts WHERE client_key = $1", [
       keyOf(clientId),
     ]);
-  }
-}
-
-/**
- * At most `limit` secret hashes at once (each scrypt takes a core for tens of milliseconds), so
- * a flood of guesses cannot take the gateway's CPU from other clients; at most `queue` wait.
- */
-export class HashingGate {
-  private running = 0;
-  private readonly waiting: (() => void)[] = [];
-  /** The most hashes seen running at once (for tests and metrics). */
-  peak = 0;
-
-  constructor(
-    private readonly limit: number,
-    private readonly queue: number,
-  ) {}
-
-  /** Runs `work` when a slot is free; 503 service-unavailable when the queue is full. */
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.running < this.limit) this.running += 1;
-    else if (this.waiting.length >= this.queue) {
-      throw new DomainError("service-unavailable", "too many client authentications at once", {
-        retryAfter: 1,
-      });
-    }
-    // A finishing hash hands its slot over: `running` stays as it is.
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.peak = Math.max(this.peak, this.running);
-    try {
-      return await work();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.running -= 1;
-    }
   }
 }

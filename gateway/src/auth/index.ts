@@ -3,7 +3,8 @@ import type { AccessTokenSettings } from "./access-token.js";
 import { createAuthenticator, type Authenticator } from "./authenticator.js";
 import { authorizationServerMetadata, type AuthorizationServerMetadata } from "./metadata.js";
 import { SigningKeyStore, type PublicJwk } from "./signing-key-store.js";
-import { ClientLockout, HashingGate } from "./client-lockout.js";
+import { ClientLockout } from "./client-lockout.js";
+import { HashingGate } from "./hashing-gate.js";
 import { createTokenEndpoint, type TokenRequest, type TokenResponse } from "./token-endpoint.js";
 
 export { ACCESS_TOKEN_TYPE, type AccessTokenSettings } from "./access-token.js";

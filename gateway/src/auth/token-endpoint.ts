@@ -1,6 +1,7 @@
 import { textProblem } from "../http/text-safety.js";
 import type { Logger, Queryable } from "@switchboard/kit";
-import type { ClientLockout, HashingGate } from "./client-lockout.js";
+import type { ClientLockout } from "./client-lockout.js";
+import type { HashingGate } from "./hashing-gate.js";
 import { issueAccessToken, type AccessTokenSettings } from "./access-token.js";
 import { readClientCredentials } from "./client-authentication.js";
 import { verifyClient } from "./client-store.js";
