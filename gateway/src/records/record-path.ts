@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-import { usageRecordQueue, type EventBus, type Logger } from "@switchboard/kit";
+import { trackRecordBacklog, usageRecordQueue, type EventBus, type Logger } from "@switchboard/kit";
 import { usage } from "@switchboard/proto";
 import type { Stage } from "../http/pipeline.js";
 import { RecordPublisher, type RecordPublisherStats, type RecordSink } from "./record-publisher.js";
@@ -100,6 +100,7 @@ export function createRecordPath(options: RecordPathOptions): RecordPath {
     logger: options.logger,
     timeoutMs: options.timeoutMs,
   });
+  const untrack = trackRecordBacklog(() => publisher.backlog);
   return {
     middleware: recordMiddleware(publisher, {
       platformAccount: options.platformAccount,
@@ -107,6 +108,9 @@ export function createRecordPath(options: RecordPathOptions): RecordPath {
     }),
     stage: recordStage,
     stats: () => ({ ...publisher.stats, backlog: publisher.backlog }),
-    close: (graceMs) => publisher.close(graceMs),
+    close: async (graceMs) => {
+      await publisher.close(graceMs);
+      untrack();
+    },
   };
 }

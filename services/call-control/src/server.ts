@@ -3,6 +3,7 @@ import {
   startGrpcServer,
   startOutboxRelay,
   startServiceHealth,
+  trackLiveCalls,
   type DependencyWatch,
   type EventBus,
   type Logger,
@@ -109,6 +110,13 @@ export async function startCallControl(options: CallControlOptions): Promise<Run
     logger,
   });
   const health = await startServiceHealth({ server, pool, bus: options.bus, logger });
+  const untrackCalls = trackLiveCalls(async () => {
+    const { rows } = await pool.query<{ live: number }>(
+      `SELECT count(*)::int AS live FROM call_control.calls
+        WHERE status IN ('queued', 'initiated', 'ringing', 'in_progress')`,
+    );
+    return rows[0]?.live ?? 0;
+  });
   logger.info({ carrier: carrier.name }, "call-control ready");
   return {
     port: server.port,
@@ -118,6 +126,7 @@ export async function startCallControl(options: CallControlOptions): Promise<Run
     timers,
     stop: async ({ callDrainMs = 0 } = {}) => {
       health.stop();
+      untrackCalls();
       await server.drain();
       await drainLiveCalls({ pool, logger, windowMs: callDrainMs }).catch((error: unknown) =>
         logger.warn({ err: error }, "draining: could not follow the live calls"),

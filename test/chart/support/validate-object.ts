@@ -1,4 +1,7 @@
-import { ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1";
+import {
+  PrometheusRule,
+  ServiceMonitor,
+} from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1";
 import { Deployment } from "kubernetes-models/apps/v1";
 import { HorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2";
 import { Ingress, NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
@@ -21,6 +24,7 @@ const models: Record<string, new (data: never) => Validatable> = {
   "networking.k8s.io/v1/NetworkPolicy": NetworkPolicy,
   "networking.k8s.io/v1/Ingress": Ingress,
   "monitoring.coreos.com/v1/ServiceMonitor": ServiceMonitor,
+  "monitoring.coreos.com/v1/PrometheusRule": PrometheusRule,
 };
 
 /** Validates one object against its Kubernetes schema; throws naming the object and the error. */

@@ -159,6 +159,11 @@ export function createBullmqBus(options: BullmqBusOptions): BullmqBus {
       return handle;
     },
 
+    async oldestWaitingSeconds(name: string) {
+      const [oldest] = await queueOf(name).getJobs(["wait", "prioritized"], 0, 0, true);
+      return oldest ? Math.max(0, (Date.now() - oldest.timestamp) / 1000) : 0;
+    },
+
     async jobCounts(name: string): Promise<JobCounts> {
       const c = await queueOf(name).getJobCounts(
         "waiting",
@@ -204,6 +209,10 @@ export function createBullmqBus(options: BullmqBusOptions): BullmqBus {
     },
   };
   // queue_jobs: the depth of the queues consumed here (one Redis and prefix is one queue set).
-  const depth = trackQueueDepth(`${options.redisUrl} ${prefix}`, (queue) => bus.jobCounts(queue));
+  const depth = trackQueueDepth(
+    `${options.redisUrl} ${prefix}`,
+    (queue) => bus.jobCounts(queue),
+    (queue) => bus.oldestWaitingSeconds(queue),
+  );
   return bus;
 }

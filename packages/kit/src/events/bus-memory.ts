@@ -43,6 +43,8 @@ interface MemoryJob {
   attempts: number;
   attemptsMade: number;
   state: State;
+  /** When it last became waiting (ms). */
+  waitingSince?: number;
   timer?: NodeJS.Timeout;
 }
 
@@ -122,6 +124,7 @@ export function createMemoryBus(options: MemoryBusOptions = {}): EventBus {
     }
     job.timer = undefined;
     job.state = "waiting";
+    job.waitingSince = Date.now();
     queue.waiting.push(job);
     scheduleDispatch(queue);
   };
@@ -223,6 +226,11 @@ export function createMemoryBus(options: MemoryBusOptions = {}): EventBus {
       return counts;
     },
 
+    async oldestWaitingSeconds(name: string) {
+      const oldest = queueOf(name).waiting[0]?.waitingSince;
+      return oldest === undefined ? 0 : (Date.now() - oldest) / 1000;
+    },
+
     async isReady() {
       return !closed;
     },
@@ -237,6 +245,10 @@ export function createMemoryBus(options: MemoryBusOptions = {}): EventBus {
     },
   };
   // queue_jobs: the depth of the queues consumed here, read at scrape time.
-  const depth = trackQueueDepth(`memory ${(memoryBuses += 1)}`, (queue) => bus.jobCounts(queue));
+  const depth = trackQueueDepth(
+    `memory ${(memoryBuses += 1)}`,
+    (queue) => bus.jobCounts(queue),
+    (queue) => bus.oldestWaitingSeconds(queue),
+  );
   return bus;
 }

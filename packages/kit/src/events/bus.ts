@@ -70,6 +70,8 @@ export interface JobCounts {
 
 export interface EventBus {
   readonly kind: "bullmq" | "memory";
+  /** Seconds the oldest waiting job of a queue has been there (0 when none waits). */
+  oldestWaitingSeconds(queue: string): Promise<number>;
   publish<TData>(
     queue: string,
     job: JobInput<TData>,

@@ -16,3 +16,5 @@ export {
 export { countRateLimitRejection, countRateLimitStoreError } from "./rate-limits.js";
 export { trackPool } from "./pools.js";
 export { recordBuildInfo, switchboardVersion } from "./build-info.js";
+export { trackRecordBacklog } from "./records.js";
+export { countMessageStatus, trackLiveCalls } from "./domain.js";

@@ -11,6 +11,7 @@ interface DepthSource {
   scope: string;
   queues: Set<string>;
   counts(queue: string): Promise<QueueDepth>;
+  oldest(queue: string): Promise<number>;
 }
 
 const sources = new Set<DepthSource>();
@@ -45,6 +46,30 @@ new Gauge({
   },
 });
 
+new Gauge({
+  name: "queue_oldest_waiting_seconds",
+  help: "Age of the oldest job waiting in each queue this process consumes (0: none waits), read when scraped",
+  labelNames: ["queue"] as const,
+  registers: [metricsRegistry],
+  async collect() {
+    const pending = new Map<string, Promise<[string, number | undefined]>>();
+    for (const source of sources) {
+      for (const queue of source.queues) {
+        const key = `${source.scope}\u0000${queue}`;
+        if (!pending.has(key)) {
+          pending.set(
+            key,
+            withTimeout(source.oldest(queue), countTimeoutMs).then((age) => [queue, age]),
+          );
+        }
+      }
+    }
+    const results = await Promise.all(pending.values());
+    this.reset();
+    for (const [queue, age] of results) if (age !== undefined) this.set({ queue }, age);
+  },
+});
+
 /**
  * Reports the depth of the queues a bus consumes in this process: `add` a queue when a worker
  * starts on it, `close` when the bus closes. Counts are read lazily, at scrape time.
@@ -52,8 +77,9 @@ new Gauge({
 export function trackQueueDepth(
   scope: string,
   counts: (queue: string) => Promise<QueueDepth>,
+  oldest: (queue: string) => Promise<number>,
 ): { add(queue: string): void; close(): void } {
-  const source: DepthSource = { scope, queues: new Set(), counts };
+  const source: DepthSource = { scope, queues: new Set(), counts, oldest };
   sources.add(source);
   return {
     add: (queue) => void source.queues.add(queue),

@@ -1,4 +1,4 @@
-import { newId, type PoolClient } from "@switchboard/kit";
+import { countMessageStatus, newId, type PoolClient } from "@switchboard/kit";
 import type { MessagingContext } from "../context.js";
 import { messageSegments } from "../encoding/segments.js";
 import { messageColumns, messageEventData, type MessageRow } from "./rows.js";
@@ -48,6 +48,7 @@ export async function insertPlatformMessage(
     ],
   );
   const row = rows[0] as MessageRow;
+  countMessageStatus(row.status);
   await ctx.outbox.append(client, {
     type: inbound ? "message.received" : "message.queued",
     accountId: row.account_id,

@@ -1,4 +1,4 @@
-import { injectTraceContext, newId, type Queryable } from "@switchboard/kit";
+import { countMessageStatus, injectTraceContext, newId, type Queryable } from "@switchboard/kit";
 import { SCHEMA } from "../outbox.js";
 import { messageColumns, messageEventData, type MessageRow } from "./rows.js";
 
@@ -100,5 +100,6 @@ export async function insertQueuedMessage(
       trace ? JSON.stringify(trace) : null,
     ],
   );
+  countMessageStatus("queued");
   return rows[0];
 }

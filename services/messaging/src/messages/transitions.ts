@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { countMessageStatus } from "@switchboard/kit";
 import type { Outbox } from "../outbox.js";
 import { messageColumns, messageEventData, type MessageRow } from "./rows.js";
 
@@ -76,6 +77,7 @@ export async function transition(
   );
   const row = rows[0];
   if (!row) return undefined;
+  countMessageStatus(to);
   await outbox.append(client, {
     type: `message.${to}`,
     accountId: row.account_id,

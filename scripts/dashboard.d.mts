@@ -1,0 +1,3 @@
+export declare function buildDashboard(): unknown;
+export declare const dashboardFile: string;
+export declare const renderDashboard: () => string;
