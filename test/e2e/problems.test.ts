@@ -193,7 +193,7 @@ describe("problem+json on every error path", () => {
         paths: Record<string, Record<string, { "x-required-scope": string | null }>>;
       };
       expect(doc.openapi).toBe("3.1.0");
-      expect(doc.paths["/api/numbers/search"]!.get!["x-required-scope"]).toBe("numbers:read");
+      expect(doc.paths["/v1/api/numbers/search"]!.get!["x-required-scope"]).toBe("numbers:read");
       expect(Object.keys(doc.paths).length).toBe(
         platform.gateway.routes.map((r) => r.path).filter((p, i, a) => a.indexOf(p) === i).length,
       );

@@ -50,8 +50,9 @@ export class ContractChecker {
         this.operations.push({
           template,
           method: method.toUpperCase(),
+          // Requests are matched without their version segment (each path is served both ways).
           pattern: new RegExp(
-            `^${template.replace(/\{[^/]+\}/g, "[^/]+").replace(/\./g, "\\.")}/?$`,
+            `^${(template.replace(/^\/v1(?=\/|$)/, "") || "/").replace(/\{[^/]+\}/g, "[^/]+").replace(/\./g, "\\.")}/?$`,
           ),
           literalSegments: segments.filter((s) => !s.startsWith("{")).length,
           pointer: `#/paths/${pointerEscape(template)}/${method}`,

@@ -1,3 +1,4 @@
+import { sample } from "openapi-sampler";
 import type { z } from "zod";
 import { problemKinds, type ProblemKind } from "@switchboard/kit";
 import { scopes } from "../auth/index.js";
@@ -98,7 +99,11 @@ export function buildOpenApiDocument(
       summary: route.summary,
       ...(route.description ? { description: route.description } : {}),
       tags: [route.tag],
-      security: route.scope ? [{ oauth2: [route.scope] }, { serviceToken: [] }] : [],
+      security: route.scope
+        ? [{ oauth2: [route.scope] }, { serviceToken: [] }]
+        : isTokenEndpoint(route)
+          ? [{ clientBasic: [] }, {}]
+          : [],
       "x-required-scope": route.scope,
       parameters: [
         ...pathParameters(route, toSchema),
@@ -110,10 +115,13 @@ export function buildOpenApiDocument(
       ...(route.body
         ? {
             requestBody: {
-              required: route.bodyMediaType === "application/x-www-form-urlencoded",
+              required: bodyRequired(route),
               content: {
                 [route.bodyMediaType ?? "application/json"]: {
-                  schema: toSchema(route.body, "input"),
+                  schema: namedBody(route, toSchema(route.body, "input"), components),
+                  ...(route.examples?.request !== undefined
+                    ? { example: route.examples.request }
+                    : {}),
                 },
               },
             },
@@ -131,6 +139,9 @@ export function buildOpenApiDocument(
                 content: {
                   [success.mediaType ?? "application/json"]: {
                     schema: toSchema(success.schema, "output"),
+                    ...(route.examples?.response !== undefined
+                      ? { example: route.examples.response }
+                      : {}),
                   },
                 },
               }
@@ -147,7 +158,8 @@ export function buildOpenApiDocument(
             )),
       }),
     };
-    paths[route.path] = { ...(paths[route.path] ?? {}), [route.method]: operation };
+    const path = documentPath(route.path);
+    paths[path] = { ...(paths[path] ?? {}), [route.method]: operation };
   }
   const document = {
     openapi: "3.1.0",
@@ -156,13 +168,13 @@ export function buildOpenApiDocument(
       version: options.version,
       summary: "Telephony and messaging over HTTP.",
       description: [
-        "Every path is served under /v1 (canonical) and unversioned (served by v1). Every reply carries API-Version, X-Request-Id and the rate-limit headers; every error is RFC 9457 problem+json.",
+        "The API's paths carry their version (/v1, canonical); each is also served unversioned (by v1). OAuth and discovery live at the root. Every reply carries API-Version, X-Request-Id and the rate-limit headers; every error is RFC 9457 problem+json.",
         "Rate limits: token buckets shared by every gateway replica. An authenticated request counts against the bucket of (its account, the operation's permission), after authentication. Public operations, and every request answered before an operation runs (401/403 from authentication, unknown path, 405, unsupported version, an unparsable body), count against the bucket `public` of the client address (IPv6: its /64). X-RateLimit-Resource names the bucket. An empty bucket answers 429 rate-limited with Retry-After, and the request is not executed.",
         "Idempotency: unsafe operations that need a permission honour Idempotency-Key (see the parameter).",
       ].join("\n\n"),
       license: { name: "Apache-2.0", identifier: "Apache-2.0" },
     },
-    servers: [{ url: `${options.publicUrl}/v1`, description: "v1 (canonical)" }],
+    servers: [{ url: options.publicUrl, description: "the gateway" }],
     tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({
       name,
       description: tagDescriptions[name] ?? `${name} operations.`,
@@ -198,6 +210,12 @@ export function buildOpenApiDocument(
             },
           },
         },
+        clientBasic: {
+          type: "http",
+          scheme: "basic",
+          description:
+            "OAuth client authentication at the token endpoint (client_secret_basic): client id and secret, form-urlencoded. client_secret_post (both in the body) is accepted too.",
+        },
         serviceToken: {
           type: "http",
           scheme: "bearer",
@@ -207,5 +225,87 @@ export function buildOpenApiDocument(
     },
   };
   document.components.headers = headerComponents(document);
+  return withExamples(clientFriendly(document));
+}
+
+type Media = { schema?: unknown; example?: unknown };
+type Operation = {
+  requestBody?: { content: Record<string, Media> };
+  responses: Record<string, { content?: Record<string, Media> }>;
+};
+
+/**
+ * Every operation shows an example request body and success response: the route table's own
+ * (`examples`), else one sampled from the schema (openapi-sampler, deterministic).
+ */
+function withExamples<T>(document: T): T {
+  const paths = (document as { paths: Record<string, Record<string, Operation>> }).paths;
+  const fill = (content: Record<string, Media> | undefined) => {
+    for (const media of Object.values(content ?? {})) {
+      if (media.example !== undefined || media.schema === undefined) continue;
+      media.example = sample(
+        media.schema as never,
+        { skipReadOnly: true, quiet: true, enablePatterns: true },
+        document as object,
+      );
+    }
+  };
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item)) {
+      fill(operation.requestBody?.content);
+      const success = Object.keys(operation.responses).find((status) => status.startsWith("2"));
+      if (success) fill(operation.responses[success]?.content);
+    }
+  }
   return document;
+}
+
+/** The API's own paths carry /v1 (canonical); OAuth and discovery stay at the root. */
+const documentPath = (path: string) =>
+  /^\/(api|admin|errors|openapi\.json)/.test(path) ? `/v1${path}` : path;
+
+/** A body is required unless the operation accepts it empty. */
+const bodyRequired = (route: RouteSpec) =>
+  route.bodyMediaType === "application/x-www-form-urlencoded" ||
+  !(route.body?.safeParse({}).success ?? true);
+
+const pascal = (id: string) => id.charAt(0).toUpperCase() + id.slice(1);
+
+/** Every request body is a named component (`<OperationId>Request`), for generated clients. */
+function namedBody(route: RouteSpec, schema: JsonSchema, components: Record<string, JsonSchema>) {
+  if (typeof schema.$ref === "string") return schema;
+  const name = `${pascal(route.operationId)}Request`;
+  components[name] = schema;
+  return { $ref: `#/components/schemas/${name}` };
+}
+
+/**
+ * What generated clients need: integers say their format (int32 within its range, else int64),
+ * and responses do not forbid members, since the contract only ever adds fields (a strict
+ * client would break on the first new one). Request schemas keep refusing unknown members.
+ */
+function clientFriendly<T>(document: T): T {
+  const walk = (value: unknown, inResponse: boolean): unknown => {
+    if (Array.isArray(value)) return value.map((item) => walk(item, inResponse));
+    if (value === null || typeof value !== "object") return value;
+    const object = value as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const [key, inner] of Object.entries(object)) {
+      if (key === "additionalProperties" && inner === false && inResponse) continue;
+      out[key] = walk(inner, inResponse || key === "responses");
+    }
+    if (out.type === "integer" && out.format === undefined) {
+      const within = (n: unknown) => typeof n === "number" && Math.abs(n) <= 2_147_483_647;
+      out.format = within(out.maximum) && within(out.minimum ?? 0) ? "int32" : "int64";
+    }
+    return out;
+  };
+  const walked = walk(document, false) as Record<string, unknown> & {
+    components: { schemas: Record<string, unknown> };
+  };
+  // Components: response ones (not *Input, not *Request) accept members they do not name.
+  for (const [name, schema] of Object.entries(walked.components.schemas)) {
+    if (!/(Input|Request)$/.test(name)) walked.components.schemas[name] = walk(schema, true);
+  }
+  return walked as T;
 }

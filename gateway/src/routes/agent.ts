@@ -19,7 +19,7 @@ export function agentRoutes(smoke: Smoke): RouteSpec[] {
       operationId: "runAgentSmoke",
       summary: "Run the end-to-end agent smoke check",
       description: smokeDescription,
-      tag: "Agent",
+      tag: "Agent smoke",
       scope: "agent:smoke",
       success: { status: 200, description: "The run's report", schema: smokeRun },
       problems: [],

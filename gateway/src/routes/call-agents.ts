@@ -22,6 +22,7 @@ export function callAgentRoutes(backends: Backends, deadlineMs: number): RouteSp
       method: "post",
       path: "/api/agents",
       operationId: "createAgent",
+      examples: { request: { name: "alice", description: "Front desk" } },
       summary: "Create an agent",
       description: "Names are unique per account (409 conflict).",
       tag: "Agents",

@@ -44,6 +44,14 @@ export function callRoutes(backends: Backends, options: CallRouteOptions): Route
       method: "post",
       path: "/api/calls/outbound",
       operationId: "placeOutboundCall",
+      examples: {
+        request: {
+          to: "+15550100000",
+          from: "+14155550123",
+          agent: "alice",
+          client_state: "order-1234",
+        },
+      },
       summary: "Place a signed outbound call",
       description: [
         "Answers 201 with the call `queued`; the carrier is dialled right after. Every call carries a STIR/SHAKEN PASSporT (RFC 8225/8588, ES256, ppt shaken, x5u = this platform's certificate): attestation A when `from` is assigned to the account and to the call's seat, B when it is assigned to the account only.",

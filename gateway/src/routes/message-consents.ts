@@ -16,6 +16,9 @@ export function consentRoutes(backends: Backends, deadlineMs: number): RouteSpec
       method: "post",
       path: "/api/consents",
       operationId: "createConsent",
+      examples: {
+        request: { phone_number: "+15550200000", channels: ["sms"], source: "web_form" },
+      },
       summary: "Record a recipient's consent",
       description:
         "A granted consent for the channels named. It does not lift an opt-out: a recipient who texted STOP is messaged again only after their START or UNSTOP (as carriers enforce it).",

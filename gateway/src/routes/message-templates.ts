@@ -26,6 +26,7 @@ export function templateRoutes(backends: Backends, deadlineMs: number): RouteSpe
       method: "post",
       path: "/api/templates",
       operationId: "createTemplate",
+      examples: { request: { name: "otp", channels: ["sms"], body: "Your code is {{code}}" } },
       summary: "Create a message template (version 1)",
       description: `Variables are written {{name}} (a letter or _, then letters, digits, _). Names are unique per account (409 conflict). ${signedNote}`,
       tag: "Templates",

@@ -25,6 +25,16 @@ export function messageRoutes(backends: Backends, deadlineMs: number): RouteSpec
       method: "post",
       path: "/api/messages/send",
       operationId: "sendMessage",
+      examples: {
+        request: {
+          channel: "sms",
+          to: "+15550200000",
+          from: "+14155550123",
+          template_id: "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
+          variables: { code: "123456" },
+          consent_id: "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
+        },
+      },
       summary: "Send an SMS, MMS or RCS message from a signed template",
       description: [
         "Checks, each with its own problem: the template exists, is approved and still matches its signature (422 template-signature-invalid); every variable is supplied and no other (422 validation-failed, #/variables/<name>); the rendered body is at most 1600 characters (#/variables); media: mms needs 1–10, rcs 0–10, sms none, https only (#/media_urls/<i>); `from` is the account's number with the channel's capability (#/from; the fallback channel's too, #/fallback); the recipient has not opted out by STOP (422 recipient-opted-out, checked first: only their START lifts it); the consent is the account's, given by `to`, covers the channel (and the fallback) and is granted (422 consent-required).",

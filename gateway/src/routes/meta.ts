@@ -105,6 +105,15 @@ export function metaRoutes(deps: MetaDeps): RouteSpec[] {
       method: "post",
       path: "/oauth/token",
       operationId: "issueToken",
+      examples: {
+        request: { grant_type: "client_credentials", scope: "numbers:read numbers:write" },
+        response: {
+          access_token: "eyJhbGciOiJFZERTQSIsInR5cCI6ImF0K2p3dCJ9…",
+          token_type: "Bearer",
+          expires_in: 900,
+          scope: "numbers:read numbers:write",
+        },
+      },
       summary: "OAuth 2.1 client credentials token endpoint",
       description:
         "client_secret_basic or client_secret_post. Errors follow RFC 6749 §5.2 ({error, error_description}), not problem+json.",

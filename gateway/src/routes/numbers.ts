@@ -94,6 +94,7 @@ export function numberRoutes(backends: Backends, deadlineMs: number): RouteSpec[
       method: "post",
       path: "/api/numbers/hold",
       operationId: "holdNumber",
+      examples: { request: { number: "+14155550123" } },
       summary: "Hold an available number",
       description:
         "Atomic: of any number of concurrent holds on one available number exactly one succeeds.",

@@ -65,6 +65,8 @@ export interface RouteSpec<
   problems: ProblemKind[];
   /** Marks a listing that follows the shared pagination rules. */
   paginated?: boolean;
+  /** Examples for the reference: a request body and the success response. */
+  examples?: { request?: unknown; response?: unknown };
   handler: (context: HandlerContext<z.infer<P>, z.infer<Q>, z.infer<B>>) => Promise<Reply>;
 }
 

@@ -93,6 +93,13 @@ export function webhookRoutes(backends: Backends, deadlineMs: number): RouteSpec
       method: "post",
       path: "/api/webhooks/subscriptions",
       operationId: "createWebhookSubscription",
+      examples: {
+        request: {
+          url: "https://example.com/hooks",
+          events: ["number.*", "call.*"],
+          description: "CRM sync",
+        },
+      },
       summary: "Create a webhook subscription",
       description: createDescription,
       tag,

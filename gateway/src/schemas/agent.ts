@@ -36,7 +36,10 @@ export const smokeStep = z
 
 export const smokeRun = z
   .object({
-    id: z.string().regex(/^smk_[0-9a-z]{26}$/),
+    id: z
+      .string()
+      .regex(/^smk_[0-9a-z]{26}$/)
+      .meta({ examples: ["smk_01jd2k8w7c3q9v0m5n6p7r8s9t"] }),
     status: z.enum(["pass", "fail"]).describe("fail when any step failed"),
     started_at: timestamp,
     duration_ms: z.number().int().min(0),

@@ -2,7 +2,10 @@ import { z } from "zod";
 import { cursorParam, e164, limitParam, page, timestamp } from "./common.js";
 
 /** Seats, agents and routes of call-control (API.md "Seats, agents, routes"). */
-export const seatId = z.string().regex(/^seat_[0-9a-z]{26}$/, "must be a seat id (seat_…)");
+export const seatId = z
+  .string()
+  .regex(/^seat_[0-9a-z]{26}$/, "must be a seat id (seat_…)")
+  .meta({ examples: ["seat_01jd2k8w7c3q9v0m5n6p7r8s9t"] });
 export const agentName = z
   .string()
   .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, "must match ^[a-z0-9][a-z0-9._-]{0,63}$")

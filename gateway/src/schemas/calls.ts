@@ -101,10 +101,14 @@ export const callsQuery = z
 
 export const answerRequest = z
   .object({
-    call_id: z.string().regex(/^call_[0-9a-z]{26}$/, "must be a call id (call_…)"),
+    call_id: z
+      .string()
+      .regex(/^call_[0-9a-z]{26}$/, "must be a call id (call_…)")
+      .meta({ examples: ["call_01jd2k8w7c3q9v0m5n6p7r8s9t"] }),
     route_id: z
       .string()
       .regex(/^rte_[0-9a-z]{26}$/, "must be a route id (rte_…)")
+      .meta({ examples: ["rte_01jd2k8w7c3q9v0m5n6p7r8s9t"] })
       .optional()
       .describe("Must be the call's route (else 409 invalid-state)"),
     agent: agentName.optional().describe("Default: the route's agent"),

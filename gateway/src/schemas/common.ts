@@ -2,7 +2,8 @@ import { z } from "zod";
 
 export const e164 = z
   .string()
-  .regex(/^\+[1-9][0-9]{1,14}$/, "must be an E.164 number such as +14155550100");
+  .regex(/^\+[1-9][0-9]{1,14}$/, "must be an E.164 number such as +14155550100")
+  .meta({ examples: ["+14155550123"] });
 
 export const timestamp = z.string().describe("RFC 3339 UTC time");
 
@@ -33,7 +34,8 @@ export const idParam = (prefix: string, name: string) =>
   z.object({
     [name]: z
       .string()
-      .regex(new RegExp(`^${prefix}_[0-9a-z]{26}$`), `must be an id starting with ${prefix}_`),
+      .regex(new RegExp(`^${prefix}_[0-9a-z]{26}$`), `must be an id starting with ${prefix}_`)
+      .meta({ examples: [`${prefix}_01jd2k8w7c3q9v0m5n6p7r8s9t`] }),
   });
 
 export const problemSchema = z

@@ -18,7 +18,8 @@ const channel = z.enum(messageChannels);
 const idOf = (prefix: string) =>
   z
     .string()
-    .regex(new RegExp(`^${prefix}_[0-9a-z]{26}$`), `must be an id starting with ${prefix}_`);
+    .regex(new RegExp(`^${prefix}_[0-9a-z]{26}$`), `must be an id starting with ${prefix}_`)
+    .meta({ examples: [`${prefix}_01jd2k8w7c3q9v0m5n6p7r8s9t`] });
 
 const httpsUrl = z
   .string()

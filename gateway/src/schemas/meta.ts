@@ -20,7 +20,7 @@ export const errorKindDoc = z
 
 export const tokenRequest = z
   .object({
-    grant_type: z.string().optional(),
+    grant_type: z.literal("client_credentials").describe("The only grant: client_credentials"),
     scope: z.string().optional(),
     client_id: z.string().optional(),
     client_secret: z.string().optional(),

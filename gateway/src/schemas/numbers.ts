@@ -105,6 +105,7 @@ export const assignRequest = z
     seat_id: z
       .string()
       .regex(/^seat_[0-9a-z]{26}$/, "must be a seat id")
+      .meta({ examples: ["seat_01jd2k8w7c3q9v0m5n6p7r8s9t"] })
       .optional(),
   })
   .strict();

@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  createSwitchboard,
+  paginate,
+  SwitchboardProblem,
+  unwrap,
+  verifyWebhook,
+  type Switchboard,
+} from "@switchboard/sdk";
+import { startReceiver, type Receiver } from "../../services/webhook/test/support/receiver.js";
+import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+
+const waitFor = async (check: () => boolean, what: string, timeoutMs = 15_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+};
+
+/**
+ * The README's walkthrough, through @switchboard/sdk on a real platform (PostgreSQL, Redis):
+ * token, search, hold, assign, list; an agent and a call; a template, a consent and a message;
+ * a webhook subscription whose deliveries verify with the SDK. Problems arrive as typed errors.
+ */
+describe("the README walkthrough through @switchboard/sdk", () => {
+  let p: TestPlatform;
+  let sb: Switchboard;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    p = await startTestPlatform({
+      database: "postgres",
+      redis: true,
+      seed: 300,
+      serviceEnv: {
+        WEBHOOK_ALLOW_PRIVATE_HOSTS: "localhost:*",
+        SANDBOX_CALL_SECONDS: "0.5",
+        SANDBOX_RING_DELAY_MS: "20",
+        SANDBOX_RECEIPT_DELAY_MS: "50",
+      },
+    });
+    receiver = await startReceiver();
+    sb = createSwitchboard({ baseUrl: p.url, clientId: p.clientId, clientSecret: p.clientSecret });
+  });
+  afterAll(async () => {
+    await receiver?.close();
+    await p?.stop();
+  });
+
+  it("runs token → search → hold → assign → list → call → message → webhook", async () => {
+    const { api } = sb;
+    const subscription = unwrap(
+      await api.POST("/v1/api/webhooks/subscriptions", {
+        body: { url: receiver.url, events: ["number.*", "call.*", "message.*"] },
+      }),
+    );
+    expect(subscription.secret).toMatch(/^whsec_/);
+
+    const found = unwrap(
+      await api.GET("/v1/api/numbers/search", {
+        params: { query: { region: "CA", capabilities: "voice,sms", limit: 2 } },
+      }),
+    );
+    expect(found.data.length).toBe(2);
+    for (const candidate of found.data) {
+      const hold = unwrap(
+        await api.POST("/v1/api/numbers/hold", { body: { number: candidate.number } }),
+      );
+      unwrap(
+        await api.POST("/v1/api/numbers/holds/{hold_id}/assign", {
+          params: { path: { hold_id: hold.id } },
+        }),
+      );
+    }
+    const mine: string[] = [];
+    for await (const owned of paginate((cursor) =>
+      api
+        .GET("/v1/api/numbers", { params: { query: { limit: 1, ...(cursor ? { cursor } : {}) } } })
+        .then(unwrap),
+    )) {
+      mine.push(owned.number);
+    }
+    expect(mine.sort()).toEqual(found.data.map((n) => n.number).sort());
+    const from = mine[0]!;
+
+    // A problem is a typed error: the same number cannot be held again.
+    const refused = await api
+      .POST("/v1/api/numbers/hold", { body: { number: from } })
+      .then(unwrap)
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(SwitchboardProblem);
+    expect((refused as SwitchboardProblem).kind).toBe("number-unavailable");
+
+    unwrap(await api.POST("/v1/api/agents", { body: { name: "alice" } }));
+    const call = unwrap(
+      await api.POST("/v1/api/calls/outbound", {
+        body: { to: "+15550100000", from, agent: "alice" },
+      }),
+    );
+    expect(call.id).toMatch(/^call_/);
+
+    const template = unwrap(
+      await api.POST("/v1/api/templates", {
+        body: { name: "otp", channels: ["sms"], body: "Your code is {{code}}" },
+      }),
+    );
+    const consent = unwrap(
+      await api.POST("/v1/api/consents", {
+        body: { phone_number: "+15550200000", channels: ["sms"], source: "web_form" },
+      }),
+    );
+    const message = unwrap(
+      await api.POST("/v1/api/messages/send", {
+        body: {
+          channel: "sms",
+          to: "+15550200000",
+          from,
+          template_id: template.id,
+          variables: { code: "123456" },
+          consent_id: consent.id,
+        },
+      }),
+    );
+    expect(message.status).toBe("queued");
+
+    // Deliveries verify with the SDK (and a tampered body does not).
+    await waitFor(
+      () =>
+        receiver.received.some((r) => r.body.includes(message.id) && r.body.includes("delivered")),
+      "message.delivered at the receiver",
+    );
+    for (const delivery of receiver.received) {
+      const event = verifyWebhook<{ type: string }>(
+        subscription.secret,
+        delivery.headers,
+        delivery.body,
+      );
+      expect(event.type).toMatch(/^(number|call|message)\./);
+    }
+    const first = receiver.received[0]!;
+    expect(() => verifyWebhook(subscription.secret, first.headers, `${first.body} `)).toThrow();
+  });
+});
