@@ -5,6 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
 import * as oidc from "openid-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PUBLIC_URL, startTestPlatform, type TestPlatform } from "../../test/support/platform.js";
@@ -109,6 +111,57 @@ describe("the OpenAPI document against the running gateway", () => {
       ),
     );
     expect(tags.has("Agent")).toBe(false);
+  });
+
+  it("shows examples that are valid against their own schemas, bodies required unless optional", async () => {
+    const full = (await (await platform.request("/v1/openapi.json")).json()) as {
+      paths: Record<string, Record<string, Record<string, unknown>>>;
+      components: Record<string, unknown>;
+    };
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    (addFormatsModule as unknown as (a: Ajv2020) => Ajv2020)(ajv);
+    ajv.addSchema({ $id: "openapi", components: full.components });
+    const inDocument = (schema: unknown) =>
+      JSON.parse(
+        JSON.stringify(schema).replaceAll('"#/components/', '"openapi#/components/'),
+      ) as object;
+    type Content = Record<string, { schema: unknown; example?: unknown }>;
+    const invalid: string[] = [];
+    const optionalBodies: string[] = [];
+    for (const [path, item] of Object.entries(full.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const name = `${method.toUpperCase()} ${path}`;
+        const body = operation.requestBody as { required: boolean; content: Content } | undefined;
+        if (body && !body.required) optionalBodies.push(name);
+        const responses = operation.responses as Record<string, { content?: Content }>;
+        const success = Object.keys(responses).find((status) => status.startsWith("2"))!;
+        const media = [
+          ...Object.entries(body?.content ?? {}).map(
+            ([type, m]) => [`request ${type}`, m] as const,
+          ),
+          ...Object.entries(responses[success]!.content ?? {}).map(
+            ([type, m]) => [`${success} ${type}`, m] as const,
+          ),
+        ];
+        for (const [what, { schema, example }] of media) {
+          const validate = ajv.compile(inDocument(schema));
+          if (!validate(example)) {
+            invalid.push(`${name} ${what}: ${ajv.errorsText(validate.errors)}`);
+          }
+        }
+      }
+    }
+    expect(invalid).toEqual([]);
+    // Only actions whose every field has a default take no body; a PATCH always states one.
+    expect(optionalBodies.sort()).toEqual([
+      "POST /v1/admin/accounts/{account_id}/clients",
+      "POST /v1/admin/keys/rotate",
+      "POST /v1/api/numbers/holds/{hold_id}/assign",
+    ]);
+    // Examples are realistic: ids carry their prefix, integers are not zod's ±2^53 bounds.
+    const text = JSON.stringify(full.paths);
+    expect(text).toContain('"id":"num_01');
+    expect(text).not.toContain("9007199254740991");
   });
 
   it("obtains tokens with openid-client (RFC 8414 discovery, client credentials)", async () => {

@@ -1,5 +1,13 @@
+import { randomBytes } from "node:crypto";
+import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { createSwitchboard, retryAfterSeconds } from "@switchboard/sdk";
+import {
+  createSwitchboard,
+  paginate,
+  retryAfterSeconds,
+  verifyWebhook,
+  WebhookVerificationError,
+} from "@switchboard/sdk";
 
 /** The parts a generator cannot give: retries, Idempotency-Key on writes, token reuse. */
 describe("@switchboard/sdk helpers", () => {
@@ -51,5 +59,73 @@ describe("@switchboard/sdk helpers", () => {
     // One token request for both calls; a read carries no Idempotency-Key.
     expect(seen.filter((s) => s.url.endsWith("/oauth/token"))).toHaveLength(1);
     expect(seen.at(-1)!.key).toBeNull();
+  });
+
+  it("sends client_secret_basic and grant_type to the token endpoint, and reports its errors", async () => {
+    const requests: Request[] = [];
+    const fake = (async (input: Request | string | URL) => {
+      const request = input instanceof Request ? input : new Request(input);
+      requests.push(request);
+      return new Response(
+        JSON.stringify({ error: "invalid_client", error_description: "bad secret" }),
+        { status: 401, headers: { "Content-Type": "application/json" } },
+      );
+    }) as typeof fetch;
+    const sb = createSwitchboard({
+      baseUrl: "http://sdk.test/",
+      clientId: "cli_x",
+      clientSecret: "s e:cret",
+      scope: "numbers:read",
+      fetch: fake,
+    });
+    await expect(sb.token()).rejects.toThrow(/401 invalid_client bad secret/);
+    const [request] = requests;
+    expect(request!.url).toBe("http://sdk.test/oauth/token");
+    expect(request!.headers.get("content-type")).toBe("application/x-www-form-urlencoded");
+    const basic = Buffer.from(request!.headers.get("authorization")!.slice(6), "base64");
+    expect(basic.toString()).toBe("cli_x:s+e%3Acret");
+    const form = new URLSearchParams(await request!.text());
+    expect(Object.fromEntries(form)).toEqual({
+      grant_type: "client_credentials",
+      scope: "numbers:read",
+    });
+  });
+
+  it("verifies what the standardwebhooks reference library signs, and nothing else", () => {
+    const secret = `whsec_${randomBytes(24).toString("base64")}`;
+    const payload = JSON.stringify({ type: "number.assigned", data: { id: "num_1" } });
+    const at = new Date();
+    const id = "evt_01jd2k8w7c3q9v0m5n6p7r8s9t";
+    const headers = {
+      "webhook-id": id,
+      "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+      "webhook-signature": new Webhook(secret).sign(id, at, payload),
+    };
+    expect(verifyWebhook<{ type: string }>(secret, headers, payload).type).toBe("number.assigned");
+    expect(verifyWebhook(secret, new Headers(headers), payload)).toBeTruthy();
+    const other = `whsec_${randomBytes(24).toString("base64")}`;
+    expect(() => verifyWebhook(other, headers, payload)).toThrow(WebhookVerificationError);
+    expect(() => verifyWebhook(secret, headers, `${payload} `)).toThrow(WebhookVerificationError);
+    expect(() =>
+      verifyWebhook(secret, headers, payload, { now: at.getTime() / 1000 + 301 }),
+    ).toThrow(/tolerance/);
+  });
+
+  it("paginates a listing across pages by next_cursor", async () => {
+    const pages: Record<string, { data: number[]; next_cursor: string | null; has_more: boolean }> =
+      {
+        first: { data: [1, 2], next_cursor: "c2", has_more: true },
+        c2: { data: [3], next_cursor: null, has_more: false },
+      };
+    const seen: (string | undefined)[] = [];
+    const items: number[] = [];
+    for await (const item of paginate(async (cursor) => {
+      seen.push(cursor);
+      return pages[cursor ?? "first"]!;
+    })) {
+      items.push(item);
+    }
+    expect(items).toEqual([1, 2, 3]);
+    expect(seen).toEqual([undefined, "c2"]);
   });
 });

@@ -20,7 +20,7 @@ const waitFor = async (check: () => boolean, what: string, timeoutMs = 15_000) =
 
 /**
  * The README's walkthrough, through @switchboard/sdk on a real platform (PostgreSQL, Redis):
- * token, search, hold, assign, list; an agent and a call; a template, a consent and a message;
+ * token, a seat, search, hold, assign to the seat, list; an agent, a call and its usage; a template, a consent and a message;
  * a webhook subscription whose deliveries verify with the SDK. Problems arrive as typed errors.
  */
 describe("the README walkthrough through @switchboard/sdk", () => {
@@ -48,7 +48,7 @@ describe("the README walkthrough through @switchboard/sdk", () => {
     await p?.stop();
   });
 
-  it("runs token → search → hold → assign → list → call → message → webhook", async () => {
+  it("runs token → seat → search → hold → assign → list → call → usage → message → webhook", async () => {
     const { api } = sb;
     const subscription = unwrap(
       await api.POST("/v1/api/webhooks/subscriptions", {
@@ -56,6 +56,16 @@ describe("the README walkthrough through @switchboard/sdk", () => {
       }),
     );
     expect(subscription.secret).toMatch(/^whsec_/);
+
+    // A seat first: the numbers are assigned to it (hold + assign {seat_id}), as README says.
+    const seat = unwrap(await api.POST("/v1/api/seats", { body: { name: "front desk" } }));
+    const widened = unwrap(
+      await api.PATCH("/v1/api/seats/{seat_id}", {
+        params: { path: { seat_id: seat.id } },
+        body: { max_concurrent_calls: 2 },
+      }),
+    );
+    expect(widened.max_concurrent_calls).toBe(2);
 
     const found = unwrap(
       await api.GET("/v1/api/numbers/search", {
@@ -70,6 +80,7 @@ describe("the README walkthrough through @switchboard/sdk", () => {
       unwrap(
         await api.POST("/v1/api/numbers/holds/{hold_id}/assign", {
           params: { path: { hold_id: hold.id } },
+          body: { seat_id: seat.id },
         }),
       );
     }
@@ -99,6 +110,16 @@ describe("the README walkthrough through @switchboard/sdk", () => {
       }),
     );
     expect(call.id).toMatch(/^call_/);
+    expect(call.seat_id).toBe(seat.id);
+
+    // Usage: every reply lands a signed api.request record before it is sent.
+    const usage = unwrap(
+      await api.GET("/v1/api/usage/events", {
+        params: { query: { kind: "api.request", limit: 5 } },
+      }),
+    );
+    expect(usage.data.length).toBeGreaterThan(0);
+    expect(usage.data.every((event) => event.kind === "api.request")).toBe(true);
 
     const template = unwrap(
       await api.POST("/v1/api/templates", {

@@ -264,8 +264,12 @@ function withExamples<T>(document: T): T {
 const documentPath = (path: string) =>
   /^\/(api|admin|errors|openapi\.json)/.test(path) ? `/v1${path}` : path;
 
-/** A body is required unless the operation accepts it empty. */
+/**
+ * A body is required unless the operation accepts it absent (an action whose fields all have
+ * defaults, such as assigning a hold). A PATCH always states its patch, even `{}`.
+ */
 const bodyRequired = (route: RouteSpec) =>
+  route.method === "patch" ||
   route.bodyMediaType === "application/x-www-form-urlencoded" ||
   !(route.body?.safeParse({}).success ?? true);
 
@@ -293,6 +297,11 @@ function clientFriendly<T>(document: T): T {
     for (const [key, inner] of Object.entries(object)) {
       if (key === "additionalProperties" && inner === false && inResponse) continue;
       out[key] = walk(inner, inResponse || key === "responses");
+    }
+    if (out.type === "integer") {
+      // zod's .int() bounds every integer by ±(2^53 − 1): noise beside format int64.
+      if (out.maximum === Number.MAX_SAFE_INTEGER) delete out.maximum;
+      if (out.minimum === Number.MIN_SAFE_INTEGER) delete out.minimum;
     }
     if (out.type === "integer" && out.format === undefined) {
       const within = (n: unknown) => typeof n === "number" && Math.abs(n) <= 2_147_483_647;

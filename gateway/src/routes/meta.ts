@@ -3,6 +3,7 @@ import { DomainError, isProblemKind, problemKinds } from "@switchboard/kit";
 import type { Identity, PublicJwk } from "../auth/index.js";
 import { problemCode, problemType } from "../http/problem.js";
 import {
+  authorizationServerMetadata,
   errorKindDoc,
   healthResponse,
   jwks,
@@ -75,6 +76,14 @@ export function metaRoutes(deps: MetaDeps): RouteSpec[] {
       scope: null,
       success: { status: 200, description: "The OpenAPI document", schema: openApiDocument },
       problems: [],
+      examples: {
+        response: {
+          openapi: "3.1.0",
+          info: { title: "Switchboard API", version: "0.1.0" },
+          servers: [{ url: "http://localhost:8080" }],
+          paths: {},
+        },
+      },
       handler: async () => ok(deps.openApi()),
     }),
     defineRoute({
@@ -116,7 +125,7 @@ export function metaRoutes(deps: MetaDeps): RouteSpec[] {
       },
       summary: "OAuth 2.1 client credentials token endpoint",
       description:
-        "client_secret_basic or client_secret_post. Errors follow RFC 6749 §5.2 ({error, error_description}), not problem+json.",
+        "client_secret_basic or client_secret_post. Errors follow RFC 6749 §5.2 ({error, error_description}), not problem+json; a client id locked after repeated failures is invalid_client with Retry-After. Past the cap on concurrent secret hashing: 503 service-unavailable (problem+json) with Retry-After.",
       tag: "Identity",
       scope: null,
       body: tokenRequest,
@@ -128,7 +137,7 @@ export function metaRoutes(deps: MetaDeps): RouteSpec[] {
         schema: tokenResponse,
         headers: ["Cache-Control"],
       },
-      problems: [],
+      problems: ["service-unavailable"],
       handler: async (ctx) => {
         const result = await deps.identity.tokenEndpoint({
           authorization: ctx.req.headers.authorization,
@@ -147,6 +156,20 @@ export function metaRoutes(deps: MetaDeps): RouteSpec[] {
       scope: null,
       success: { status: 200, description: "JSON Web Key Set", schema: jwks },
       problems: [],
+      examples: {
+        response: {
+          keys: [
+            {
+              kty: "OKP",
+              crv: "Ed25519",
+              x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo",
+              kid: "key_01jd2k8w7c3q9v0m5n6p7r8s9t",
+              alg: "EdDSA",
+              use: "sig",
+            },
+          ],
+        },
+      },
       handler: async () => ({
         ...ok(await jwksDocument(deps)),
         headers: { "Cache-Control": "public, max-age=300" },
@@ -159,8 +182,19 @@ export function metaRoutes(deps: MetaDeps): RouteSpec[] {
       summary: "RFC 8414 authorization server metadata",
       tag: "Identity",
       scope: null,
-      success: { status: 200, description: "Metadata", schema: openApiDocument },
+      success: { status: 200, description: "Metadata", schema: authorizationServerMetadata },
       problems: [],
+      examples: {
+        response: {
+          issuer: "http://localhost:8080",
+          token_endpoint: "http://localhost:8080/oauth/token",
+          jwks_uri: "http://localhost:8080/.well-known/jwks.json",
+          grant_types_supported: ["client_credentials"],
+          token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
+          scopes_supported: ["numbers:read", "numbers:write"],
+          response_types_supported: [],
+        },
+      },
       handler: async () => ok(deps.identity.authorizationServerMetadata()),
     }),
   ];

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { page, timestamp } from "./common.js";
+import { page, resourceId, timestamp } from "./common.js";
 
 /** Administration (API.md "Administration"): accounts, clients, service tokens, keys. */
 const accountId = z.string().describe("acct_…");
@@ -37,7 +37,7 @@ export const clientParams = z.object({ client_id: z.string().regex(/^[!-~]{1,255
 
 export const serviceToken = z
   .object({
-    id: z.string().describe("tok_…"),
+    id: resourceId("tok"),
     account_id: accountId,
     name: z.string(),
     display_hint: z.string(),

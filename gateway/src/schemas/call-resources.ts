@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { cursorParam, e164, limitParam, page, timestamp } from "./common.js";
+import { cursorParam, e164, limitParam, page, resourceId, timestamp } from "./common.js";
 
 /** Seats, agents and routes of call-control (API.md "Seats, agents, routes"). */
 export const seatId = z
@@ -19,7 +19,7 @@ const maxConcurrentCalls = z.number().int().min(1).max(10_000);
 
 export const seat = z
   .object({
-    id: z.string(),
+    id: resourceId("seat"),
     name: z.string(),
     max_concurrent_calls: z.number().int(),
     status: seatStatus,
@@ -47,7 +47,7 @@ export const seatUpdate = z
 
 export const agent = z
   .object({
-    id: z.string(),
+    id: resourceId("agt"),
     name: z.string(),
     description: z.string().nullable(),
     created_at: timestamp,
@@ -70,11 +70,11 @@ export const agentUpdate = z
 
 export const route = z
   .object({
-    id: z.string(),
+    id: resourceId("rte"),
     name: z.string(),
     numbers: z.array(e164),
     agent: z.string().describe("The agent's name"),
-    seat_id: z.string().nullable(),
+    seat_id: resourceId("seat").nullable(),
     created_at: timestamp,
     updated_at: timestamp,
   })

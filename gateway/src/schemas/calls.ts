@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { agentName, seatId } from "./call-resources.js";
-import { cursorParam, e164, limitParam, page, timestamp } from "./common.js";
+import { cursorParam, e164, limitParam, page, resourceId, timestamp } from "./common.js";
 
 /** Calls (API.md "Calls", "Carrier and sandbox"). */
 export const callStatuses = [
@@ -30,14 +30,14 @@ const direction = z.enum(["outbound", "inbound"]);
 
 export const call = z
   .object({
-    id: z.string(),
+    id: resourceId("call"),
     direction,
     status: z.enum(callStatuses),
     to: e164,
     from: e164,
     agent: z.string().nullable(),
-    seat_id: z.string().nullable(),
-    route_id: z.string().nullable().describe("Inbound: the route the call rings under"),
+    seat_id: resourceId("seat").nullable(),
+    route_id: resourceId("rte").nullable().describe("Inbound: the route the call rings under"),
     stir_shaken: z
       .object({
         attestation: z.enum(["A", "B", "C"]),

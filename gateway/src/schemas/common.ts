@@ -5,7 +5,20 @@ export const e164 = z
   .regex(/^\+[1-9][0-9]{1,14}$/, "must be an E.164 number such as +14155550100")
   .meta({ examples: ["+14155550123"] });
 
-export const timestamp = z.string().describe("RFC 3339 UTC time");
+export const timestamp = z
+  .string()
+  .describe("RFC 3339 UTC time")
+  .meta({ examples: ["2026-11-24T21:45:44.123Z"] });
+
+/** The example id of a resource with this prefix (`num`, `hld`, …): `<prefix>_<ULID>`. */
+export const exampleId = (prefix: string) => `${prefix}_01jd2k8w7c3q9v0m5n6p7r8s9t`;
+
+/** A resource id in a response: `<prefix>_<ULID>`, with an example for the reference. */
+export const resourceId = (prefix: string) =>
+  z
+    .string()
+    .describe(`${prefix}_<ULID>`)
+    .meta({ examples: [exampleId(prefix)] });
 
 export const limitParam = z.coerce
   .number()
@@ -35,7 +48,7 @@ export const idParam = (prefix: string, name: string) =>
     [name]: z
       .string()
       .regex(new RegExp(`^${prefix}_[0-9a-z]{26}$`), `must be an id starting with ${prefix}_`)
-      .meta({ examples: [`${prefix}_01jd2k8w7c3q9v0m5n6p7r8s9t`] }),
+      .meta({ examples: [exampleId(prefix)] }),
   });
 
 export const problemSchema = z

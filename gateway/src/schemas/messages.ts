@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { cursorParam, e164, limitParam, page, timestamp } from "./common.js";
+import { cursorParam, e164, limitParam, page, resourceId, timestamp } from "./common.js";
 
 export const messageChannels = ["sms", "mms", "rcs"] as const;
 export const messageStatuses = [
@@ -86,7 +86,7 @@ export const sendRequest = z
 
 export const message = z
   .object({
-    id: z.string().describe("msg_<ULID>"),
+    id: resourceId("msg"),
     direction: z.enum(["outbound", "inbound"]),
     channel: channel.describe("The channel requested (outbound) or received on (inbound)"),
     channel_used: channel
@@ -109,15 +109,15 @@ export const message = z
       .describe(
         "SMS segments (GSM-7 160/153, UCS-2 70/67 per segment); 1 for MMS and RCS, which travel whole",
       ),
-    template_id: z.string().nullable(),
+    template_id: resourceId("tpl").nullable(),
     template_version: z.number().int().nullable(),
-    consent_id: z.string().nullable(),
+    consent_id: resourceId("cns").nullable(),
     expires_at: timestamp.nullable(),
     error_code: z.string().nullable(),
     error_message: z.string().nullable(),
     in_reply_to: z.string().nullable().describe("Auto-replies: the inbound message answered"),
     keyword: z.string().nullable().describe("Inbound: the keyword recognised (stop, start, help…)"),
-    auto_reply_id: z.string().nullable().describe("Inbound: the auto-reply sent in answer"),
+    auto_reply_id: resourceId("msg").nullable().describe("Inbound: the auto-reply sent in answer"),
     created_at: timestamp,
     updated_at: timestamp,
     sent_at: timestamp.nullable(),
@@ -167,7 +167,7 @@ export const templateVersionRequest = z
 
 export const template = z
   .object({
-    id: z.string().describe("tpl_<ULID>"),
+    id: resourceId("tpl"),
     name: z.string(),
     version: z.number().int().min(1),
     latest_version: z.number().int().min(1),
@@ -231,7 +231,7 @@ export const consentRequest = z
 
 export const consent = z
   .object({
-    id: z.string().describe("cns_<ULID>"),
+    id: resourceId("cns"),
     phone_number: e164,
     channels: z.array(channel),
     source: z.enum(consentSources),

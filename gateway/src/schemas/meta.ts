@@ -41,3 +41,16 @@ export const jwks = z
   .meta({ id: "JsonWebKeySet" });
 
 export const openApiDocument = z.record(z.string(), z.unknown());
+
+/** RFC 8414 metadata (members beyond these may be added). */
+export const authorizationServerMetadata = z
+  .object({
+    issuer: z.string(),
+    token_endpoint: z.string(),
+    jwks_uri: z.string(),
+    grant_types_supported: z.array(z.string()),
+    token_endpoint_auth_methods_supported: z.array(z.string()),
+    scopes_supported: z.array(z.string()),
+    response_types_supported: z.array(z.string()),
+  })
+  .meta({ id: "AuthorizationServerMetadata" });

@@ -1,12 +1,12 @@
 import { z } from "zod";
-import { cursorParam, e164, limitParam, page, timestamp } from "./common.js";
+import { cursorParam, e164, limitParam, page, resourceId, timestamp } from "./common.js";
 
 export const capabilityNames = ["voice", "sms", "mms", "rcs"] as const;
 export const numberTypes = ["local", "toll_free", "mobile"] as const;
 
 export const phoneNumber = z
   .object({
-    id: z.string(),
+    id: resourceId("num"),
     number: e164,
     country: z.string(),
     region: z.string(),
@@ -15,15 +15,15 @@ export const phoneNumber = z
     type: z.enum(numberTypes),
     capabilities: z.array(z.enum(capabilityNames)),
     status: z.enum(["available", "held", "assigned"]),
-    seat_id: z.string().nullable().optional(),
+    seat_id: resourceId("seat").nullable().optional(),
     assigned_at: timestamp.nullable().optional(),
   })
   .meta({ id: "PhoneNumber" });
 
 export const hold = z
   .object({
-    id: z.string(),
-    number_id: z.string(),
+    id: resourceId("hld"),
+    number_id: resourceId("num"),
     number: e164,
     status: z.enum(["active", "converted", "released", "expired"]),
     expires_at: timestamp,

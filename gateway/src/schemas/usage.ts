@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { cursorParam, limitParam, page, timestamp } from "./common.js";
+import { cursorParam, limitParam, page, resourceId, timestamp } from "./common.js";
 
 /** API.md "Usage": the kinds of record the ledger holds. */
 export const usageKinds = [
@@ -40,7 +40,7 @@ export const usageEventsQuery = z
 
 export const usageEvent = z
   .object({
-    id: z.string().describe("use_<ULID>"),
+    id: resourceId("use"),
     kind: z.enum(usageKinds),
     occurred_at: timestamp.describe("RFC 3339 UTC: when the request arrived or the fact happened"),
     account_id: z.string(),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { cursorParam, limitParam, page, timestamp } from "./common.js";
+import { cursorParam, limitParam, page, resourceId, timestamp } from "./common.js";
 
 /** API.md "Webhook subscriptions": the REST shapes of subscriptions and deliveries. */
 export const subscriptionStatuses = ["active", "paused", "disabled"] as const;
@@ -13,7 +13,7 @@ const eventPattern = z
 
 export const webhookSubscription = z
   .object({
-    id: z.string().describe("whs_<ULID>"),
+    id: resourceId("whs"),
     url: z.string().describe("The https endpoint deliveries are POSTed to"),
     events: z.array(z.string()).describe("Event types and patterns the subscription receives"),
     description: z.string().nullable(),
@@ -84,9 +84,11 @@ export const webhookDeliveryAttempt = z
 
 export const webhookDelivery = z
   .object({
-    id: z.string().describe("wdl_<ULID>"),
-    subscription_id: z.string(),
-    event_id: z.string().describe("evt_<ULID>: the webhook-id header, stable across retries"),
+    id: resourceId("wdl"),
+    subscription_id: resourceId("whs"),
+    event_id: resourceId("evt").describe(
+      "evt_<ULID>: the webhook-id header, stable across retries",
+    ),
     event_type: z.string(),
     status: z.enum(deliveryStatuses),
     attempts: z.number().int(),

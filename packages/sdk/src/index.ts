@@ -36,11 +36,12 @@ const unsafe = new Set(["POST", "PATCH", "DELETE", "PUT"]);
 export function createSwitchboard(options: SwitchboardOptions): Switchboard {
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const fetcher = options.fetch ?? fetch;
-  const token = tokenSource(baseUrl, options, fetcher);
-  const api = createClient<paths>({
-    baseUrl,
-    fetch: retryingFetch((request) => fetcher(request), { attempts: options.attempts ?? 4 }),
+  // Every request, the token's included, is retried on 429/503 as Retry-After says.
+  const retrying = retryingFetch((request) => fetcher(request), {
+    attempts: options.attempts ?? 4,
   });
+  const token = tokenSource(baseUrl, options, retrying);
+  const api = createClient<paths>({ baseUrl, fetch: retrying });
   const authenticate: Middleware = {
     async onRequest({ request }) {
       request.headers.set("Authorization", `Bearer ${await token()}`);

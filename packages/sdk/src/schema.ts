@@ -1169,7 +1169,10 @@ export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
     Account: {
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       created_at: string;
       /** @description acct_… */
       id: string;
@@ -1181,12 +1184,22 @@ export interface components {
       next_cursor: string | null;
     };
     Agent: {
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       created_at: string;
       description: string | null;
+      /**
+       * @description agt_<ULID>
+       * @example agt_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       id: string;
       name: string;
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       updated_at: string;
     };
     AgentPage: {
@@ -1207,13 +1220,27 @@ export interface components {
     };
     AssignedHold: {
       converted_at: string | null;
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       created_at: string;
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       expires_at: string;
+      /**
+       * @description hld_<ULID>
+       * @example hld_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       id: string;
       /** @example +14155550123 */
       number: string;
+      /**
+       * @description num_<ULID>
+       * @example num_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       number_id: string;
       phone_number: components["schemas"]["PhoneNumber"];
       released_at: string | null;
@@ -1224,11 +1251,23 @@ export interface components {
       /** @example seat_01jd2k8w7c3q9v0m5n6p7r8s9t */
       seat_id?: string;
     };
+    AuthorizationServerMetadata: {
+      grant_types_supported: string[];
+      issuer: string;
+      jwks_uri: string;
+      response_types_supported: string[];
+      scopes_supported: string[];
+      token_endpoint: string;
+      token_endpoint_auth_methods_supported: string[];
+    };
     Call: {
       agent: string | null;
       answered_at: string | null;
       client_state: string | null;
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       created_at: string;
       /** @enum {string} */
       direction: "outbound" | "inbound";
@@ -1251,6 +1290,10 @@ export interface components {
           )
         | null;
       hangup_source: ("caller" | "callee" | "platform") | null;
+      /**
+       * @description call_<ULID>
+       * @example call_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       id: string;
       /** @description Inbound: the route the call rings under */
       route_id: string | null;
@@ -1291,7 +1334,10 @@ export interface components {
       /** @description acct_… */
       account_id: string;
       client_id: string;
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       created_at: string;
       disabled_at: string | null;
       name: string;
@@ -1309,7 +1355,10 @@ export interface components {
       client_id: string;
       /** @description Shown once */
       client_secret: string;
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       created_at: string;
       disabled_at: string | null;
       name: string;
@@ -1317,15 +1366,24 @@ export interface components {
       scopes: string[];
     };
     Consent: {
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       captured_at: string;
       channels: ("sms" | "mms" | "rcs")[];
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       created_at: string;
       evidence: {
         [key: string]: unknown;
       } | null;
-      /** @description cns_<ULID> */
+      /**
+       * @description cns_<ULID>
+       * @example cns_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       id: string;
       /** @example +14155550123 */
       phone_number: string;
@@ -1448,13 +1506,27 @@ export interface components {
     };
     Hold: {
       converted_at: string | null;
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       created_at: string;
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       expires_at: string;
+      /**
+       * @description hld_<ULID>
+       * @example hld_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       id: string;
       /** @example +14155550123 */
       number: string;
+      /**
+       * @description num_<ULID>
+       * @example num_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       number_id: string;
       released_at: string | null;
       /** @enum {string} */
@@ -1497,7 +1569,10 @@ export interface components {
       /** @description The channel the message went out on once decided; differs from channel after an RCS fallback */
       channel_used: ("sms" | "mms" | "rcs") | null;
       consent_id: string | null;
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       created_at: string;
       delivered_at: string | null;
       /** @enum {string} */
@@ -1511,7 +1586,10 @@ export interface components {
       fallback_applied: boolean;
       /** @example +14155550123 */
       from: string;
-      /** @description msg_<ULID> */
+      /**
+       * @description msg_<ULID>
+       * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       id: string;
       /** @description Auto-replies: the inbound message answered */
       in_reply_to: string | null;
@@ -1540,7 +1618,10 @@ export interface components {
       template_version: number | null;
       /** @example +14155550123 */
       to: string;
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       updated_at: string;
     };
     MessagePage: {
@@ -1568,6 +1649,10 @@ export interface components {
       assigned_at?: string | null;
       capabilities: ("voice" | "sms" | "mms" | "rcs")[];
       country: string;
+      /**
+       * @description num_<ULID>
+       * @example num_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       id: string;
       locality: string;
       /** @example +14155550123 */
@@ -1651,13 +1736,23 @@ export interface components {
     Route: {
       /** @description The agent's name */
       agent: string;
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       created_at: string;
+      /**
+       * @description rte_<ULID>
+       * @example rte_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       id: string;
       name: string;
       numbers: string[];
       seat_id: string | null;
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       updated_at: string;
     };
     RoutePage: {
@@ -1671,15 +1766,25 @@ export interface components {
        * @description Live calls counted against max_concurrent_calls
        */
       active_calls: number;
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       created_at: string;
+      /**
+       * @description seat_<ULID>
+       * @example seat_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       id: string;
       /** Format: int64 */
       max_concurrent_calls: number;
       name: string;
       /** @enum {string} */
       status: "active" | "disabled";
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       updated_at: string;
     };
     SeatPage: {
@@ -1723,11 +1828,17 @@ export interface components {
     ServiceToken: {
       /** @description acct_… */
       account_id: string;
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       created_at: string;
       display_hint: string;
       expires_at: string | null;
-      /** @description tok_… */
+      /**
+       * @description tok_<ULID>
+       * @example tok_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       id: string;
       name: string;
       revoked_at: string | null;
@@ -1742,11 +1853,17 @@ export interface components {
     ServiceTokenWithSecret: {
       /** @description acct_… */
       account_id: string;
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       created_at: string;
       display_hint: string;
       expires_at: string | null;
-      /** @description tok_… */
+      /**
+       * @description tok_<ULID>
+       * @example tok_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       id: string;
       name: string;
       revoked_at: string | null;
@@ -1757,7 +1874,10 @@ export interface components {
     };
     SigningKey: {
       alg: string;
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       created_at: string;
       kid: string;
       purpose: string;
@@ -1775,7 +1895,10 @@ export interface components {
       duration_ms: number;
       /** @example smk_01jd2k8w7c3q9v0m5n6p7r8s9t */
       id: string;
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       started_at: string;
       /**
        * @description fail when any step failed
@@ -1809,15 +1932,24 @@ export interface components {
       status: "pass" | "fail" | "skipped";
     };
     Template: {
-      /** @description When this version was approved and signed */
+      /**
+       * @description When this version was approved and signed
+       * @example 2026-11-24T21:45:44.123Z
+       */
       approved_at: string;
       body: string;
       channels: ("sms" | "mms" | "rcs")[];
       /** @description Hex SHA-256 of the RFC 8785 canonical JSON {body, channels, name, version} */
       content_sha256: string;
-      /** @description When the template was created */
+      /**
+       * @description When the template was created
+       * @example 2026-11-24T21:45:44.123Z
+       */
       created_at: string;
-      /** @description tpl_<ULID> */
+      /**
+       * @description tpl_<ULID>
+       * @example tpl_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       id: string;
       kid: string;
       /** Format: int64 */
@@ -1893,7 +2025,10 @@ export interface components {
       attributes: {
         [key: string]: unknown;
       };
-      /** @description use_<ULID> */
+      /**
+       * @description use_<ULID>
+       * @example use_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       id: string;
       /** @description The signing key, published in /.well-known/jwks.json */
       kid: string;
@@ -1909,7 +2044,10 @@ export interface components {
         | "smoke.run";
       /** @description api.request: the HTTP method */
       method: string | null;
-      /** @description RFC 3339 UTC: when the request arrived or the fact happened */
+      /**
+       * @description RFC 3339 UTC: when the request arrived or the fact happened
+       * @example 2026-11-24T21:45:44.123Z
+       */
       occurred_at: string;
       /** @description api.request: the OAuth client id or tok_ service token id; null if none was verified */
       principal: string | null;
@@ -1941,14 +2079,23 @@ export interface components {
     WebhookDelivery: {
       /** Format: int64 */
       attempts: number;
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       created_at: string;
       delivered_at: string | null;
-      /** @description evt_<ULID>: the webhook-id header, stable across retries */
+      /**
+       * @description evt_<ULID>: the webhook-id header, stable across retries
+       * @example evt_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       event_id: string;
       event_type: string;
       failed_at: string | null;
-      /** @description wdl_<ULID> */
+      /**
+       * @description wdl_<ULID>
+       * @example wdl_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       id: string;
       last_attempt_at: string | null;
       /** @description The last attempt's error class, or why the delivery ended without one (subscription_paused, subscription_disabled, subscription_deleted) */
@@ -1958,6 +2105,10 @@ export interface components {
       next_attempt_at: string | null;
       /** @enum {string} */
       status: "pending" | "delivered" | "failed";
+      /**
+       * @description whs_<ULID>
+       * @example whs_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       subscription_id: string;
     };
     WebhookDeliveryAttempt: {
@@ -1972,7 +2123,10 @@ export interface components {
       error: string | null;
       /** @enum {string} */
       outcome: "delivered" | "retrying" | "failed";
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       started_at: string;
       /** @description The endpoint's HTTP status, if it answered */
       status_code: number | null;
@@ -1982,14 +2136,23 @@ export interface components {
       attempt_log: components["schemas"]["WebhookDeliveryAttempt"][];
       /** Format: int64 */
       attempts: number;
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       created_at: string;
       delivered_at: string | null;
-      /** @description evt_<ULID>: the webhook-id header, stable across retries */
+      /**
+       * @description evt_<ULID>: the webhook-id header, stable across retries
+       * @example evt_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       event_id: string;
       event_type: string;
       failed_at: string | null;
-      /** @description wdl_<ULID> */
+      /**
+       * @description wdl_<ULID>
+       * @example wdl_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       id: string;
       last_attempt_at: string | null;
       /** @description The last attempt's error class, or why the delivery ended without one (subscription_paused, subscription_disabled, subscription_deleted) */
@@ -1999,6 +2162,10 @@ export interface components {
       next_attempt_at: string | null;
       /** @enum {string} */
       status: "pending" | "delivered" | "failed";
+      /**
+       * @description whs_<ULID>
+       * @example whs_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       subscription_id: string;
     };
     WebhookDeliveryPage: {
@@ -2007,14 +2174,20 @@ export interface components {
       next_cursor: string | null;
     };
     WebhookSubscription: {
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       created_at: string;
       description: string | null;
       /** @description gone: the endpoint answered 410; failing: every attempt failed for days */
       disabled_reason: ("gone" | "failing") | null;
       /** @description Event types and patterns the subscription receives */
       events: string[];
-      /** @description whs_<ULID> */
+      /**
+       * @description whs_<ULID>
+       * @example whs_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       id: string;
       /** @description After a rotation: until when the previous secret still signs beside the new one */
       previous_secret_expires_at: string | null;
@@ -2023,7 +2196,10 @@ export interface components {
        * @enum {string}
        */
       status: "active" | "paused" | "disabled";
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       updated_at: string;
       /** @description The https endpoint deliveries are POSTed to */
       url: string;
@@ -2034,14 +2210,20 @@ export interface components {
       next_cursor: string | null;
     };
     WebhookSubscriptionWithSecret: {
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       created_at: string;
       description: string | null;
       /** @description gone: the endpoint answered 410; failing: every attempt failed for days */
       disabled_reason: ("gone" | "failing") | null;
       /** @description Event types and patterns the subscription receives */
       events: string[];
-      /** @description whs_<ULID> */
+      /**
+       * @description whs_<ULID>
+       * @example whs_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       id: string;
       /** @description After a rotation: until when the previous secret still signs beside the new one */
       previous_secret_expires_at: string | null;
@@ -2052,7 +2234,10 @@ export interface components {
        * @enum {string}
        */
       status: "active" | "paused" | "disabled";
-      /** @description RFC 3339 UTC time */
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
       updated_at: string;
       /** @description The https endpoint deliveries are POSTed to */
       url: string;
@@ -2124,8 +2309,12 @@ export interface operations {
           /** @example {
            *       "keys": [
            *         {
-           *           "property1": null,
-           *           "property2": null
+           *           "kty": "OKP",
+           *           "crv": "Ed25519",
+           *           "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo",
+           *           "kid": "key_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *           "alg": "EdDSA",
+           *           "use": "sig"
            *         }
            *       ]
            *     } */
@@ -2193,12 +2382,23 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "property1": null,
-           *       "property2": null
+           *       "issuer": "http://localhost:8080",
+           *       "token_endpoint": "http://localhost:8080/oauth/token",
+           *       "jwks_uri": "http://localhost:8080/.well-known/jwks.json",
+           *       "grant_types_supported": [
+           *         "client_credentials"
+           *       ],
+           *       "token_endpoint_auth_methods_supported": [
+           *         "client_secret_basic",
+           *         "client_secret_post"
+           *       ],
+           *       "scopes_supported": [
+           *         "numbers:read",
+           *         "numbers:write"
+           *       ],
+           *       "response_types_supported": []
            *     } */
-          "application/json": {
-            [key: string]: unknown;
-          };
+          "application/json": components["schemas"]["AuthorizationServerMetadata"];
         };
       };
       /** @description Problem: rate-limited */
@@ -2499,7 +2699,7 @@ export interface operations {
            *         {
            *           "id": "string",
            *           "name": "string",
-           *           "created_at": "string"
+           *           "created_at": "2026-11-24T21:45:44.123Z"
            *         }
            *       ],
            *       "next_cursor": "string",
@@ -2654,7 +2854,7 @@ export interface operations {
           /** @example {
            *       "id": "string",
            *       "name": "string",
-           *       "created_at": "string"
+           *       "created_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Account"];
         };
@@ -2887,7 +3087,7 @@ export interface operations {
           /** @example {
            *       "id": "string",
            *       "name": "string",
-           *       "created_at": "string"
+           *       "created_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Account"];
         };
@@ -3051,8 +3251,8 @@ export interface operations {
            *           "scopes": [
            *             "string"
            *           ],
-           *           "created_at": "string",
-           *           "disabled_at": "string"
+           *           "created_at": "2026-11-24T21:45:44.123Z",
+           *           "disabled_at": "2026-11-24T21:45:44.123Z"
            *         }
            *       ],
            *       "next_cursor": "string",
@@ -3232,8 +3432,8 @@ export interface operations {
            *       "scopes": [
            *         "string"
            *       ],
-           *       "created_at": "string",
-           *       "disabled_at": "string",
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "disabled_at": "2026-11-24T21:45:44.123Z",
            *       "client_secret": "string"
            *     } */
           "application/json": components["schemas"]["ClientWithSecret"];
@@ -3485,16 +3685,16 @@ export interface operations {
           /** @example {
            *       "data": [
            *         {
-           *           "id": "string",
+           *           "id": "tok_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "account_id": "string",
            *           "name": "string",
            *           "display_hint": "string",
            *           "scopes": [
            *             "string"
            *           ],
-           *           "expires_at": "string",
-           *           "revoked_at": "string",
-           *           "created_at": "string"
+           *           "expires_at": "2026-11-24T21:45:44.123Z",
+           *           "revoked_at": "2026-11-24T21:45:44.123Z",
+           *           "created_at": "2026-11-24T21:45:44.123Z"
            *         }
            *       ],
            *       "next_cursor": "string",
@@ -3647,7 +3847,7 @@ export interface operations {
          *       "scopes": [
          *         "string"
          *       ],
-         *       "expires_in": -9007199254740991
+         *       "expires_in": 0
          *     } */
         "application/json": components["schemas"]["CreateServiceTokenRequest"];
       };
@@ -3669,16 +3869,16 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "tok_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "account_id": "string",
            *       "name": "string",
            *       "display_hint": "string",
            *       "scopes": [
            *         "string"
            *       ],
-           *       "expires_at": "string",
-           *       "revoked_at": "string",
-           *       "created_at": "string",
+           *       "expires_at": "2026-11-24T21:45:44.123Z",
+           *       "revoked_at": "2026-11-24T21:45:44.123Z",
+           *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "token": "string"
            *     } */
           "application/json": components["schemas"]["ServiceTokenWithSecret"];
@@ -3938,8 +4138,8 @@ export interface operations {
            *       "scopes": [
            *         "string"
            *       ],
-           *       "created_at": "string",
-           *       "disabled_at": "string"
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "disabled_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Client"];
         };
@@ -4144,8 +4344,8 @@ export interface operations {
            *       "scopes": [
            *         "string"
            *       ],
-           *       "created_at": "string",
-           *       "disabled_at": "string",
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "disabled_at": "2026-11-24T21:45:44.123Z",
            *       "client_secret": "string"
            *     } */
           "application/json": components["schemas"]["ClientWithSecret"];
@@ -4347,8 +4547,8 @@ export interface operations {
            *           "purpose": "string",
            *           "alg": "string",
            *           "status": "active",
-           *           "created_at": "string",
-           *           "retired_at": "string"
+           *           "created_at": "2026-11-24T21:45:44.123Z",
+           *           "retired_at": "2026-11-24T21:45:44.123Z"
            *         }
            *       ],
            *       "next_cursor": "string",
@@ -4521,8 +4721,8 @@ export interface operations {
            *       "purpose": "string",
            *       "alg": "string",
            *       "status": "active",
-           *       "created_at": "string",
-           *       "retired_at": "string"
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "retired_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["SigningKey"];
         };
@@ -4757,16 +4957,16 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "tok_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "account_id": "string",
            *       "name": "string",
            *       "display_hint": "string",
            *       "scopes": [
            *         "string"
            *       ],
-           *       "expires_at": "string",
-           *       "revoked_at": "string",
-           *       "created_at": "string"
+           *       "expires_at": "2026-11-24T21:45:44.123Z",
+           *       "revoked_at": "2026-11-24T21:45:44.123Z",
+           *       "created_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["ServiceToken"];
         };
@@ -4965,7 +5165,7 @@ export interface operations {
           /** @example {
            *       "id": "smk_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "status": "pass",
-           *       "started_at": "string",
+           *       "started_at": "2026-11-24T21:45:44.123Z",
            *       "duration_ms": 0,
            *       "steps": [
            *         {
@@ -5157,11 +5357,11 @@ export interface operations {
           /** @example {
            *       "data": [
            *         {
-           *           "id": "string",
+           *           "id": "agt_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "name": "string",
            *           "description": "string",
-           *           "created_at": "string",
-           *           "updated_at": "string"
+           *           "created_at": "2026-11-24T21:45:44.123Z",
+           *           "updated_at": "2026-11-24T21:45:44.123Z"
            *         }
            *       ],
            *       "next_cursor": "string",
@@ -5349,11 +5549,11 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "agt_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "name": "string",
            *       "description": "string",
-           *       "created_at": "string",
-           *       "updated_at": "string"
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "updated_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Agent"];
         };
@@ -5584,11 +5784,11 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "agt_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "name": "string",
            *       "description": "string",
-           *       "created_at": "string",
-           *       "updated_at": "string"
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "updated_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Agent"];
         };
@@ -5924,7 +6124,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: {
+    requestBody: {
       content: {
         /** @example {
          *       "name": "a",
@@ -5950,11 +6150,11 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "agt_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "name": "string",
            *       "description": "string",
-           *       "created_at": "string",
-           *       "updated_at": "string"
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "updated_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Agent"];
         };
@@ -6221,28 +6421,28 @@ export interface operations {
           /** @example {
            *       "data": [
            *         {
-           *           "id": "string",
+           *           "id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "direction": "outbound",
            *           "status": "queued",
            *           "to": "+14155550123",
            *           "from": "+14155550123",
            *           "agent": "string",
-           *           "seat_id": "string",
-           *           "route_id": "string",
+           *           "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *           "route_id": "rte_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "stir_shaken": {
            *             "attestation": "A",
            *             "identity": "string"
            *           },
            *           "client_state": "string",
-           *           "timeout_seconds": -9007199254740991,
-           *           "time_limit_seconds": -9007199254740991,
+           *           "timeout_seconds": 0,
+           *           "time_limit_seconds": 0,
            *           "hangup_cause": "normal_clearing",
            *           "hangup_source": "caller",
-           *           "sip_code": -9007199254740991,
-           *           "created_at": "string",
-           *           "answered_at": "string",
-           *           "ended_at": "string",
-           *           "duration_seconds": -9007199254740991
+           *           "sip_code": 0,
+           *           "created_at": "2026-11-24T21:45:44.123Z",
+           *           "answered_at": "2026-11-24T21:45:44.123Z",
+           *           "ended_at": "2026-11-24T21:45:44.123Z",
+           *           "duration_seconds": 0
            *         }
            *       ],
            *       "next_cursor": "string",
@@ -6419,28 +6619,28 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "direction": "outbound",
            *       "status": "queued",
            *       "to": "+14155550123",
            *       "from": "+14155550123",
            *       "agent": "string",
-           *       "seat_id": "string",
-           *       "route_id": "string",
+           *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "route_id": "rte_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "stir_shaken": {
            *         "attestation": "A",
            *         "identity": "string"
            *       },
            *       "client_state": "string",
-           *       "timeout_seconds": -9007199254740991,
-           *       "time_limit_seconds": -9007199254740991,
+           *       "timeout_seconds": 0,
+           *       "time_limit_seconds": 0,
            *       "hangup_cause": "normal_clearing",
            *       "hangup_source": "caller",
-           *       "sip_code": -9007199254740991,
-           *       "created_at": "string",
-           *       "answered_at": "string",
-           *       "ended_at": "string",
-           *       "duration_seconds": -9007199254740991
+           *       "sip_code": 0,
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "answered_at": "2026-11-24T21:45:44.123Z",
+           *       "ended_at": "2026-11-24T21:45:44.123Z",
+           *       "duration_seconds": 0
            *     } */
           "application/json": components["schemas"]["Call"];
         };
@@ -6600,28 +6800,28 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "direction": "outbound",
            *       "status": "queued",
            *       "to": "+14155550123",
            *       "from": "+14155550123",
            *       "agent": "string",
-           *       "seat_id": "string",
-           *       "route_id": "string",
+           *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "route_id": "rte_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "stir_shaken": {
            *         "attestation": "A",
            *         "identity": "string"
            *       },
            *       "client_state": "string",
-           *       "timeout_seconds": -9007199254740991,
-           *       "time_limit_seconds": -9007199254740991,
+           *       "timeout_seconds": 0,
+           *       "time_limit_seconds": 0,
            *       "hangup_cause": "normal_clearing",
            *       "hangup_source": "caller",
-           *       "sip_code": -9007199254740991,
-           *       "created_at": "string",
-           *       "answered_at": "string",
-           *       "ended_at": "string",
-           *       "duration_seconds": -9007199254740991
+           *       "sip_code": 0,
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "answered_at": "2026-11-24T21:45:44.123Z",
+           *       "ended_at": "2026-11-24T21:45:44.123Z",
+           *       "duration_seconds": 0
            *     } */
           "application/json": components["schemas"]["Call"];
         };
@@ -6827,28 +7027,28 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "direction": "outbound",
            *       "status": "queued",
            *       "to": "+14155550123",
            *       "from": "+14155550123",
            *       "agent": "string",
-           *       "seat_id": "string",
-           *       "route_id": "string",
+           *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "route_id": "rte_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "stir_shaken": {
            *         "attestation": "A",
            *         "identity": "string"
            *       },
            *       "client_state": "string",
-           *       "timeout_seconds": -9007199254740991,
-           *       "time_limit_seconds": -9007199254740991,
+           *       "timeout_seconds": 0,
+           *       "time_limit_seconds": 0,
            *       "hangup_cause": "normal_clearing",
            *       "hangup_source": "caller",
-           *       "sip_code": -9007199254740991,
-           *       "created_at": "string",
-           *       "answered_at": "string",
-           *       "ended_at": "string",
-           *       "duration_seconds": -9007199254740991
+           *       "sip_code": 0,
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "answered_at": "2026-11-24T21:45:44.123Z",
+           *       "ended_at": "2026-11-24T21:45:44.123Z",
+           *       "duration_seconds": 0
            *     } */
           "application/json": components["schemas"]["Call"];
         };
@@ -7110,28 +7310,28 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "direction": "outbound",
            *       "status": "queued",
            *       "to": "+14155550123",
            *       "from": "+14155550123",
            *       "agent": "string",
-           *       "seat_id": "string",
-           *       "route_id": "string",
+           *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "route_id": "rte_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "stir_shaken": {
            *         "attestation": "A",
            *         "identity": "string"
            *       },
            *       "client_state": "string",
-           *       "timeout_seconds": -9007199254740991,
-           *       "time_limit_seconds": -9007199254740991,
+           *       "timeout_seconds": 0,
+           *       "time_limit_seconds": 0,
            *       "hangup_cause": "normal_clearing",
            *       "hangup_source": "caller",
-           *       "sip_code": -9007199254740991,
-           *       "created_at": "string",
-           *       "answered_at": "string",
-           *       "ended_at": "string",
-           *       "duration_seconds": -9007199254740991
+           *       "sip_code": 0,
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "answered_at": "2026-11-24T21:45:44.123Z",
+           *       "ended_at": "2026-11-24T21:45:44.123Z",
+           *       "duration_seconds": 0
            *     } */
           "application/json": components["schemas"]["Call"];
         };
@@ -7371,7 +7571,7 @@ export interface operations {
           /** @example {
            *       "data": [
            *         {
-           *           "id": "string",
+           *           "id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "phone_number": "+14155550123",
            *           "channels": [
            *             "sms"
@@ -7381,10 +7581,10 @@ export interface operations {
            *             "property1": null,
            *             "property2": null
            *           },
-           *           "captured_at": "string",
+           *           "captured_at": "2026-11-24T21:45:44.123Z",
            *           "status": "granted",
-           *           "created_at": "string",
-           *           "revoked_at": "string",
+           *           "created_at": "2026-11-24T21:45:44.123Z",
+           *           "revoked_at": "2026-11-24T21:45:44.123Z",
            *           "revocation_source": "api",
            *           "revocation_keyword": "string"
            *         }
@@ -7577,7 +7777,7 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "phone_number": "+14155550123",
            *       "channels": [
            *         "sms"
@@ -7587,10 +7787,10 @@ export interface operations {
            *         "property1": null,
            *         "property2": null
            *       },
-           *       "captured_at": "string",
+           *       "captured_at": "2026-11-24T21:45:44.123Z",
            *       "status": "granted",
-           *       "created_at": "string",
-           *       "revoked_at": "string",
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "revoked_at": "2026-11-24T21:45:44.123Z",
            *       "revocation_source": "api",
            *       "revocation_keyword": "string"
            *     } */
@@ -7823,7 +8023,7 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "phone_number": "+14155550123",
            *       "channels": [
            *         "sms"
@@ -7833,10 +8033,10 @@ export interface operations {
            *         "property1": null,
            *         "property2": null
            *       },
-           *       "captured_at": "string",
+           *       "captured_at": "2026-11-24T21:45:44.123Z",
            *       "status": "granted",
-           *       "created_at": "string",
-           *       "revoked_at": "string",
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "revoked_at": "2026-11-24T21:45:44.123Z",
            *       "revocation_source": "api",
            *       "revocation_keyword": "string"
            *     } */
@@ -7998,7 +8198,7 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "phone_number": "+14155550123",
            *       "channels": [
            *         "sms"
@@ -8008,10 +8208,10 @@ export interface operations {
            *         "property1": null,
            *         "property2": null
            *       },
-           *       "captured_at": "string",
+           *       "captured_at": "2026-11-24T21:45:44.123Z",
            *       "status": "granted",
-           *       "created_at": "string",
-           *       "revoked_at": "string",
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "revoked_at": "2026-11-24T21:45:44.123Z",
            *       "revocation_source": "api",
            *       "revocation_keyword": "string"
            *     } */
@@ -8298,7 +8498,7 @@ export interface operations {
           /** @example {
            *       "data": [
            *         {
-           *           "id": "string",
+           *           "id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "direction": "outbound",
            *           "channel": "sms",
            *           "channel_used": "sms",
@@ -8313,20 +8513,20 @@ export interface operations {
            *           ],
            *           "encoding": "GSM-7",
            *           "segments": 1,
-           *           "template_id": "string",
-           *           "template_version": -9007199254740991,
-           *           "consent_id": "string",
-           *           "expires_at": "string",
+           *           "template_id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *           "template_version": 0,
+           *           "consent_id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *           "expires_at": "2026-11-24T21:45:44.123Z",
            *           "error_code": "string",
            *           "error_message": "string",
            *           "in_reply_to": "string",
            *           "keyword": "string",
-           *           "auto_reply_id": "string",
-           *           "created_at": "string",
-           *           "updated_at": "string",
-           *           "sent_at": "string",
-           *           "delivered_at": "string",
-           *           "read_at": "string"
+           *           "auto_reply_id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *           "created_at": "2026-11-24T21:45:44.123Z",
+           *           "updated_at": "2026-11-24T21:45:44.123Z",
+           *           "sent_at": "2026-11-24T21:45:44.123Z",
+           *           "delivered_at": "2026-11-24T21:45:44.123Z",
+           *           "read_at": "2026-11-24T21:45:44.123Z"
            *         }
            *       ],
            *       "next_cursor": "string",
@@ -8503,7 +8703,7 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "direction": "outbound",
            *       "channel": "sms",
            *       "channel_used": "sms",
@@ -8518,20 +8718,20 @@ export interface operations {
            *       ],
            *       "encoding": "GSM-7",
            *       "segments": 1,
-           *       "template_id": "string",
-           *       "template_version": -9007199254740991,
-           *       "consent_id": "string",
-           *       "expires_at": "string",
+           *       "template_id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "template_version": 0,
+           *       "consent_id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "expires_at": "2026-11-24T21:45:44.123Z",
            *       "error_code": "string",
            *       "error_message": "string",
            *       "in_reply_to": "string",
            *       "keyword": "string",
-           *       "auto_reply_id": "string",
-           *       "created_at": "string",
-           *       "updated_at": "string",
-           *       "sent_at": "string",
-           *       "delivered_at": "string",
-           *       "read_at": "string"
+           *       "auto_reply_id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "updated_at": "2026-11-24T21:45:44.123Z",
+           *       "sent_at": "2026-11-24T21:45:44.123Z",
+           *       "delivered_at": "2026-11-24T21:45:44.123Z",
+           *       "read_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Message"];
         };
@@ -8704,7 +8904,7 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "direction": "outbound",
            *       "channel": "sms",
            *       "channel_used": "sms",
@@ -8719,20 +8919,20 @@ export interface operations {
            *       ],
            *       "encoding": "GSM-7",
            *       "segments": 1,
-           *       "template_id": "string",
-           *       "template_version": -9007199254740991,
-           *       "consent_id": "string",
-           *       "expires_at": "string",
+           *       "template_id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "template_version": 0,
+           *       "consent_id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "expires_at": "2026-11-24T21:45:44.123Z",
            *       "error_code": "string",
            *       "error_message": "string",
            *       "in_reply_to": "string",
            *       "keyword": "string",
-           *       "auto_reply_id": "string",
-           *       "created_at": "string",
-           *       "updated_at": "string",
-           *       "sent_at": "string",
-           *       "delivered_at": "string",
-           *       "read_at": "string"
+           *       "auto_reply_id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "updated_at": "2026-11-24T21:45:44.123Z",
+           *       "sent_at": "2026-11-24T21:45:44.123Z",
+           *       "delivered_at": "2026-11-24T21:45:44.123Z",
+           *       "read_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Message"];
         };
@@ -8964,7 +9164,7 @@ export interface operations {
            *       "help_text": "string",
            *       "stop_reply_text": "string",
            *       "start_reply_text": "string",
-           *       "updated_at": "string"
+           *       "updated_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["MessagingSettings"];
         };
@@ -9087,7 +9287,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    requestBody?: {
+    requestBody: {
       content: {
         /** @example {
          *       "help_text": "string",
@@ -9117,7 +9317,7 @@ export interface operations {
            *       "help_text": "string",
            *       "stop_reply_text": "string",
            *       "start_reply_text": "string",
-           *       "updated_at": "string"
+           *       "updated_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["MessagingSettings"];
         };
@@ -9354,7 +9554,7 @@ export interface operations {
           /** @example {
            *       "data": [
            *         {
-           *           "id": "string",
+           *           "id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "number": "+14155550123",
            *           "country": "string",
            *           "region": "string",
@@ -9365,8 +9565,8 @@ export interface operations {
            *             "voice"
            *           ],
            *           "status": "available",
-           *           "seat_id": "string",
-           *           "assigned_at": "string"
+           *           "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *           "assigned_at": "2026-11-24T21:45:44.123Z"
            *         }
            *       ],
            *       "next_cursor": "string",
@@ -9543,7 +9743,7 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "number": "+14155550123",
            *       "country": "string",
            *       "region": "string",
@@ -9554,8 +9754,8 @@ export interface operations {
            *         "voice"
            *       ],
            *       "status": "available",
-           *       "seat_id": "string",
-           *       "assigned_at": "string"
+           *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "assigned_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["PhoneNumber"];
         };
@@ -9715,7 +9915,7 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "number": "+14155550123",
            *       "country": "string",
            *       "region": "string",
@@ -9726,8 +9926,8 @@ export interface operations {
            *         "voice"
            *       ],
            *       "status": "available",
-           *       "seat_id": "string",
-           *       "assigned_at": "string"
+           *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "assigned_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["PhoneNumber"];
         };
@@ -9932,14 +10132,14 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
-           *       "number_id": "string",
+           *       "id": "hld_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "number_id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "number": "+14155550123",
            *       "status": "active",
-           *       "expires_at": "string",
-           *       "created_at": "string",
-           *       "released_at": "string",
-           *       "converted_at": "string"
+           *       "expires_at": "2026-11-24T21:45:44.123Z",
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "released_at": "2026-11-24T21:45:44.123Z",
+           *       "converted_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Hold"];
         };
@@ -10188,14 +10388,14 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
-           *       "number_id": "string",
+           *       "id": "hld_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "number_id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "number": "+14155550123",
            *       "status": "active",
-           *       "expires_at": "string",
-           *       "created_at": "string",
-           *       "released_at": "string",
-           *       "converted_at": "string"
+           *       "expires_at": "2026-11-24T21:45:44.123Z",
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "released_at": "2026-11-24T21:45:44.123Z",
+           *       "converted_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Hold"];
         };
@@ -10362,16 +10562,16 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
-           *       "number_id": "string",
+           *       "id": "hld_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "number_id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "number": "+14155550123",
            *       "status": "active",
-           *       "expires_at": "string",
-           *       "created_at": "string",
-           *       "released_at": "string",
-           *       "converted_at": "string",
+           *       "expires_at": "2026-11-24T21:45:44.123Z",
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "released_at": "2026-11-24T21:45:44.123Z",
+           *       "converted_at": "2026-11-24T21:45:44.123Z",
            *       "phone_number": {
-           *         "id": "string",
+           *         "id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *         "number": "+14155550123",
            *         "country": "string",
            *         "region": "string",
@@ -10382,8 +10582,8 @@ export interface operations {
            *           "voice"
            *         ],
            *         "status": "available",
-           *         "seat_id": "string",
-           *         "assigned_at": "string"
+           *         "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *         "assigned_at": "2026-11-24T21:45:44.123Z"
            *       }
            *     } */
           "application/json": components["schemas"]["AssignedHold"];
@@ -10637,14 +10837,14 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
-           *       "number_id": "string",
+           *       "id": "hld_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "number_id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "number": "+14155550123",
            *       "status": "active",
-           *       "expires_at": "string",
-           *       "created_at": "string",
-           *       "released_at": "string",
-           *       "converted_at": "string"
+           *       "expires_at": "2026-11-24T21:45:44.123Z",
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "released_at": "2026-11-24T21:45:44.123Z",
+           *       "converted_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Hold"];
         };
@@ -10863,7 +11063,7 @@ export interface operations {
           /** @example {
            *       "data": [
            *         {
-           *           "id": "string",
+           *           "id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "number": "+14155550123",
            *           "country": "string",
            *           "region": "string",
@@ -10874,8 +11074,8 @@ export interface operations {
            *             "voice"
            *           ],
            *           "status": "available",
-           *           "seat_id": "string",
-           *           "assigned_at": "string"
+           *           "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *           "assigned_at": "2026-11-24T21:45:44.123Z"
            *         }
            *       ],
            *       "next_cursor": "string",
@@ -11058,15 +11258,15 @@ export interface operations {
           /** @example {
            *       "data": [
            *         {
-           *           "id": "string",
+           *           "id": "rte_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "name": "string",
            *           "numbers": [
            *             "+14155550123"
            *           ],
            *           "agent": "string",
-           *           "seat_id": "string",
-           *           "created_at": "string",
-           *           "updated_at": "string"
+           *           "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *           "created_at": "2026-11-24T21:45:44.123Z",
+           *           "updated_at": "2026-11-24T21:45:44.123Z"
            *         }
            *       ],
            *       "next_cursor": "string",
@@ -11258,15 +11458,15 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "rte_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "name": "string",
            *       "numbers": [
            *         "+14155550123"
            *       ],
            *       "agent": "string",
-           *       "seat_id": "string",
-           *       "created_at": "string",
-           *       "updated_at": "string"
+           *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "updated_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Route"];
         };
@@ -11497,15 +11697,15 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "rte_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "name": "string",
            *       "numbers": [
            *         "+14155550123"
            *       ],
            *       "agent": "string",
-           *       "seat_id": "string",
-           *       "created_at": "string",
-           *       "updated_at": "string"
+           *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "updated_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Route"];
         };
@@ -11841,7 +12041,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: {
+    requestBody: {
       content: {
         /** @example {
          *       "name": "string",
@@ -11871,15 +12071,15 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "rte_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "name": "string",
            *       "numbers": [
            *         "+14155550123"
            *       ],
            *       "agent": "string",
-           *       "seat_id": "string",
-           *       "created_at": "string",
-           *       "updated_at": "string"
+           *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "updated_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Route"];
         };
@@ -12139,28 +12339,28 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "direction": "outbound",
            *       "status": "queued",
            *       "to": "+14155550123",
            *       "from": "+14155550123",
            *       "agent": "string",
-           *       "seat_id": "string",
-           *       "route_id": "string",
+           *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "route_id": "rte_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "stir_shaken": {
            *         "attestation": "A",
            *         "identity": "string"
            *       },
            *       "client_state": "string",
-           *       "timeout_seconds": -9007199254740991,
-           *       "time_limit_seconds": -9007199254740991,
+           *       "timeout_seconds": 0,
+           *       "time_limit_seconds": 0,
            *       "hangup_cause": "normal_clearing",
            *       "hangup_source": "caller",
-           *       "sip_code": -9007199254740991,
-           *       "created_at": "string",
-           *       "answered_at": "string",
-           *       "ended_at": "string",
-           *       "duration_seconds": -9007199254740991
+           *       "sip_code": 0,
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "answered_at": "2026-11-24T21:45:44.123Z",
+           *       "ended_at": "2026-11-24T21:45:44.123Z",
+           *       "duration_seconds": 0
            *     } */
           "application/json": components["schemas"]["Call"];
         };
@@ -12421,7 +12621,7 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "direction": "outbound",
            *       "channel": "sms",
            *       "channel_used": "sms",
@@ -12436,20 +12636,20 @@ export interface operations {
            *       ],
            *       "encoding": "GSM-7",
            *       "segments": 1,
-           *       "template_id": "string",
-           *       "template_version": -9007199254740991,
-           *       "consent_id": "string",
-           *       "expires_at": "string",
+           *       "template_id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "template_version": 0,
+           *       "consent_id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "expires_at": "2026-11-24T21:45:44.123Z",
            *       "error_code": "string",
            *       "error_message": "string",
            *       "in_reply_to": "string",
            *       "keyword": "string",
-           *       "auto_reply_id": "string",
-           *       "created_at": "string",
-           *       "updated_at": "string",
-           *       "sent_at": "string",
-           *       "delivered_at": "string",
-           *       "read_at": "string"
+           *       "auto_reply_id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "updated_at": "2026-11-24T21:45:44.123Z",
+           *       "sent_at": "2026-11-24T21:45:44.123Z",
+           *       "delivered_at": "2026-11-24T21:45:44.123Z",
+           *       "read_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Message"];
         };
@@ -12704,13 +12904,13 @@ export interface operations {
           /** @example {
            *       "data": [
            *         {
-           *           "id": "string",
+           *           "id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "name": "string",
-           *           "max_concurrent_calls": -9007199254740991,
+           *           "max_concurrent_calls": 0,
            *           "status": "active",
-           *           "active_calls": -9007199254740991,
-           *           "created_at": "string",
-           *           "updated_at": "string"
+           *           "active_calls": 0,
+           *           "created_at": "2026-11-24T21:45:44.123Z",
+           *           "updated_at": "2026-11-24T21:45:44.123Z"
            *         }
            *       ],
            *       "next_cursor": "string",
@@ -12899,13 +13099,13 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "name": "string",
-           *       "max_concurrent_calls": -9007199254740991,
+           *       "max_concurrent_calls": 0,
            *       "status": "active",
-           *       "active_calls": -9007199254740991,
-           *       "created_at": "string",
-           *       "updated_at": "string"
+           *       "active_calls": 0,
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "updated_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Seat"];
         };
@@ -13136,13 +13336,13 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "name": "string",
-           *       "max_concurrent_calls": -9007199254740991,
+           *       "max_concurrent_calls": 0,
            *       "status": "active",
-           *       "active_calls": -9007199254740991,
-           *       "created_at": "string",
-           *       "updated_at": "string"
+           *       "active_calls": 0,
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "updated_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Seat"];
         };
@@ -13478,7 +13678,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: {
+    requestBody: {
       content: {
         /** @example {
          *       "name": "string",
@@ -13505,13 +13705,13 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "name": "string",
-           *       "max_concurrent_calls": -9007199254740991,
+           *       "max_concurrent_calls": 0,
            *       "status": "active",
-           *       "active_calls": -9007199254740991,
-           *       "created_at": "string",
-           *       "updated_at": "string"
+           *       "active_calls": 0,
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "updated_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Seat"];
         };
@@ -13766,7 +13966,7 @@ export interface operations {
           /** @example {
            *       "data": [
            *         {
-           *           "id": "string",
+           *           "id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "name": "string",
            *           "version": 1,
            *           "latest_version": 1,
@@ -13781,8 +13981,8 @@ export interface operations {
            *           "content_sha256": "string",
            *           "signature": "string",
            *           "kid": "string",
-           *           "created_at": "string",
-           *           "approved_at": "string"
+           *           "created_at": "2026-11-24T21:45:44.123Z",
+           *           "approved_at": "2026-11-24T21:45:44.123Z"
            *         }
            *       ],
            *       "next_cursor": "string",
@@ -13973,7 +14173,7 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "name": "string",
            *       "version": 1,
            *       "latest_version": 1,
@@ -13988,8 +14188,8 @@ export interface operations {
            *       "content_sha256": "string",
            *       "signature": "string",
            *       "kid": "string",
-           *       "created_at": "string",
-           *       "approved_at": "string"
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "approved_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Template"];
         };
@@ -14223,7 +14423,7 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "name": "string",
            *       "version": 1,
            *       "latest_version": 1,
@@ -14238,8 +14438,8 @@ export interface operations {
            *       "content_sha256": "string",
            *       "signature": "string",
            *       "kid": "string",
-           *       "created_at": "string",
-           *       "approved_at": "string"
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "approved_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Template"];
         };
@@ -14427,7 +14627,7 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "name": "string",
            *       "version": 1,
            *       "latest_version": 1,
@@ -14442,8 +14642,8 @@ export interface operations {
            *       "content_sha256": "string",
            *       "signature": "string",
            *       "kid": "string",
-           *       "created_at": "string",
-           *       "approved_at": "string"
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "approved_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Template"];
         };
@@ -14714,18 +14914,18 @@ export interface operations {
           /** @example {
            *       "data": [
            *         {
-           *           "id": "string",
+           *           "id": "use_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "kind": "api.request",
-           *           "occurred_at": "string",
+           *           "occurred_at": "2026-11-24T21:45:44.123Z",
            *           "account_id": "string",
            *           "principal": "string",
            *           "request_id": "string",
            *           "resource_id": "string",
            *           "method": "string",
            *           "route": "string",
-           *           "status": -9007199254740991,
+           *           "status": 0,
            *           "replayed": true,
-           *           "quantity": -9007199254740991,
+           *           "quantity": 0,
            *           "unit": "string",
            *           "attributes": {
            *             "property1": null,
@@ -14909,18 +15109,18 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "use_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "kind": "api.request",
-           *       "occurred_at": "string",
+           *       "occurred_at": "2026-11-24T21:45:44.123Z",
            *       "account_id": "string",
            *       "principal": "string",
            *       "request_id": "string",
            *       "resource_id": "string",
            *       "method": "string",
            *       "route": "string",
-           *       "status": -9007199254740991,
+           *       "status": 0,
            *       "replayed": true,
-           *       "quantity": -9007199254740991,
+           *       "quantity": 0,
            *       "unit": "string",
            *       "attributes": {
            *         "property1": null,
@@ -15083,25 +15283,25 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
-           *       "subscription_id": "string",
-           *       "event_id": "string",
+           *       "id": "wdl_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "subscription_id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "event_id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "event_type": "string",
            *       "status": "pending",
-           *       "attempts": -9007199254740991,
-           *       "next_attempt_at": "string",
-           *       "last_attempt_at": "string",
-           *       "last_status_code": -9007199254740991,
+           *       "attempts": 0,
+           *       "next_attempt_at": "2026-11-24T21:45:44.123Z",
+           *       "last_attempt_at": "2026-11-24T21:45:44.123Z",
+           *       "last_status_code": 0,
            *       "last_error": "string",
-           *       "delivered_at": "string",
-           *       "failed_at": "string",
-           *       "created_at": "string",
+           *       "delivered_at": "2026-11-24T21:45:44.123Z",
+           *       "failed_at": "2026-11-24T21:45:44.123Z",
+           *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "attempt_log": [
            *         {
-           *           "attempt": -9007199254740991,
-           *           "started_at": "string",
-           *           "duration_ms": -9007199254740991,
-           *           "status_code": -9007199254740991,
+           *           "attempt": 0,
+           *           "started_at": "2026-11-24T21:45:44.123Z",
+           *           "duration_ms": 0,
+           *           "status_code": 0,
            *           "outcome": "delivered",
            *           "error": "string"
            *         }
@@ -15265,19 +15465,19 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
-           *       "subscription_id": "string",
-           *       "event_id": "string",
+           *       "id": "wdl_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "subscription_id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "event_id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "event_type": "string",
            *       "status": "pending",
-           *       "attempts": -9007199254740991,
-           *       "next_attempt_at": "string",
-           *       "last_attempt_at": "string",
-           *       "last_status_code": -9007199254740991,
+           *       "attempts": 0,
+           *       "next_attempt_at": "2026-11-24T21:45:44.123Z",
+           *       "last_attempt_at": "2026-11-24T21:45:44.123Z",
+           *       "last_status_code": 0,
            *       "last_error": "string",
-           *       "delivered_at": "string",
-           *       "failed_at": "string",
-           *       "created_at": "string"
+           *       "delivered_at": "2026-11-24T21:45:44.123Z",
+           *       "failed_at": "2026-11-24T21:45:44.123Z",
+           *       "created_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["WebhookDelivery"];
         };
@@ -15478,7 +15678,7 @@ export interface operations {
           /** @example {
            *       "data": [
            *         {
-           *           "id": "string",
+           *           "id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "url": "string",
            *           "events": [
            *             "string"
@@ -15486,9 +15686,9 @@ export interface operations {
            *           "description": "string",
            *           "status": "active",
            *           "disabled_reason": "gone",
-           *           "previous_secret_expires_at": "string",
-           *           "created_at": "string",
-           *           "updated_at": "string"
+           *           "previous_secret_expires_at": "2026-11-24T21:45:44.123Z",
+           *           "created_at": "2026-11-24T21:45:44.123Z",
+           *           "updated_at": "2026-11-24T21:45:44.123Z"
            *         }
            *       ],
            *       "next_cursor": "string",
@@ -15680,7 +15880,7 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "url": "string",
            *       "events": [
            *         "string"
@@ -15688,9 +15888,9 @@ export interface operations {
            *       "description": "string",
            *       "status": "active",
            *       "disabled_reason": "gone",
-           *       "previous_secret_expires_at": "string",
-           *       "created_at": "string",
-           *       "updated_at": "string",
+           *       "previous_secret_expires_at": "2026-11-24T21:45:44.123Z",
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "updated_at": "2026-11-24T21:45:44.123Z",
            *       "secret": "string"
            *     } */
           "application/json": components["schemas"]["WebhookSubscriptionWithSecret"];
@@ -15922,7 +16122,7 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "url": "string",
            *       "events": [
            *         "string"
@@ -15930,9 +16130,9 @@ export interface operations {
            *       "description": "string",
            *       "status": "active",
            *       "disabled_reason": "gone",
-           *       "previous_secret_expires_at": "string",
-           *       "created_at": "string",
-           *       "updated_at": "string"
+           *       "previous_secret_expires_at": "2026-11-24T21:45:44.123Z",
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "updated_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["WebhookSubscription"];
         };
@@ -16268,7 +16468,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: {
+    requestBody: {
       content: {
         /** @example {
          *       "url": "string",
@@ -16298,7 +16498,7 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "url": "string",
            *       "events": [
            *         "string"
@@ -16306,9 +16506,9 @@ export interface operations {
            *       "description": "string",
            *       "status": "active",
            *       "disabled_reason": "gone",
-           *       "previous_secret_expires_at": "string",
-           *       "created_at": "string",
-           *       "updated_at": "string"
+           *       "previous_secret_expires_at": "2026-11-24T21:45:44.123Z",
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "updated_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["WebhookSubscription"];
         };
@@ -16567,19 +16767,19 @@ export interface operations {
           /** @example {
            *       "data": [
            *         {
-           *           "id": "string",
-           *           "subscription_id": "string",
-           *           "event_id": "string",
+           *           "id": "wdl_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *           "subscription_id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *           "event_id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "event_type": "string",
            *           "status": "pending",
-           *           "attempts": -9007199254740991,
-           *           "next_attempt_at": "string",
-           *           "last_attempt_at": "string",
-           *           "last_status_code": -9007199254740991,
+           *           "attempts": 0,
+           *           "next_attempt_at": "2026-11-24T21:45:44.123Z",
+           *           "last_attempt_at": "2026-11-24T21:45:44.123Z",
+           *           "last_status_code": 0,
            *           "last_error": "string",
-           *           "delivered_at": "string",
-           *           "failed_at": "string",
-           *           "created_at": "string"
+           *           "delivered_at": "2026-11-24T21:45:44.123Z",
+           *           "failed_at": "2026-11-24T21:45:44.123Z",
+           *           "created_at": "2026-11-24T21:45:44.123Z"
            *         }
            *       ],
            *       "next_cursor": "string",
@@ -16777,7 +16977,7 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
+           *       "id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "url": "string",
            *       "events": [
            *         "string"
@@ -16785,9 +16985,9 @@ export interface operations {
            *       "description": "string",
            *       "status": "active",
            *       "disabled_reason": "gone",
-           *       "previous_secret_expires_at": "string",
-           *       "created_at": "string",
-           *       "updated_at": "string",
+           *       "previous_secret_expires_at": "2026-11-24T21:45:44.123Z",
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "updated_at": "2026-11-24T21:45:44.123Z",
            *       "secret": "string"
            *     } */
           "application/json": components["schemas"]["WebhookSubscriptionWithSecret"];
@@ -16987,19 +17187,19 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
-           *       "subscription_id": "string",
-           *       "event_id": "string",
+           *       "id": "wdl_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "subscription_id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "event_id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "event_type": "string",
            *       "status": "pending",
-           *       "attempts": -9007199254740991,
-           *       "next_attempt_at": "string",
-           *       "last_attempt_at": "string",
-           *       "last_status_code": -9007199254740991,
+           *       "attempts": 0,
+           *       "next_attempt_at": "2026-11-24T21:45:44.123Z",
+           *       "last_attempt_at": "2026-11-24T21:45:44.123Z",
+           *       "last_status_code": 0,
            *       "last_error": "string",
-           *       "delivered_at": "string",
-           *       "failed_at": "string",
-           *       "created_at": "string"
+           *       "delivered_at": "2026-11-24T21:45:44.123Z",
+           *       "failed_at": "2026-11-24T21:45:44.123Z",
+           *       "created_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["WebhookDelivery"];
         };
@@ -17197,7 +17397,7 @@ export interface operations {
            *       "type": "string",
            *       "kind": "string",
            *       "code": "string",
-           *       "status": -9007199254740991,
+           *       "status": 0,
            *       "title": "string"
            *     } */
           "application/json": components["schemas"]["ErrorKind"];
@@ -17281,8 +17481,17 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "property1": null,
-           *       "property2": null
+           *       "openapi": "3.1.0",
+           *       "info": {
+           *         "title": "Switchboard API",
+           *         "version": "0.1.0"
+           *       },
+           *       "servers": [
+           *         {
+           *           "url": "http://localhost:8080"
+           *         }
+           *       ],
+           *       "paths": {}
            *     } */
           "application/json": {
             [key: string]: unknown;
