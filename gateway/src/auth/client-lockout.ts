@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Queryable } from "@switchboard/kit";
+import type { Logger, Queryable } from "@switchboard/kit";
 
 /** From this many consecutive failures a client id is locked. */
 export const LOCKOUT_THRESHOLD = 5;
@@ -8,6 +8,15 @@ const FIRST_LOCK_SECONDS = 1;
 export const MAX_LOCK_SECONDS = 15 * 60;
 /** Failures further apart than this start counting again. */
 const FAILURE_WINDOW_SECONDS = 15 * 60;
+/** Every this many failures counted by a gateway, it purges rows that mean nothing any more. */
+const PURGE_EVERY_FAILURES = 500;
+const PURGE_BATCH = 1_000;
+
+export interface ClientLockoutOptions {
+  /** Failures counted between purges (default 500). */
+  purgeEvery?: number;
+  logger?: Logger | undefined;
+}
 
 export interface LockoutState {
   /** Seconds until the id may be tried again; 0 when it is not locked. */
@@ -23,7 +32,13 @@ const keyOf = (clientId: string) => createHash("sha256").update(clientId).digest
  * counts the same guesses (see migrations/…_client-lockouts.sql).
  */
 export class ClientLockout {
-  constructor(private readonly db: Queryable) {}
+  private failuresSincePurge = 0;
+  private purging = false;
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly options: ClientLockoutOptions = {},
+  ) {}
 
   async state(clientId: string): Promise<LockoutState> {
     const { rows } = await this.db.query<{ locked_for: number }>(
@@ -59,6 +74,48 @@ export class ClientLockout {
         MAX_LOCK_SECONDS,
       ],
     );
+    this.failuresSincePurge += 1;
+    if (this.failuresSincePurge >= (this.options.purgeEvery ?? PURGE_EVERY_FAILURES)) {
+      this.failuresSincePurge = 0;
+      this.purgeInBackground();
+    }
+  }
+
+  /**
+   * Deletes up to `batch` rows whose last failure is older than the counting window and whose
+   * lock has run out: such a row locks nothing and the next failure would start again at 1, so
+   * it means what no row means. Unknown ids are counted too, so without this, guesses at
+   * made-up ids would grow the table without end. Returns how many went.
+   */
+  async purge(batch = PURGE_BATCH): Promise<number> {
+    const { rowCount } = await this.db.query(
+      `DELETE FROM gateway.client_lockouts WHERE client_key IN (
+         SELECT client_key FROM gateway.client_lockouts
+          WHERE last_failure_at < now() - $1 * interval '1 second'
+            AND (locked_until IS NULL OR locked_until <= now())
+          LIMIT $2)`,
+      [FAILURE_WINDOW_SECONDS, batch],
+    );
+    return rowCount ?? 0;
+  }
+
+  /** Housekeeping off the request's path: one purge at a time, batches until none are left. */
+  private purgeInBackground(): void {
+    if (this.purging) return;
+    this.purging = true;
+    void (async () => {
+      try {
+        let purged = 0;
+        for (let deleted = PURGE_BATCH; deleted === PURGE_BATCH; purged += deleted) {
+          deleted = await this.purge();
+        }
+        if (purged > 0) this.options.logger?.debug({ purged }, "purged stale client lockouts");
+      } catch (error) {
+        this.options.logger?.warn({ err: error }, "client lockout purge failed");
+      } finally {
+        this.purging = false;
+      }
+    })();
   }
 
   async succeeded(clientId: string): Promise<void> {

@@ -15,8 +15,12 @@ export class HashingGate {
     private readonly queue: number,
   ) {}
 
-  /** Runs `work` when a slot is free; 503 service-unavailable when the queue is full. */
-  async run<T>(work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` when a slot is free; 503 service-unavailable when the queue is full. `work` is
+   * told whether it waited for its slot: what it checked before queueing may be stale by then.
+   */
+  async run<T>(work: (waited: boolean) => Promise<T>): Promise<T> {
+    let waited = false;
     if (this.running < this.limit) this.running += 1;
     else if (this.waiting.length >= this.queue) {
       throw new DomainError("service-unavailable", "too many client authentications at once", {
@@ -24,10 +28,13 @@ export class HashingGate {
       });
     }
     // A finishing hash hands its slot over: `running` stays as it is.
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else {
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      waited = true;
+    }
     this.peak = Math.max(this.peak, this.running);
     try {
-      return await work();
+      return await work(waited);
     } finally {
       const next = this.waiting.shift();
       if (next) next();

@@ -80,7 +80,7 @@ export function createIdentity(options: IdentityOptions): Identity {
     authenticator: createAuthenticator({ db: options.pool, keys, settings }),
     tokenEndpoint: createTokenEndpoint({
       db: options.pool,
-      lockout: new ClientLockout(options.pool),
+      lockout: new ClientLockout(options.pool, { logger: options.logger }),
       hashing,
       keys,
       settings,

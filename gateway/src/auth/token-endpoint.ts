@@ -116,11 +116,27 @@ export function createTokenEndpoint(deps: TokenEndpointDeps) {
         "Retry-After": String(lockout.lockedForSeconds),
       });
     }
-    const client = await deps.hashing.run(() => verifyClient(deps.db, clientId, clientSecret));
+    const outcome = await deps.hashing.run(async (waited) => {
+      // Guesses sent together all pass the check above before the first one fails: one that
+      // had to wait for a slot looks again, so a burst hashes about as often as the threshold
+      // allows, not once per request. The failure is counted before the slot is handed on.
+      if (waited) {
+        const now = await deps.lockout.state(clientId);
+        if (now.lockedForSeconds > 0) return { lockedForSeconds: now.lockedForSeconds };
+      }
+      const verified = await verifyClient(deps.db, clientId, clientSecret);
+      if (!verified) await deps.lockout.failed(clientId);
+      return { client: verified };
+    });
+    if ("lockedForSeconds" in outcome) {
+      return tokenError("invalid_client", "client authentication failed", {
+        "Retry-After": String(outcome.lockedForSeconds),
+      });
+    }
+    const { client } = outcome;
     if (!client) {
       // The presented id is not logged: it is unverified input and may be a pasted secret.
       deps.logger?.info({ method }, "token request with bad client credentials");
-      await deps.lockout.failed(clientId);
       return tokenError("invalid_client", "client authentication failed");
     }
     if (lockout.hasFailures) await deps.lockout.succeeded(clientId);

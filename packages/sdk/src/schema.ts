@@ -66,7 +66,7 @@ export interface paths {
     put?: never;
     /**
      * OAuth 2.1 client credentials token endpoint
-     * @description client_secret_basic or client_secret_post. Errors follow RFC 6749 §5.2 ({error, error_description}), not problem+json.
+     * @description client_secret_basic or client_secret_post. Errors follow RFC 6749 §5.2 ({error, error_description}), not problem+json; a client id locked after repeated failures is invalid_client with Retry-After. Past the cap on concurrent secret hashing: 503 service-unavailable (problem+json) with Retry-After.
      */
     post: operations["issueToken"];
     delete?: never;
@@ -2658,6 +2658,24 @@ export interface operations {
           "API-Version": components["headers"]["API-Version"];
           RateLimit: components["headers"]["RateLimit"];
           "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: service-unavailable */
+      503: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
           "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
