@@ -2,7 +2,8 @@
 // The Grafana dashboard, built with the Grafana Foundation SDK: `node scripts/dashboard.mjs`
 // writes charts/switchboard/files/dashboard.json (shipped by the chart as a ConfigMap the Grafana
 // sidecar loads). test/monitoring checks the file is what this builds and that every query parses
-// in a real Prometheus.
+// in a real Prometheus and reads only series the processes export. Queries select
+// `job="switchboard"`, as the alerts do (charts/switchboard/files/prometheus-rules.yaml).
 import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -48,17 +49,20 @@ export function buildDashboard() {
     .withRow(new RowBuilder("Gateway"))
     .withPanel(
       series("Requests by route", "reqps", [
-        ["sum by (route) (rate(http_server_requests_total[$__rate_interval]))", "{{route}}"],
+        [
+          'sum by (route) (rate(http_server_requests_total{job="switchboard"}[$__rate_interval]))',
+          "{{route}}",
+        ],
       ]),
     )
     .withPanel(
       series("Errors by route", "reqps", [
         [
-          'sum by (route) (rate(http_server_requests_total{status=~"5.."}[$__rate_interval]))',
+          'sum by (route) (rate(http_server_requests_total{job="switchboard",status=~"5.."}[$__rate_interval]))',
           "5xx {{route}}",
         ],
         [
-          'sum by (route) (rate(http_server_requests_total{status=~"4.."}[$__rate_interval]))',
+          'sum by (route) (rate(http_server_requests_total{job="switchboard",status=~"4.."}[$__rate_interval]))',
           "4xx {{route}}",
         ],
       ]),
@@ -66,7 +70,7 @@ export function buildDashboard() {
     .withPanel(
       series("Latency p99 by route", "s", [
         [
-          "histogram_quantile(0.99, sum by (route, le) (rate(http_server_request_duration_seconds_bucket[$__rate_interval])))",
+          'histogram_quantile(0.99, sum by (route, le) (rate(http_server_request_duration_seconds_bucket{job="switchboard"}[$__rate_interval])))',
           "{{route}}",
         ],
       ]),
@@ -81,7 +85,7 @@ export function buildDashboard() {
     .withPanel(
       series("gRPC calls by method", "reqps", [
         [
-          "sum by (service, method, code) (rate(grpc_server_handled_total[$__rate_interval]))",
+          'sum by (service, method, code) (rate(grpc_server_handled_total{job="switchboard"}[$__rate_interval]))',
           "{{service}}/{{method}} {{code}}",
         ],
       ]),
@@ -89,41 +93,44 @@ export function buildDashboard() {
     .withPanel(
       series("gRPC latency p99 by method", "s", [
         [
-          "histogram_quantile(0.99, sum by (service, method, le) (rate(grpc_server_handling_seconds_bucket[$__rate_interval])))",
+          'histogram_quantile(0.99, sum by (service, method, le) (rate(grpc_server_handling_seconds_bucket{job="switchboard"}[$__rate_interval])))',
           "{{service}}/{{method}}",
         ],
       ]),
     )
     .withPanel(
-      series("Components up", "short", [['up{component!=""}', "{{component}} {{instance}}"]]),
+      series("Components up", "short", [['up{job="switchboard"}', "{{component}} {{instance}}"]]),
     )
     .withPanel(
       series("Pool connections waiting", "short", [
-        ['max by (pool) (db_pool_connections{state="waiting"})', "{{pool}}"],
+        ['max by (pool) (db_pool_connections{job="switchboard",state="waiting"})', "{{pool}}"],
       ]),
     )
     .withRow(new RowBuilder("Queues and webhooks"))
     .withPanel(
       series("Queue depth", "short", [
         [
-          "sum by (queue, state) (max by (queue, state, instance) (queue_jobs))",
+          'sum by (queue, state) (max by (queue, state, instance) (queue_jobs{job="switchboard"}))',
           "{{queue}} {{state}}",
         ],
       ]),
     )
     .withPanel(
       series("Oldest waiting job", "s", [
-        ["max by (queue) (queue_oldest_waiting_seconds)", "{{queue}}"],
+        ['max by (queue) (queue_oldest_waiting_seconds{job="switchboard"})', "{{queue}}"],
       ]),
     )
     .withPanel(
       series("Webhook attempts by outcome", "reqps", [
-        ["sum by (outcome) (rate(webhook_deliveries_total[$__rate_interval]))", "{{outcome}}"],
+        [
+          'sum by (outcome) (rate(webhook_deliveries_total{job="switchboard"}[$__rate_interval]))',
+          "{{outcome}}",
+        ],
       ]),
     )
     .withPanel(
       series("Usage records not handed off", "short", [
-        ["sum by (instance) (usage_records_unhanded)", "{{instance}}"],
+        ['sum by (instance) (usage_records_unhanded{job="switchboard"})', "{{instance}}"],
       ]),
     )
     .withRow(new RowBuilder("Calls and messages"))
@@ -133,13 +140,18 @@ export function buildDashboard() {
         .datasource(datasource)
         .span(6)
         .height(8)
-        .withTarget(query("sum(calls_live)", "live")),
+        .withTarget(query('sum(calls_live{job="switchboard"})', "live")),
     )
     .withPanel(
       series(
         "Messages by status",
         "reqps",
-        [["sum by (status) (rate(messages_status_changes_total[$__rate_interval]))", "{{status}}"]],
+        [
+          [
+            'sum by (status) (rate(messages_status_changes_total{job="switchboard"}[$__rate_interval]))',
+            "{{status}}",
+          ],
+        ],
         18,
       ),
     )
