@@ -3,13 +3,18 @@ import { callcontrol, inventory, messaging, usage, webhook } from "@switchboard/
 import { callUnary, createClient, createHealthClient } from "@switchboard/kit";
 import type { Principal } from "./auth/index.js";
 
-export interface BackendAddresses {
-  inventory: string;
-  usage: string;
-  messaging: string;
-  callControl: string;
-  webhook: string;
-}
+/** The services the gateway calls, by the key it knows them by and their component name. */
+export const backendNames = {
+  inventory: "inventory",
+  usage: "usage",
+  messaging: "messaging",
+  callControl: "call-control",
+  webhook: "webhook",
+} as const;
+
+type BackendKey = keyof typeof backendNames;
+
+export type BackendAddresses = Record<BackendKey, string>;
 
 /** A backend service's gRPC client plus its health client (for readiness). */
 export interface Backend<C extends Client> {
@@ -18,55 +23,38 @@ export interface Backend<C extends Client> {
   health: Client;
 }
 
-export interface Backends {
+interface Clients {
   inventory: Backend<inventory.InventoryServiceClient>;
   usage: Backend<usage.UsageServiceClient>;
   messaging: Backend<messaging.MessagingServiceClient>;
   callControl: Backend<callcontrol.CallControlServiceClient>;
   webhook: Backend<webhook.WebhookServiceClient>;
+}
+
+export interface Backends extends Clients {
   all(): Backend<Client>[];
   close(): void;
 }
 
 export function connectBackends(addresses: BackendAddresses): Backends {
-  const inventoryBackend = {
-    name: "inventory",
-    client: createClient(inventory.InventoryServiceClient, addresses.inventory),
-    health: createHealthClient(addresses.inventory),
+  const connect = <C extends Client>(
+    key: BackendKey,
+    Constructor: Parameters<typeof createClient<C>>[0],
+  ): Backend<C> => ({
+    name: backendNames[key],
+    client: createClient(Constructor, addresses[key]),
+    health: createHealthClient(addresses[key]),
+  });
+  const clients: Clients = {
+    inventory: connect("inventory", inventory.InventoryServiceClient),
+    usage: connect("usage", usage.UsageServiceClient),
+    messaging: connect("messaging", messaging.MessagingServiceClient),
+    callControl: connect("callControl", callcontrol.CallControlServiceClient),
+    webhook: connect("webhook", webhook.WebhookServiceClient),
   };
-  const usageBackend = {
-    name: "usage",
-    client: createClient(usage.UsageServiceClient, addresses.usage),
-    health: createHealthClient(addresses.usage),
-  };
-  const messagingBackend = {
-    name: "messaging",
-    client: createClient(messaging.MessagingServiceClient, addresses.messaging),
-    health: createHealthClient(addresses.messaging),
-  };
-  const callControlBackend = {
-    name: "call-control",
-    client: createClient(callcontrol.CallControlServiceClient, addresses.callControl),
-    health: createHealthClient(addresses.callControl),
-  };
-  const webhookBackend = {
-    name: "webhook",
-    client: createClient(webhook.WebhookServiceClient, addresses.webhook),
-    health: createHealthClient(addresses.webhook),
-  };
-  const all = [
-    inventoryBackend,
-    usageBackend,
-    messagingBackend,
-    callControlBackend,
-    webhookBackend,
-  ];
+  const all: Backend<Client>[] = Object.values(clients);
   return {
-    inventory: inventoryBackend,
-    usage: usageBackend,
-    messaging: messagingBackend,
-    callControl: callControlBackend,
-    webhook: webhookBackend,
+    ...clients,
     all: () => all,
     close: () => {
       for (const backend of all) {

@@ -1,5 +1,7 @@
 import { z } from "zod";
-import { env, loadConfig } from "@switchboard/kit";
+import { addressVariable, env, loadConfig } from "@switchboard/kit";
+import { backendNames, type BackendAddresses } from "./backends.js";
+import { gatewayComponent } from "./component.js";
 import { parseRateLimits } from "./policies/rate-limit-config.js";
 
 const DEV_SIGNING_KEY_SECRET = "switchboard-development-signing-key-secret";
@@ -12,37 +14,103 @@ export function signingKeySecretFrom(source: NodeJS.ProcessEnv = process.env): s
   return DEV_SIGNING_KEY_SECRET;
 }
 
-const schema = z
+/** Each backend's gRPC address (<NAME>_ADDR, host:port): the platform or the chart sets them. */
+const backendAddressSchema = Object.fromEntries(
+  Object.values(backendNames).map((name) => [
+    addressVariable(name),
+    z
+      .string({ error: `${addressVariable(name)} is required (host:port of ${name})` })
+      .min(1, `${addressVariable(name)} is required (host:port of ${name})`)
+      .describe(`gRPC address (host:port) of ${name}`),
+  ]),
+);
+
+export const gatewaySettings = z
   .object({
-    NODE_ENV: env.nodeEnv(),
-    PORT: env.port(8080),
-    HOST: z.string().default("127.0.0.1"),
-    PUBLIC_URL: env.optionalUrl(),
-    ERRORS_URL: env.optionalUrl(),
-    DATABASE_URL: z.string().min(1, "DATABASE_URL is required"),
-    INVENTORY_ADDR: z.string().default("127.0.0.1:50051"),
-    USAGE_ADDR: z.string().default("127.0.0.1:50054"),
-    MESSAGING_ADDR: z.string().default("127.0.0.1:50053"),
-    CALL_CONTROL_ADDR: z.string().default("127.0.0.1:50052"),
-    WEBHOOK_ADDR: z.string().default("127.0.0.1:50055"),
-    CARRIER: z.enum(["sandbox"]).optional(),
-    GRPC_DEADLINE_MS: z.coerce.number().int().min(50).max(60_000).default(5_000),
-    SIGNING_KEY_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
-    TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(900),
-    TOKEN_AUDIENCE: z.string().optional(),
+    NODE_ENV: env
+      .nodeEnv()
+      .describe("`production` refuses the development defaults of secrets and the carrier"),
+    PORT: env.port(gatewayComponent.httpPort).describe("gateway HTTP port"),
+    HOST: z
+      .string()
+      .default("127.0.0.1")
+      .describe("gateway listen address (the Helm chart sets `0.0.0.0`)"),
+    PUBLIC_URL: env
+      .optionalUrl()
+      .describe(
+        "the gateway's public base URL: token issuer, errors_url, links, the STIR/SHAKEN x5u (default http://localhost:$PORT)",
+      ),
+    ERRORS_URL: env
+      .optionalUrl()
+      .describe("base of problem `type` URIs (default $PUBLIC_URL/v1/errors)"),
+    DATABASE_URL: z.string().min(1, "DATABASE_URL is required").describe("PostgreSQL URL"),
+    ...backendAddressSchema,
+    CARRIER: z
+      .enum(["sandbox"])
+      .optional()
+      .describe(
+        "voice and messaging carrier adapter; `sandbox` is the simulated network and enables /api/sandbox/* (required in production)",
+      ),
+    GRPC_DEADLINE_MS: z.coerce
+      .number()
+      .int()
+      .min(50)
+      .max(60_000)
+      .default(5_000)
+      .describe("deadline of every gateway → service call"),
+    SIGNING_KEY_SECRET: z
+      .string()
+      .min(32, "must be at least 32 characters")
+      .optional()
+      .describe(
+        "encrypts signing keys at rest (at least 32 characters); a development default outside production",
+      ),
+    TOKEN_TTL_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(86_400)
+      .default(900)
+      .describe("access token lifetime"),
+    TOKEN_AUDIENCE: z.string().optional().describe("`aud` of access tokens (default $PUBLIC_URL)"),
     BOOTSTRAP_ACCOUNT: z
       .string()
       .regex(/^acct_[a-z0-9_]{1,60}$/)
-      .default("acct_default"),
-    BOOTSTRAP_CLIENT_ID: z.string().min(1).max(128).optional(),
-    BOOTSTRAP_CLIENT_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
+      .default("acct_default")
+      .describe(
+        "the bootstrap client's account (the platform's own: only its credentials may use /v1/admin)",
+      ),
+    BOOTSTRAP_CLIENT_ID: z
+      .string()
+      .min(1)
+      .max(128)
+      .optional()
+      .describe("bootstrap client with every scope (the embedded mode generates and prints one)"),
+    BOOTSTRAP_CLIENT_SECRET: z
+      .string()
+      .min(16, "must be at least 16 characters")
+      .optional()
+      .describe("its secret (at least 16 characters; set together with BOOTSTRAP_CLIENT_ID)"),
     REDIS_URL: z
       .string()
       .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
       .optional()
-      .or(z.literal("").transform(() => undefined)),
-    REDIS_KEY_PREFIX: z.string().max(100).default("switchboard:"),
-    REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).default(250),
+      .or(z.literal("").transform(() => undefined))
+      .describe(
+        "Redis for the rate-limit buckets and the queues (BullMQ); unset → in-process stores (embedded mode)",
+      ),
+    REDIS_KEY_PREFIX: z
+      .string()
+      .max(100)
+      .default("switchboard:")
+      .describe("prefix of the gateway's Redis keys"),
+    REDIS_COMMAND_TIMEOUT_MS: z.coerce
+      .number()
+      .int()
+      .min(10)
+      .max(10_000)
+      .default(250)
+      .describe("a bucket check slower than this fails open"),
     RATE_LIMITS: z
       .string()
       .default("")
@@ -53,7 +121,10 @@ const schema = z
           ctx.addIssue({ code: "custom", message: (error as Error).message });
           return z.NEVER;
         }
-      }),
+      })
+      .describe(
+        "`permission=capacity/refill-per-second,…` over the defaults; `public` is the per-address bucket of public and unauthenticated requests; `*` every bucket",
+      ),
     TRUST_PROXY: z
       .string()
       .default("")
@@ -62,23 +133,90 @@ const schema = z
         if (trimmed === "" || trimmed === "false") return false;
         if (trimmed === "true") return true;
         return /^\d+$/.test(trimmed) ? Number(trimmed) : trimmed;
-      }),
-    IDEMPOTENCY_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(10_000),
-    IDEMPOTENCY_LEASE_SECONDS: z.coerce.number().min(1).max(3_600).default(60),
-    IDEMPOTENCY_PURGE_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).default(600),
+      })
+      .describe(
+        "express `trust proxy`: which proxies' `X-Forwarded-For` names the client (`loopback`, a hop count, CIDRs); set it behind a load balancer",
+      ),
+    IDEMPOTENCY_WAIT_MS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(60_000)
+      .default(10_000)
+      .describe(
+        "how long a concurrent retry waits for the original before 409 `idempotency-in-progress`",
+      ),
+    IDEMPOTENCY_LEASE_SECONDS: z.coerce
+      .number()
+      .min(1)
+      .max(3_600)
+      .default(60)
+      .describe(
+        "lease of an in-progress key; after it a retry may take over a key whose gateway died. Until then a retry gets 409 `idempotency-in-progress` whose `Retry-After` is the lease left",
+      ),
+    IDEMPOTENCY_PURGE_INTERVAL_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(86_400)
+      .default(600)
+      .describe("how often expired keys are deleted (0 = never)"),
     // The usage record path: one api.request record per reply, queued before the reply is sent.
-    USAGE_RECORDS: env.bool(true),
-    USAGE_RECORD_TIMEOUT_MS: z.coerce.number().int().min(1).max(60_000).default(1_000),
+    USAGE_RECORDS: env
+      .bool(true)
+      .describe(
+        "the record path; `false` only for diagnostics and benchmarks, refused in production",
+      ),
+    USAGE_RECORD_TIMEOUT_MS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(60_000)
+      .default(1_000)
+      .describe(
+        "how long a reply waits for its record to reach the queue; past it the reply goes out and the record is retried from memory",
+      ),
     PLATFORM_ACCOUNT: z
       .string()
       .regex(/^acct_[a-z0-9_]{1,60}$/)
-      .default("acct_platform"),
-    REDIS_QUEUE_PREFIX: z.string().min(1).max(100).default("sb"),
-    IDEMPOTENCY_SYNCHRONOUS_COMMIT: env.bool(false),
+      .default("acct_platform")
+      .describe("account of public and unauthenticated requests' records"),
+    REDIS_QUEUE_PREFIX: z
+      .string()
+      .min(1)
+      .max(100)
+      .default("sb")
+      .describe("Redis key prefix of the queues (gateway and services must match)"),
+    IDEMPOTENCY_SYNCHRONOUS_COMMIT: env
+      .bool(false)
+      .describe(
+        "`true`: key claims wait for their own WAL flush. By default they are flushed by the keyed operation's own commit, later in the same log (see How the two policies share a request); set `true` when the gateway's database is on another PostgreSQL cluster than the services'",
+      ),
     // The agent smoke (POST /api/agent/smoke): the whole run, one step, the sandbox call length.
-    SMOKE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(120_000).default(30_000),
-    SMOKE_STEP_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
-    SANDBOX_CALL_SECONDS: z.coerce.number().min(0).max(86_400).default(2),
+    SMOKE_TIMEOUT_MS: z.coerce
+      .number()
+      .int()
+      .min(1_000)
+      .max(120_000)
+      .default(30_000)
+      .describe(
+        "the agent smoke's whole run, cleanup included (keep it under `IDEMPOTENCY_LEASE_SECONDS`)",
+      ),
+    SMOKE_STEP_TIMEOUT_MS: z.coerce
+      .number()
+      .int()
+      .min(100)
+      .max(120_000)
+      .default(10_000)
+      .describe("one step's budget; the call steps get `SANDBOX_CALL_SECONDS` on top"),
+    SANDBOX_CALL_SECONDS: z.coerce
+      .number()
+      .min(0)
+      .max(86_400)
+      .default(2)
+      .describe(
+        "how long an answered sandbox call lasts (decimals allowed); the gateway sizes the agent smoke's call steps by it",
+      ),
   })
   .superRefine((value, ctx) => {
     if (value.NODE_ENV === "production" && !value.SIGNING_KEY_SECRET) {
@@ -105,13 +243,12 @@ const schema = z
       publicUrl,
       errorsUrl: (value.ERRORS_URL ?? `${publicUrl}/v1/errors`).replace(/\/$/, ""),
       databaseUrl: value.DATABASE_URL,
-      backends: {
-        inventory: value.INVENTORY_ADDR,
-        usage: value.USAGE_ADDR,
-        messaging: value.MESSAGING_ADDR,
-        callControl: value.CALL_CONTROL_ADDR,
-        webhook: value.WEBHOOK_ADDR,
-      },
+      backends: Object.fromEntries(
+        Object.entries(backendNames).map(([key, name]) => [
+          key,
+          String((value as Record<string, unknown>)[addressVariable(name)]),
+        ]),
+      ) as BackendAddresses,
       /** The sandbox-only routes exist while the sandbox carrier is active (default outside production). */
       sandbox:
         (value.CARRIER ?? (value.NODE_ENV === "production" ? undefined : "sandbox")) === "sandbox",
@@ -154,7 +291,7 @@ const schema = z
     };
   });
 
-export type GatewayConfig = z.infer<typeof schema>;
+export type GatewayConfig = z.infer<typeof gatewaySettings>;
 
 export const loadGatewayConfig = (source: NodeJS.ProcessEnv = process.env): GatewayConfig =>
-  loadConfig(schema, source);
+  loadConfig(gatewaySettings, source);

@@ -1,9 +1,14 @@
 import { createLogger, onShutdown, startComponentAdmin } from "@switchboard/kit";
+import { gatewayComponent } from "./component.js";
 import { loadGatewayConfig } from "./config.js";
 import { startGateway } from "./gateway.js";
 
 const logger = createLogger("gateway");
-const admin = await startComponentAdmin({ component: "gateway", defaultPort: 9090, logger });
+const admin = await startComponentAdmin({
+  component: gatewayComponent.name,
+  defaultPort: gatewayComponent.adminPort,
+  logger,
+});
 const gateway = await startGateway({ config: loadGatewayConfig(), logger });
 admin.setReady(() => gateway.readiness());
 onShutdown(logger, async () => {

@@ -50,18 +50,28 @@ describe("RATE_LIMITS", () => {
     expect(() => parseRateLimits(value)).toThrow(message);
   });
 
+  const required = {
+    DATABASE_URL: "postgres://x",
+    INVENTORY_ADDR: "127.0.0.1:9",
+    USAGE_ADDR: "127.0.0.1:9",
+    MESSAGING_ADDR: "127.0.0.1:9",
+    CALL_CONTROL_ADDR: "127.0.0.1:9",
+    WEBHOOK_ADDR: "127.0.0.1:9",
+  };
+
   it("fails the boot config with the variable's name", () => {
-    expect(() =>
-      loadGatewayConfig({ DATABASE_URL: "postgres://x", RATE_LIMITS: "calls:write=x" }),
-    ).toThrow(/RATE_LIMITS: "calls:write=x" is not/);
-    expect(() =>
-      loadGatewayConfig({ DATABASE_URL: "postgres://x", REDIS_URL: "http://x" }),
-    ).toThrow(/REDIS_URL/);
+    expect(() => loadGatewayConfig({ DATABASE_URL: "postgres://x" })).toThrow(
+      /INVENTORY_ADDR is required/,
+    );
+    expect(() => loadGatewayConfig({ ...required, RATE_LIMITS: "calls:write=x" })).toThrow(
+      /RATE_LIMITS: "calls:write=x" is not/,
+    );
+    expect(() => loadGatewayConfig({ ...required, REDIS_URL: "http://x" })).toThrow(/REDIS_URL/);
   });
 
   it("reads the policy settings", () => {
     const config = loadGatewayConfig({
-      DATABASE_URL: "postgres://x",
+      ...required,
       REDIS_URL: "redis://127.0.0.1:6379",
       TRUST_PROXY: "1",
       IDEMPOTENCY_WAIT_MS: "500",
@@ -70,7 +80,7 @@ describe("RATE_LIMITS", () => {
     expect(config.policies.idempotencyWaitMs).toBe(500);
     expect(config.policies.idempotencyLeaseSeconds).toBe(60);
     expect(config.trustProxy).toBe(1);
-    expect(loadGatewayConfig({ DATABASE_URL: "postgres://x" }).policies.redisUrl).toBeUndefined();
+    expect(loadGatewayConfig({ ...required }).policies.redisUrl).toBeUndefined();
   });
 });
 

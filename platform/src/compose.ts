@@ -1,5 +1,7 @@
 import {
+  addressVariable,
   createEventBus,
+  loadConfig,
   createPool,
   recordBuildInfo,
   startAdminServer,
@@ -7,9 +9,10 @@ import {
   type Logger,
   type Pool,
   type RunningAdminServer,
+  type ComponentDeclaration,
+  type RunningComponent,
 } from "@switchboard/kit";
 import { loadGatewayConfig, startGateway, type RunningGateway } from "@switchboard/gateway";
-import type { RunningComponent } from "./component.js";
 import { serviceComponents } from "./components.js";
 
 export interface PlatformOptions {
@@ -72,27 +75,32 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
   const stopped = new Set<string>();
   const addresses: Record<string, string> = {};
   const env = options.serviceEnv ?? process.env;
-  const start = (component: (typeof serviceComponents)[number], port: number) =>
-    component.start({
-      pool: pools[component.name]!,
-      bus,
-      logger,
-      host: "127.0.0.1",
-      port,
-      addresses,
-      env,
-    });
+  const start = (component: ComponentDeclaration, port: number) =>
+    component.start(
+      {
+        pool: pools[component.name]!,
+        bus,
+        logger,
+        host: "127.0.0.1",
+        port,
+        addresses,
+        ownProcess: false,
+      },
+      loadConfig(component.settings, env),
+    );
   for (const component of serviceComponents) {
     pools[component.name] = createPool(options.databaseUrl, { name: component.name, max: 8 });
     const running = await start(component, 0);
     services[component.name] = running;
     recordBuildInfo(component.name);
-    addresses[component.addressVariable] = `127.0.0.1:${running.port}`;
+    addresses[component.name] = `127.0.0.1:${running.port}`;
   }
   await options.beforeGateway?.(pools);
   const gatewayEnv: NodeJS.ProcessEnv = {
     ...options.gatewayEnv,
-    ...addresses,
+    ...Object.fromEntries(
+      Object.entries(addresses).map(([name, address]) => [addressVariable(name), address]),
+    ),
     DATABASE_URL: options.databaseUrl,
     ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
   };

@@ -1,3 +1,4 @@
 export { banner } from "./banner.js";
 export { startPlatform, type PlatformOptions, type RunningPlatform } from "./compose.js";
-export type { ServiceComponent, ComponentDeps, RunningComponent } from "./component.js";
+export { serviceComponents } from "./components.js";
+export { configurationTables, withConfigurationTables } from "./configuration-reference.js";

@@ -25,3 +25,5 @@ export * from "./platform-secret.js";
 export * from "./cursor.js";
 export * from "./internal-credential.js";
 export * from "./grpc-tls.js";
+export * from "./component.js";
+export * from "./run-component.js";

@@ -11,16 +11,42 @@ const defaults = defaultMeshPorts();
 const required = (message: string, pattern: RegExp) =>
   z.string({ error: message }).regex(pattern, message);
 
-const schema = z.object({
-  DATABASE_URL: required("DATABASE_URL is required (a postgres:// URL)", /^postgres(ql)?:\/\//),
-  REDIS_URL: required("REDIS_URL is required (a redis:// URL)", /^rediss?:\/\//),
-  REDIS_QUEUE_PREFIX: z.string().min(1).max(100).default("sb"),
-  WEBHOOK_SINK_PORT: port(defaults.webhookSink),
-  MESH_RESTART_BACKOFF_MS: z.coerce.number().int().min(10).max(60_000).default(500),
+export const meshSettings = z.object({
+  DATABASE_URL: required(
+    "DATABASE_URL is required (a postgres:// URL)",
+    /^postgres(ql)?:\/\//,
+  ).describe("PostgreSQL (required; each service uses its own schema)"),
+  REDIS_URL: required("REDIS_URL is required (a redis:// URL)", /^rediss?:\/\//).describe(
+    "Redis: queues, rate-limit buckets (required)",
+  ),
+  REDIS_QUEUE_PREFIX: z
+    .string()
+    .min(1)
+    .max(100)
+    .default("sb")
+    .describe("Redis key prefix of every queue; every process gets the same one"),
+  WEBHOOK_SINK_PORT: port(defaults.webhookSink).describe("the webhook service's internal sink"),
+  MESH_RESTART_BACKOFF_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(60_000)
+    .default(500)
+    .describe("first restart delay of a process that exits"),
   ...Object.fromEntries(
     meshComponents.flatMap((c) => [
-      [c.portVariable, port(c.defaultPort)],
-      [adminVariable(c.name), port(c.defaultAdminPort)],
+      [
+        c.portVariable,
+        port(c.defaultPort).describe(
+          c.addressVariable
+            ? `${c.name} gRPC port; every process is given ${c.addressVariable}=127.0.0.1:<port>`
+            : `${c.name} HTTP port`,
+        ),
+      ],
+      [
+        adminVariable(c.name),
+        port(c.defaultAdminPort).describe(`${c.name} admin port, given to it as ADMIN_PORT`),
+      ],
     ]),
   ),
 });
@@ -31,7 +57,8 @@ const schema = z.object({
  * defaulting to the well-known ones. Everything else in the environment reaches every process.
  */
 export function loadMeshOptions(source: NodeJS.ProcessEnv = process.env): MeshOptions {
-  const config = loadConfig(schema, source) as Record<string, unknown> & z.infer<typeof schema>;
+  const config = loadConfig(meshSettings, source) as Record<string, unknown> &
+    z.infer<typeof meshSettings>;
   const byName = (variable: (c: (typeof meshComponents)[number]) => string) =>
     Object.fromEntries(meshComponents.map((c) => [c.name, Number(config[variable(c)])])) as Record<
       MeshComponentName,

@@ -20,7 +20,7 @@ const byName = (pick: (c: (typeof meshComponents)[number]) => number) =>
     number
   >;
 
-/** The well-known ports (gateway 8080, gRPC 50051–50055, sink 50056, admin 9090–9095). */
+/** The well-known ports: each component declaration's own (and the webhook sink's). */
 export const defaultMeshPorts = (): MeshPorts => ({
   listen: byName((c) => c.defaultPort),
   admin: byName((c) => c.defaultAdminPort),

@@ -10,22 +10,84 @@ export const certificatePath = "/.well-known/stir-shaken/cert.pem";
  * Settings of the call-control service that every run mode shares (embedded, tests and mesh
  * read them from the environment; mesh adds its listen address and database).
  */
-const settingsSchema = z
+export const callControlSettings = z
   .object({
-    NODE_ENV: env.nodeEnv(),
-    CARRIER: z.enum(["sandbox"]).optional(),
-    SANDBOX_CALL_SECONDS: z.coerce.number().min(0).max(86_400).default(2),
-    SANDBOX_RING_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(100),
-    INBOUND_RING_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(30),
-    PUBLIC_URL: env.optionalUrl(),
-    SIGNING_KEY_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+    NODE_ENV: env
+      .nodeEnv()
+      .describe("`production` refuses the development defaults of secrets and the carrier"),
+    CARRIER: z
+      .enum(["sandbox"])
+      .optional()
+      .describe(
+        "voice and messaging carrier adapter; `sandbox` is the simulated network and enables /api/sandbox/* (required in production)",
+      ),
+    SANDBOX_CALL_SECONDS: z.coerce
+      .number()
+      .min(0)
+      .max(86_400)
+      .default(2)
+      .describe(
+        "how long an answered sandbox call lasts (decimals allowed); the gateway sizes the agent smoke's call steps by it",
+      ),
+    SANDBOX_RING_DELAY_MS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(60_000)
+      .default(100)
+      .describe("sandbox network: INVITE to first response, ringing to answer"),
+    INBOUND_RING_TIMEOUT_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(600)
+      .default(30)
+      .describe("an unanswered inbound call ends `no_answer` / `timeout`"),
+    PUBLIC_URL: env
+      .optionalUrl()
+      .describe(
+        "the gateway's public base URL: token issuer, errors_url, links, the STIR/SHAKEN x5u (default http://localhost:$PORT)",
+      ),
+    SIGNING_KEY_SECRET: z
+      .string()
+      .min(32, "must be at least 32 characters")
+      .optional()
+      .describe(
+        "encrypts signing keys at rest (at least 32 characters); a development default outside production",
+      ),
     STIR_SHAKEN_SPC: z
       .string()
       .regex(/^[A-Za-z0-9]{1,16}$/, "must be 1–16 letters or digits")
-      .default("SWBD"),
-    CALL_TIMER_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(250),
-    CALL_TIMER_BATCH_SIZE: z.coerce.number().int().min(1).max(1_000).default(100),
-    INVENTORY_DEADLINE_MS: z.coerce.number().int().min(50).max(60_000).default(2_000),
+      .default("SWBD")
+      .describe("service provider code in the STIR/SHAKEN certificate's TNAuthList"),
+    CALL_TIMER_POLL_MS: z.coerce
+      .number()
+      .int()
+      .min(10)
+      .max(60_000)
+      .default(250)
+      .describe("durable call timers: polling floor"),
+    CALL_TIMER_BATCH_SIZE: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(1_000)
+      .default(100)
+      .describe("durable call timers: timers claimed at once"),
+    INVENTORY_DEADLINE_MS: z.coerce
+      .number()
+      .int()
+      .min(50)
+      .max(60_000)
+      .default(2_000)
+      .describe("deadline of the service's calls to the inventory"),
+    /** After SIGTERM, how long calls already live keep running here before timers take over. */
+    CALL_DRAIN_SECONDS: z.coerce
+      .number()
+      .min(0)
+      .max(3_600)
+      .default(60)
+      .describe("call-control: how long live calls keep running in a draining process"),
   })
   .superRefine((value, ctx) => {
     if (value.NODE_ENV !== "production") return;
@@ -54,33 +116,12 @@ const settingsSchema = z
       serviceProviderCode: value.STIR_SHAKEN_SPC,
       timers: { pollIntervalMs: value.CALL_TIMER_POLL_MS, batchSize: value.CALL_TIMER_BATCH_SIZE },
       inventoryDeadlineMs: value.INVENTORY_DEADLINE_MS,
+      callDrainMs: value.CALL_DRAIN_SECONDS * 1000,
     };
   });
 
-export type CallControlSettings = z.infer<typeof settingsSchema>;
+export type CallControlSettings = z.infer<typeof callControlSettings>;
 
 export const loadCallControlSettings = (
   source: NodeJS.ProcessEnv = process.env,
-): CallControlSettings => loadConfig(settingsSchema, source);
-
-/** Mesh mode adds the database, the listen address and the inventory's address. */
-const meshSchema = z.object({
-  DATABASE_URL: z.string().min(1, "DATABASE_URL is required (a postgres:// URL)"),
-  REDIS_URL: z
-    .string()
-    .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
-    .optional()
-    .or(z.literal("").transform(() => undefined)),
-  REDIS_QUEUE_PREFIX: z.string().min(1).max(100).default("sb"),
-  CALL_CONTROL_GRPC_PORT: env.port(50052),
-  CALL_CONTROL_GRPC_HOST: z.string().min(1).default("127.0.0.1"),
-  INVENTORY_ADDR: z.string().min(1).default("127.0.0.1:50051"),
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
-  /** After SIGTERM, how long calls already live keep running here before timers take over. */
-  CALL_DRAIN_SECONDS: z.coerce.number().min(0).max(3_600).default(60),
-});
-
-export const loadMeshConfig = (source: NodeJS.ProcessEnv = process.env) => ({
-  ...loadConfig(meshSchema, source),
-  settings: loadCallControlSettings(source),
-});
+): CallControlSettings => loadConfig(callControlSettings, source);

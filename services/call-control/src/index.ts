@@ -4,3 +4,4 @@ export { certificatePath, loadCallControlSettings, type CallControlSettings } fr
 export { createCallControlService, type CallControlServiceOptions } from "./service.js";
 export type { CarrierAdapter, CarrierEvent, DialRequest } from "./carrier/carrier.js";
 export { sandboxScript } from "./carrier/sandbox-script.js";
+export { callControlComponent } from "./component.js";

@@ -96,7 +96,7 @@ export async function startCallPlatform(
         secret: other.secret,
       }),
     request: test.request,
-    callControl: () => test.platform.services["call-control"] as unknown as RunningCallControl,
+    callControl: () => test.platform.services["call-control"]!.instance as RunningCallControl,
     assignNumber,
     stop: async () => {
       await db.end();

@@ -5,3 +5,4 @@ export { seedInventory, inventoryCount, insertNumbers } from "./seed.js";
 export { generateNumbers, type GeneratedNumber } from "./generator.js";
 export { sweepExpiredHolds, startSweeper, type Sweeper } from "./sweeper.js";
 export { defaultHoldLimit, defaultHoldTtlSeconds } from "./holds.js";
+export { inventoryComponent } from "./component.js";

@@ -11,43 +11,94 @@ const ms = (fallback: number, min = 0, max = 86_400_000) =>
  * The messaging service's settings, read from the environment in the mesh entrypoint and in
  * the embedded/test composition alike. Timers are configuration so tests compress them.
  */
-const schema = z
+export const messagingSettings = z
   .object({
-    NODE_ENV: env.nodeEnv(),
-    CARRIER: z.string().optional(),
-    SIGNING_KEY_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
-    SANDBOX_RECEIPT_DELAY_MS: ms(1_000, 0, 600_000),
-    MESSAGING_SENDER_RATE: z.coerce.number().positive().max(10_000).default(20),
-    MESSAGING_SEND_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(8),
-    MESSAGING_RETRY_BASE_MS: ms(1_000, 1, 3_600_000),
-    MESSAGING_RETRY_MAX_MS: ms(300_000, 1, 86_400_000),
-    MESSAGING_SUBMIT_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(32),
-    MESSAGING_DELIVERY_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(8),
-    MESSAGING_LEASE_MS: ms(30_000, 100, 3_600_000),
-    MESSAGING_SWEEP_INTERVAL_MS: ms(30_000, 50, 3_600_000),
-    MESSAGING_REDISPATCH_AFTER_MS: ms(60_000, 100, 86_400_000),
-    MESSAGING_RECEIPT_OVERDUE_MS: ms(120_000, 100, 86_400_000),
-    MESSAGING_NUMBER_CACHE_MS: ms(5_000, 0, 3_600_000),
-    MESSAGING_RELAYS: z.coerce.number().int().min(1).max(8).default(2),
-    MESSAGING_RELAY_POLL_MS: ms(100, 5, 60_000),
-    INVENTORY_DEADLINE_MS: ms(2_000, 50, 60_000),
+    NODE_ENV: env
+      .nodeEnv()
+      .describe("`production` refuses the development defaults of secrets and the carrier"),
+    CARRIER: z
+      .string()
+      .optional()
+      .describe(
+        "voice and messaging carrier adapter; `sandbox` is the simulated network and enables /api/sandbox/* (required in production)",
+      ),
+    SIGNING_KEY_SECRET: z
+      .string()
+      .min(32, "must be at least 32 characters")
+      .optional()
+      .describe(
+        "encrypts signing keys at rest (at least 32 characters); a development default outside production",
+      ),
+    SANDBOX_RECEIPT_DELAY_MS: ms(1_000, 0, 600_000).describe(
+      "delay before a sandbox delivery receipt",
+    ),
+    MESSAGING_SENDER_RATE: z.coerce
+      .number()
+      .positive()
+      .max(10_000)
+      .default(20)
+      .describe("sends per second per sending number"),
+    MESSAGING_SEND_ATTEMPTS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(50)
+      .default(8)
+      .describe("tries per message"),
+    MESSAGING_RETRY_BASE_MS: ms(1_000, 1, 3_600_000).describe("carrier retry backoff: first delay"),
+    MESSAGING_RETRY_MAX_MS: ms(300_000, 1, 86_400_000).describe(
+      "carrier retry backoff: longest delay",
+    ),
+    MESSAGING_SUBMIT_CONCURRENCY: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(512)
+      .default(32)
+      .describe("concurrent sends in progress"),
+    MESSAGING_DELIVERY_POOL_SIZE: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .default(8)
+      .describe("database connections of the sends in progress"),
+    MESSAGING_LEASE_MS: ms(30_000, 100, 3_600_000).describe("how long one try holds a message"),
+    MESSAGING_SWEEP_INTERVAL_MS: ms(30_000, 50, 3_600_000).describe("sweeper period"),
+    MESSAGING_REDISPATCH_AFTER_MS: ms(60_000, 100, 86_400_000).describe(
+      "when a stalled message is re-dispatched",
+    ),
+    MESSAGING_RECEIPT_OVERDUE_MS: ms(120_000, 100, 86_400_000).describe(
+      "when a missing receipt is asked for again",
+    ),
+    MESSAGING_NUMBER_CACHE_MS: ms(5_000, 0, 3_600_000).describe(
+      "cache of the account's sending numbers",
+    ),
+    MESSAGING_RELAYS: z.coerce.number().int().min(1).max(8).default(2).describe("outbox relays"),
+    MESSAGING_RELAY_POLL_MS: ms(100, 5, 60_000).describe("outbox relays' polling period"),
+    INVENTORY_DEADLINE_MS: ms(2_000, 50, 60_000).describe(
+      "deadline of the service's calls to the inventory",
+    ),
     MESSAGING_DEFAULT_HELP_TEXT: z
       .string()
       .min(1)
       .max(320)
-      .default("Switchboard messages. Reply STOP to unsubscribe. Msg & data rates may apply."),
+      .default("Switchboard messages. Reply STOP to unsubscribe. Msg & data rates may apply.")
+      .describe("default reply to HELP"),
     MESSAGING_DEFAULT_STOP_TEXT: z
       .string()
       .min(1)
       .max(320)
       .default(
         "You are unsubscribed and will receive no further messages. Reply START to resubscribe.",
-      ),
+      )
+      .describe("default reply to STOP"),
     MESSAGING_DEFAULT_START_TEXT: z
       .string()
       .min(1)
       .max(320)
-      .default("You are subscribed again. Reply HELP for help, STOP to unsubscribe."),
+      .default("You are subscribed again. Reply HELP for help, STOP to unsubscribe.")
+      .describe("default reply to START"),
   })
   .superRefine((value, ctx) => {
     if (value.NODE_ENV === "production" && !value.SIGNING_KEY_SECRET) {
@@ -93,8 +144,8 @@ const schema = z
     },
   }));
 
-export type MessagingConfig = z.infer<typeof schema>;
+export type MessagingConfig = z.infer<typeof messagingSettings>;
 
 /** Parses the messaging settings; throws a ConfigError naming every bad variable. */
 export const loadMessagingConfig = (source: NodeJS.ProcessEnv = process.env): MessagingConfig =>
-  loadConfig(schema, source);
+  loadConfig(messagingSettings, source);

@@ -28,3 +28,4 @@ export {
 export { SUBMIT_QUEUE } from "./delivery/submit-queue.js";
 export { SANDBOX_NETWORK_QUEUE } from "./carrier/sandbox-carrier.js";
 export { sweepMessages } from "./delivery/sweeper.js";
+export { messagingComponent } from "./component.js";

@@ -105,7 +105,7 @@ export async function startMessagingPlatform(
   return {
     url,
     platform,
-    messaging: platform.services.messaging as RunningMessaging,
+    messaging: platform.services.messaging!.instance as RunningMessaging,
     database,
     pool: platform.pools.messaging as Pool,
     accountId,

@@ -13,3 +13,4 @@ export {
 export { createUsageKeyStore, usageSigningKeySecret } from "./signing-keys.js";
 export { factContracts, recordKinds, unitOf, type FactKind, type RecordKind } from "./kinds.js";
 export type { RecordDraft, SignedRecord, UnsignedRecord } from "./ledger-record.js";
+export { usageComponent } from "./component.js";

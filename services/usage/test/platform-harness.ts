@@ -214,6 +214,10 @@ async function compose(options: {
       REDIS_URL: testRedisUrl(),
       INVENTORY_ADDR: `127.0.0.1:${inventory.port}`,
       USAGE_ADDR: `127.0.0.1:${usagePort}`,
+      // Not started here: nothing listens on the discard port.
+      MESSAGING_ADDR: "127.0.0.1:9",
+      CALL_CONTROL_ADDR: "127.0.0.1:9",
+      WEBHOOK_ADDR: "127.0.0.1:9",
     }),
     logger,
     bus,

@@ -52,9 +52,21 @@ const duration = (fallback: string) =>
 
 export const webhookEnvSchema = z
   .object({
-    NODE_ENV: env.nodeEnv(),
-    SIGNING_KEY_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
-    WEBHOOK_ALLOW_PRIVATE_HOSTS: env.list(),
+    NODE_ENV: env
+      .nodeEnv()
+      .describe("`production` refuses the development defaults of secrets and the carrier"),
+    SIGNING_KEY_SECRET: z
+      .string()
+      .min(32, "must be at least 32 characters")
+      .optional()
+      .describe(
+        "encrypts signing keys at rest (at least 32 characters); a development default outside production",
+      ),
+    WEBHOOK_ALLOW_PRIVATE_HOSTS: env
+      .list()
+      .describe(
+        "targets exempt from the SSRF guard (plain http allowed for them), each matched with its port: `host` (the scheme's default port only), `host:port`, `host:*` (any port); the internal sink's port is never accepted from the API",
+      ),
     WEBHOOK_RETRY_SCHEDULE: z
       .string()
       .default(defaultRetrySchedule)
@@ -67,18 +79,54 @@ export const webhookEnvSchema = z
           ctx.addIssue({ code: "custom", message: (error as Error).message });
           return z.NEVER;
         }
-      }),
-    WEBHOOK_RETRY_JITTER: z.coerce.number().min(0).max(1).default(0.2),
-    WEBHOOK_RETRY_AFTER_MAX: duration("24h"),
-    WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(10_000),
-    WEBHOOK_DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(50),
-    WEBHOOK_DISABLE_AFTER: duration("5d"),
-    WEBHOOK_SECRET_OVERLAP: duration("24h"),
-    WEBHOOK_REDISPATCH_AFTER: duration("10m"),
-    WEBHOOK_SWEEP_INTERVAL: duration("1m"),
-    WEBHOOK_SINK_PORT: env.port(0),
-    WEBHOOK_SUBSCRIPTION_LIMIT: z.coerce.number().int().min(1).max(10_000).default(100),
-    WEBHOOK_DELIVERY_WORKERS: env.bool(true),
+      })
+      .describe("delays before the 2nd…10th attempt"),
+    WEBHOOK_RETRY_JITTER: z.coerce
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.2)
+      .describe("jitter fraction of each retry delay"),
+    WEBHOOK_RETRY_AFTER_MAX: duration("24h").describe("cap on a receiver's `Retry-After`"),
+    WEBHOOK_TIMEOUT_MS: z.coerce
+      .number()
+      .int()
+      .min(50)
+      .max(60_000)
+      .default(10_000)
+      .describe("one attempt's time budget"),
+    WEBHOOK_DELIVERY_CONCURRENCY: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(1_000)
+      .default(50)
+      .describe("deliveries per worker at once"),
+    WEBHOOK_DISABLE_AFTER: duration("5d").describe(
+      "failing this long disables a subscription (and a `webhook.subscription_disabled` event says so)",
+    ),
+    WEBHOOK_SECRET_OVERLAP: duration("24h").describe(
+      "a rotated-out secret keeps signing this long",
+    ),
+    WEBHOOK_REDISPATCH_AFTER: duration("10m").describe(
+      "overdue pending deliveries get a new job after this",
+    ),
+    WEBHOOK_SWEEP_INTERVAL: duration("1m").describe("sweep period of overdue deliveries"),
+    WEBHOOK_SINK_PORT: env
+      .port(0)
+      .describe(
+        "the internal verifying sink's loopback port (0: any free port; 50056 in its own process)",
+      ),
+    WEBHOOK_SUBSCRIPTION_LIMIT: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(100)
+      .describe("subscriptions per account"),
+    WEBHOOK_DELIVERY_WORKERS: env
+      .bool(true)
+      .describe("run delivery workers in the service process (`worker-main.js` runs them apart)"),
   })
   .superRefine((value, ctx) => {
     if (value.NODE_ENV === "production" && !value.SIGNING_KEY_SECRET) {

@@ -19,3 +19,4 @@ export { webhookEventTypes, isDeliverableType } from "./event-catalog.js";
 export { signedHeaders, verifySignature, newSigningSecret, secretKey } from "./signature.js";
 export { checkWebhookUrl, UnsafeUrlError, type Resolver } from "./url-guard.js";
 export type { WebhookContext } from "./context.js";
+export { webhookComponent } from "./component.js";

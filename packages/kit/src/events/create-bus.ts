@@ -12,13 +12,17 @@ export function createEventBus(options: {
   redisUrl?: string | undefined;
   logger?: Logger;
   prefix?: string;
+  stalledIntervalMs?: number;
+  lockDurationMs?: number;
 }): EventBus {
-  const { redisUrl, logger, prefix } = options;
+  const { redisUrl, logger, prefix, stalledIntervalMs, lockDurationMs } = options;
   if (redisUrl) {
     return createBullmqBus({
       redisUrl,
       ...(logger ? { logger } : {}),
       ...(prefix ? { prefix } : {}),
+      ...(stalledIntervalMs ? { stalledIntervalMs } : {}),
+      ...(lockDurationMs ? { lockDurationMs } : {}),
     });
   }
   return createMemoryBus(logger ? { logger } : {});

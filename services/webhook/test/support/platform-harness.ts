@@ -125,6 +125,10 @@ export async function startWebhookPlatform(
       ...(embedded ? {} : { REDIS_URL: testRedisUrl() }),
       INVENTORY_ADDR: `127.0.0.1:${inventory.port}`,
       WEBHOOK_ADDR: `127.0.0.1:${webhook.port}`,
+      // Not started here: nothing listens on the discard port.
+      USAGE_ADDR: "127.0.0.1:9",
+      MESSAGING_ADDR: "127.0.0.1:9",
+      CALL_CONTROL_ADDR: "127.0.0.1:9",
     }),
     logger,
     bus,
