@@ -27,3 +27,5 @@ export * from "./internal-credential.js";
 export * from "./grpc-tls.js";
 export * from "./component.js";
 export * from "./run-component.js";
+export * from "./field-errors.js";
+export * from "./paging.js";

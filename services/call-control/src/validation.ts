@@ -1,37 +1,6 @@
-import { isId, notFound, validationFailed, type FieldError, type IdPrefix } from "@switchboard/kit";
+import type { FieldErrors } from "@switchboard/kit";
 
-/** Collects field errors and throws one `validation-failed` carrying all of them. */
-export class FieldErrors {
-  readonly errors: FieldError[] = [];
-
-  add(pointer: string, detail: string): this {
-    this.errors.push({ pointer, detail });
-    return this;
-  }
-
-  get empty(): boolean {
-    return this.errors.length === 0;
-  }
-
-  throwIfAny(): void {
-    if (this.errors.length > 0) throw validationFailed(this.errors);
-  }
-}
-
-export const e164Pattern = /^\+[1-9][0-9]{1,14}$/;
 export const agentNamePattern = /^[a-z0-9][a-z0-9._-]{0,63}$/;
-
-/** Every request names the account it acts for (filled by the gateway). */
-export function requireAccount(accountId: string, errors = new FieldErrors()): FieldErrors {
-  if (accountId.trim() === "" || accountId.length > 255) {
-    errors.add("#/account_id", "must name the account");
-  }
-  return errors;
-}
-
-export function checkE164(errors: FieldErrors, pointer: string, value: string): void {
-  if (!e164Pattern.test(value)) errors.add(pointer, "must be an E.164 number such as +14155550100");
-}
 
 export function checkName(errors: FieldErrors, pointer: string, value: string): void {
   if (value.trim() === "" || value.length > 128) {
@@ -43,23 +12,4 @@ export function checkAgentName(errors: FieldErrors, pointer: string, value: stri
   if (!agentNamePattern.test(value)) {
     errors.add(pointer, "must match ^[a-z0-9][a-z0-9._-]{0,63}$");
   }
-}
-
-export function checkIntRange(
-  errors: FieldErrors,
-  pointer: string,
-  value: number | undefined,
-  min: number,
-  max: number,
-): void {
-  if (value === undefined) return;
-  if (!Number.isInteger(value) || value < min || value > max) {
-    errors.add(pointer, `must be an integer from ${min} to ${max}`);
-  }
-}
-
-/** A path id that cannot name a resource of its kind is simply not found. */
-export function requireId(value: string, prefix: IdPrefix, what: string): string {
-  if (!isId(value, prefix)) throw notFound(what);
-  return value;
 }

@@ -1,12 +1,11 @@
 import { compactVerify, decodeProtectedHeader, exportJWK, generateKeyPair } from "jose";
 import type { SigningKeyStore } from "@switchboard/kit";
-import { DomainError, encodeCursor } from "@switchboard/kit";
+import { cursorId, DomainError, encodeCursor, pageLimit } from "@switchboard/kit";
 import { describe, expect, it } from "vitest";
 import { accountHangup } from "../src/calls/hangup.js";
 import { parseOutboundRequest } from "../src/calls/outbound-request.js";
 import { unansweredStatusFor, hangupCauses } from "../src/calls/states.js";
 import { sandboxScript } from "../src/carrier/sandbox-script.js";
-import { afterId, pageLimit } from "../src/pagination.js";
 import { canonicalTn, PassportSigner } from "../src/stir-shaken/passport.js";
 import { tnAuthListDer } from "../src/stir-shaken/tn-auth-list.js";
 
@@ -131,11 +130,11 @@ describe("cursors", () => {
   it("round-trip, and refuse tampering and other filters", () => {
     const id = "call_01jd0000000000000000000000";
     const cursor = encodeCursor("calls:acct_a:busy", [id]);
-    expect(afterId(cursor, "calls:acct_a:busy")).toBe(id);
-    expect(afterId("", "calls:acct_a:busy")).toBeUndefined();
-    expect(() => afterId(cursor, "calls:acct_a:completed")).toThrow(/different filters/);
-    expect(() => afterId(`${cursor}x`, "calls:acct_a:busy")).toThrow(/malformed/);
-    expect(() => afterId("nonsense", "x")).toThrow(DomainError);
+    expect(cursorId(cursor, "calls:acct_a:busy")).toBe(id);
+    expect(cursorId("", "calls:acct_a:busy")).toBeUndefined();
+    expect(() => cursorId(cursor, "calls:acct_a:completed")).toThrow(/different filters/);
+    expect(() => cursorId(`${cursor}x`, "calls:acct_a:busy")).toThrow(/malformed/);
+    expect(() => cursorId("nonsense", "x")).toThrow(DomainError);
     expect(pageLimit(0)).toBe(50);
     expect(() => pageLimit(201)).toThrow(DomainError);
   });

@@ -1,12 +1,14 @@
 import { createHash } from "node:crypto";
 import {
   DomainError,
+  e164Pattern,
   isId,
   newId,
   notFound,
-  withTransaction,
   type Pool,
   type PoolClient,
+  requireAccount,
+  withTransaction,
 } from "@switchboard/kit";
 import type { inventory } from "@switchboard/proto";
 import { writeEvent } from "./outbox.js";
@@ -18,7 +20,6 @@ import {
   type HoldRow,
   type NumberRow,
 } from "./rows.js";
-import { e164Pattern, requireAccount } from "./validation.js";
 
 export const defaultHoldLimit = 50;
 export const defaultHoldTtlSeconds = 600;

@@ -2,15 +2,15 @@ import {
   decodeCursor,
   encodeCursor,
   notFound,
-  validationFailed,
-  withTransaction,
+  pageLimit,
   type Pool,
+  requireAccount,
+  splitPage,
+  withTransaction,
 } from "@switchboard/kit";
 import type { inventory } from "@switchboard/proto";
 import { writeEvent } from "./outbox.js";
-import { pageLimit, splitPage } from "./pagination.js";
 import { numberColumns, toPhoneNumber, type NumberRow } from "./rows.js";
-import { requireAccount } from "./validation.js";
 
 /** Assignment time with microseconds, exact for the keyset comparison. */
 const assignedKey = `to_char(n.assigned_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
@@ -22,9 +22,8 @@ export async function listNumbers(
 ): Promise<inventory.ListNumbersResponse> {
   requireAccount(request.accountId).throwIfAny();
   const limit = pageLimit(request.limit);
-  if ("error" in limit) throw validationFailed([limit.error]);
   const binding = `numbers:${request.accountId}`;
-  const values: unknown[] = [request.accountId, limit.limit + 1];
+  const values: unknown[] = [request.accountId, limit + 1];
   let after = "";
   if (request.cursor !== "") {
     const [time, id] = decodeCursor(request.cursor, binding, ["instant", "id"]);
@@ -39,7 +38,7 @@ export async function listNumbers(
       LIMIT $2`,
     values,
   );
-  const { page, hasMore } = splitPage(result.rows, limit.limit);
+  const { page, hasMore } = splitPage(result.rows, limit);
   const last = page[page.length - 1];
   return {
     numbers: page.map(toPhoneNumber),

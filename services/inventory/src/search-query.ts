@@ -1,8 +1,13 @@
-import { decodeCursor, validationFailed, type FieldError } from "@switchboard/kit";
+import {
+  decodeCursor,
+  type FieldError,
+  FieldErrors,
+  pageLimit,
+  validationFailed,
+} from "@switchboard/kit";
 import type { inventory } from "@switchboard/proto";
 import type { NumberType } from "./area-codes.js";
 import { capabilityMask, isCapability, type Capability } from "./capabilities.js";
-import { pageLimit } from "./pagination.js";
 import { parsePattern, type NumberPattern } from "./pattern.js";
 
 /** Validated, normalised search filters. */
@@ -90,11 +95,12 @@ export function parseSearchRequest(request: inventory.SearchNumbersRequest): Sea
     fail("capabilities", "must be a comma list of voice, sms, mms, rcs");
   } else filters.capabilities = capabilityMask(names as Capability[]);
 
-  const limit = pageLimit(request.limit);
-  if ("error" in limit) errors.push(limit.error);
+  const limitErrors = new FieldErrors();
+  const limit = pageLimit(request.limit, limitErrors);
+  errors.push(...limitErrors.errors);
   if (errors.length > 0) throw validationFailed(errors);
 
-  const query: SearchQuery = { filters, limit: "limit" in limit ? limit.limit : 0 };
+  const query: SearchQuery = { filters, limit };
   if (request.cursor !== "") {
     const [after] = decodeCursor(request.cursor, searchBinding(filters), ["e164"]);
     query.after = after;

@@ -1,6 +1,5 @@
-import { encodeCursor, type Queryable } from "@switchboard/kit";
+import { encodeCursor, type Queryable, splitPage } from "@switchboard/kit";
 import type { inventory } from "@switchboard/proto";
-import { splitPage } from "./pagination.js";
 import { toPhoneNumber, type NumberRow } from "./rows.js";
 import { buildSearchSql } from "./search-sql.js";
 import { parseSearchRequest, searchBinding, type SearchQuery } from "./search-query.js";

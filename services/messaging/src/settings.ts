@@ -1,7 +1,7 @@
-import type { PoolClient, Queryable } from "@switchboard/kit";
+import { type PoolClient, type Queryable, requireAccount } from "@switchboard/kit";
 import type { messaging } from "@switchboard/proto";
 import type { MessagingContext } from "./context.js";
-import { iso, requireAccount } from "./validation.js";
+import { iso } from "./validation.js";
 
 const maxReplyCharacters = 320;
 

@@ -1,42 +1,9 @@
-import { validationFailed, type FieldError } from "@switchboard/kit";
-
-/** Collects field errors and throws one `validation-failed` carrying all of them. */
-export class FieldErrors {
-  readonly errors: FieldError[] = [];
-
-  add(pointer: string, detail: string): this {
-    this.errors.push({ pointer, detail });
-    return this;
-  }
-
-  get empty(): boolean {
-    return this.errors.length === 0;
-  }
-
-  throwIfAny(): void {
-    if (this.errors.length > 0) throw validationFailed(this.errors);
-  }
-
-  /** Throws validation-failed with every error so far. */
-  fail(): never {
-    throw validationFailed(this.errors);
-  }
-}
-
-export const e164Pattern = /^\+[1-9][0-9]{1,14}$/;
+import type { FieldErrors } from "@switchboard/kit";
 
 export const channels = ["sms", "mms", "rcs"] as const;
 export type Channel = (typeof channels)[number];
 export const isChannel = (value: string): value is Channel =>
   (channels as readonly string[]).includes(value);
-
-/** Every request names the account it acts for (filled by the gateway). */
-export function requireAccount(accountId: string, errors = new FieldErrors()): FieldErrors {
-  if (accountId.trim() === "" || accountId.length > 255) {
-    errors.add("#/account_id", "must name the account");
-  }
-  return errors;
-}
 
 /** A non-empty list of distinct channels; pushes errors under `pointer`. */
 export function checkChannels(values: readonly string[], pointer: string, errors: FieldErrors) {

@@ -4,14 +4,15 @@ import {
   encodeCursor,
   isId,
   notFound,
-  withTransaction,
+  pageLimit,
   type Pool,
+  requireAccount,
+  splitPage,
+  withTransaction,
 } from "@switchboard/kit";
 import type { webhook } from "@switchboard/proto";
 import type { WebhookContext } from "./context.js";
-import { pageLimit, splitPage } from "./pagination.js";
 import { deliveryColumns, toDelivery, type AttemptRow, type DeliveryRow } from "./rows.js";
-import { requireAccount } from "./validation.js";
 
 export const deliveryStatuses = ["pending", "delivered", "failed"] as const;
 const maxAttemptLog = 100;
@@ -22,8 +23,7 @@ export async function listDeliveries(
   request: webhook.ListDeliveriesRequest,
 ): Promise<webhook.ListDeliveriesResponse> {
   const errors = requireAccount(request.accountId);
-  const limit = pageLimit(request.limit);
-  if ("error" in limit) errors.add(limit.error.pointer, limit.error.detail);
+  const size = pageLimit(request.limit, errors);
   const status = request.status;
   if (status !== undefined && !(deliveryStatuses as readonly string[]).includes(status)) {
     errors.add("#/query/status", `must be one of ${deliveryStatuses.join(", ")}`);
@@ -35,7 +35,6 @@ export async function listDeliveries(
     [request.subscriptionId, request.accountId],
   );
   if (owned.rowCount === 0) throw notFound("the subscription");
-  const size = "limit" in limit ? limit.limit : 0;
   const binding = `deliveries|${request.accountId}|${request.subscriptionId}|${status ?? ""}`;
   const after = request.cursor ? decodeCursor(request.cursor, binding, ["id"])[0] : undefined;
   const { rows } = await pool.query<DeliveryRow>(

@@ -1,4 +1,4 @@
-import { unary, type GrpcService } from "@switchboard/kit";
+import { type GrpcService, requireAccount, unary } from "@switchboard/kit";
 import { webhook } from "@switchboard/proto";
 import type { WebhookContext } from "./context.js";
 import { getDelivery, listDeliveries, retryDelivery } from "./deliveries.js";
@@ -11,7 +11,6 @@ import {
   updateSubscription,
 } from "./subscriptions.js";
 import { testSubscription } from "./test-event.js";
-import { requireAccount } from "./validation.js";
 
 /** The WebhookService gRPC handlers: each a thin adapter over one operation module. */
 export function createWebhookService(ctx: WebhookContext): GrpcService {

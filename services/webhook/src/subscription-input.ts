@@ -1,4 +1,4 @@
-import { DomainError } from "@switchboard/kit";
+import { DomainError, FieldErrors } from "@switchboard/kit";
 import { patternProblem } from "./event-catalog.js";
 import {
   checkWebhookUrl,
@@ -7,7 +7,6 @@ import {
   UnsafeUrlError,
   type GuardOptions,
 } from "./url-guard.js";
-import type { FieldErrors } from "./validation.js";
 
 /** Field rules shared by creation and update; every failure names its JSON pointer. */
 export const maxEventPatterns = 100;

@@ -1,8 +1,15 @@
-import { decodeCursor, encodeCursor, isId, notFound, type Pool } from "@switchboard/kit";
+import {
+  decodeCursor,
+  encodeCursor,
+  isId,
+  notFound,
+  pageLimit,
+  type Pool,
+  requireAccount,
+  splitPage,
+} from "@switchboard/kit";
 import type { webhook } from "@switchboard/proto";
-import { pageLimit, splitPage } from "./pagination.js";
 import { subscriptionColumns, toSubscription, type SubscriptionRow } from "./rows.js";
-import { requireAccount } from "./validation.js";
 
 export async function getSubscription(
   pool: Pool,
@@ -25,10 +32,8 @@ export async function listSubscriptions(
   request: webhook.ListSubscriptionsRequest,
 ): Promise<webhook.ListSubscriptionsResponse> {
   const errors = requireAccount(request.accountId);
-  const limit = pageLimit(request.limit);
-  if ("error" in limit) errors.add(limit.error.pointer, limit.error.detail);
+  const size = pageLimit(request.limit, errors);
   errors.throwIfAny();
-  const size = "limit" in limit ? limit.limit : 0;
   const binding = `subscriptions|${request.accountId}`;
   const after = request.cursor ? decodeCursor(request.cursor, binding, ["id"])[0] : undefined;
   const { rows } = await pool.query<SubscriptionRow>(

@@ -4,8 +4,9 @@ import {
   isId,
   newId,
   notFound,
-  withTransaction,
   type PoolClient,
+  requireAccount,
+  withTransaction,
 } from "@switchboard/kit";
 import type { webhook } from "@switchboard/proto";
 import type { WebhookContext } from "./context.js";
@@ -19,7 +20,6 @@ import {
 import { failPendingDeliveries } from "./subscription-state.js";
 import type { GuardOptions } from "./url-guard.js";
 import { subscriptionColumns, toSubscription, type SubscriptionRow } from "./rows.js";
-import { requireAccount } from "./validation.js";
 
 /** Serialises one account's subscription creation (the cap and the idempotency key). */
 const lockAccount = (client: PoolClient, accountId: string) =>

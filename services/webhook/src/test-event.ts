@@ -1,9 +1,14 @@
-import { DomainError, injectTraceContext, newId, withTransaction } from "@switchboard/kit";
+import {
+  DomainError,
+  injectTraceContext,
+  newId,
+  requireAccount,
+  withTransaction,
+} from "@switchboard/kit";
 import type { webhook } from "@switchboard/proto";
 import type { WebhookContext } from "./context.js";
 import { deliveryColumns, toDelivery, type DeliveryRow } from "./rows.js";
 import { lockSubscription } from "./subscriptions.js";
-import { requireAccount } from "./validation.js";
 
 /**
  * `webhook.test`: an event made for one subscription and delivered to it alone, through the

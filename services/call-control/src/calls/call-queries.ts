@@ -1,7 +1,16 @@
-import { notFound, type Pool, type Queryable } from "@switchboard/kit";
+import {
+  cursorId,
+  FieldErrors,
+  type IdPage,
+  idPage,
+  notFound,
+  pageLimit,
+  type Pool,
+  type Queryable,
+  requireAccount,
+  requireId,
+} from "@switchboard/kit";
 import type { callcontrol } from "@switchboard/proto";
-import { afterId, pageLimit, toPage, type Page } from "../pagination.js";
-import { FieldErrors, requireAccount, requireId } from "../validation.js";
 import { callColumns, type CallRow } from "./call-rows.js";
 import { callDirections, callStatuses } from "./states.js";
 
@@ -31,7 +40,7 @@ export async function getCall(pool: Pool, request: callcontrol.GetCallRequest): 
 export async function listCalls(
   pool: Pool,
   request: callcontrol.ListCallsRequest,
-): Promise<Page<CallRow>> {
+): Promise<IdPage<CallRow>> {
   const errors = requireAccount(request.accountId, new FieldErrors());
   if (
     request.direction !== undefined &&
@@ -53,7 +62,7 @@ export async function listCalls(
     request.direction ?? null,
     request.status ?? null,
   ]);
-  const after = afterId(request.cursor, binding);
+  const after = cursorId(request.cursor, binding);
   const { rows } = await pool.query<CallRow>(
     `SELECT ${callColumns} FROM call_control.calls c
       WHERE c.account_id = $1
@@ -69,5 +78,5 @@ export async function listCalls(
       limit + 1,
     ],
   );
-  return toPage(rows, limit, binding, (row) => row);
+  return idPage(rows, limit, binding, (row) => row);
 }

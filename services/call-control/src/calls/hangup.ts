@@ -1,6 +1,5 @@
-import { DomainError } from "@switchboard/kit";
+import { DomainError, requireAccount } from "@switchboard/kit";
 import type { callcontrol } from "@switchboard/proto";
-import { requireAccount } from "../validation.js";
 import type { CallEngine } from "./call-engine.js";
 import { findCall } from "./call-queries.js";
 import type { CallRow } from "./call-rows.js";

@@ -1,11 +1,11 @@
-import { DomainError, newId, validationFailed } from "@switchboard/kit";
+import { checkE164, DomainError, newId, requireAccount, validationFailed } from "@switchboard/kit";
 import type { callcontrol } from "@switchboard/proto";
 import type { NumberDirectory } from "../inventory-directory.js";
 import { findAgentByName } from "../resources/agents.js";
 import { findRoute, findRouteByNumber } from "../resources/route-rows.js";
 import { findSeat } from "../resources/seats.js";
 import type { Tx } from "../scheduler/tx.js";
-import { checkAgentName, checkE164, requireAccount } from "../validation.js";
+import { checkAgentName } from "../validation.js";
 import { emitCallEvent } from "./call-events.js";
 import type { CallEngine } from "./call-engine.js";
 import { findCall } from "./call-queries.js";

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import canonicalize from "canonicalize";
 import type { callcontrol } from "@switchboard/proto";
-import { checkAgentName, checkE164, checkIntRange, requireAccount } from "../validation.js";
+import { checkE164, checkIntRange, requireAccount } from "@switchboard/kit";
+import { checkAgentName } from "../validation.js";
 
 export const defaultTimeoutSeconds = 30;
 export const defaultTimeLimitSeconds = 14_400;

@@ -1,7 +1,19 @@
-import { DomainError, newId, notFound, type Pool, type Queryable } from "@switchboard/kit";
+import {
+  cursorId,
+  DomainError,
+  FieldErrors,
+  type IdPage,
+  idPage,
+  newId,
+  notFound,
+  pageLimit,
+  type Pool,
+  type Queryable,
+  requireAccount,
+  requireId,
+} from "@switchboard/kit";
 import type { callcontrol } from "@switchboard/proto";
-import { afterId, pageLimit, toPage, type Page } from "../pagination.js";
-import { checkAgentName, FieldErrors, requireAccount, requireId } from "../validation.js";
+import { checkAgentName } from "../validation.js";
 import { hasPgCode, isStillReferenced, pgCodes, usedByRoute } from "./pg-errors.js";
 
 export interface AgentRow {
@@ -84,18 +96,18 @@ export async function getAgent(
 export async function listAgents(
   pool: Pool,
   request: callcontrol.ListAgentsRequest,
-): Promise<Page<AgentRow>> {
+): Promise<IdPage<AgentRow>> {
   requireAccount(request.accountId).throwIfAny();
   const limit = pageLimit(request.limit);
   const binding = `agents:${request.accountId}`;
-  const after = afterId(request.cursor, binding);
+  const after = cursorId(request.cursor, binding);
   const { rows } = await pool.query<AgentRow>(
     `SELECT ${columns} FROM call_control.agents
       WHERE account_id = $1 AND ($2::text IS NULL OR id < $2)
       ORDER BY id DESC LIMIT $3`,
     [request.accountId, after ?? null, limit + 1],
   );
-  return toPage(rows, limit, binding, (row) => row);
+  return idPage(rows, limit, binding, (row) => row);
 }
 
 /** Renaming keeps routes pointing at the agent; calls keep the name they were placed with. */

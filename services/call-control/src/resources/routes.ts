@@ -1,22 +1,22 @@
 import {
+  checkE164,
+  cursorId,
   DomainError,
+  FieldErrors,
+  type IdPage,
+  idPage,
   newId,
   notFound,
-  withTransaction,
+  pageLimit,
   type Pool,
   type PoolClient,
+  requireAccount,
+  requireId,
+  withTransaction,
 } from "@switchboard/kit";
 import type { callcontrol } from "@switchboard/proto";
 import type { NumberDirectory } from "../inventory-directory.js";
-import { afterId, pageLimit, toPage, type Page } from "../pagination.js";
-import {
-  checkAgentName,
-  checkE164,
-  checkName,
-  FieldErrors,
-  requireAccount,
-  requireId,
-} from "../validation.js";
+import { checkAgentName, checkName } from "../validation.js";
 import { findAgentByName } from "./agents.js";
 import { hasPgCode, pgCodes } from "./pg-errors.js";
 import { findRoute, routeSelect, type RouteRow } from "./route-rows.js";
@@ -154,17 +154,17 @@ export async function getRoute(
 export async function listRoutes(
   pool: Pool,
   request: callcontrol.ListRoutesRequest,
-): Promise<Page<RouteRow>> {
+): Promise<IdPage<RouteRow>> {
   requireAccount(request.accountId).throwIfAny();
   const limit = pageLimit(request.limit);
   const binding = `routes:${request.accountId}`;
-  const after = afterId(request.cursor, binding);
+  const after = cursorId(request.cursor, binding);
   const { rows } = await pool.query<RouteRow>(
     `${routeSelect} WHERE r.account_id = $1 AND ($2::text IS NULL OR r.id < $2)
       ORDER BY r.id DESC LIMIT $3`,
     [request.accountId, after ?? null, limit + 1],
   );
-  return toPage(rows, limit, binding, (row) => row);
+  return idPage(rows, limit, binding, (row) => row);
 }
 
 export async function updateRoute(

@@ -1,7 +1,20 @@
-import { DomainError, newId, notFound, type Pool, type Queryable } from "@switchboard/kit";
+import {
+  checkIntRange,
+  cursorId,
+  DomainError,
+  FieldErrors,
+  type IdPage,
+  idPage,
+  newId,
+  notFound,
+  pageLimit,
+  type Pool,
+  type Queryable,
+  requireAccount,
+  requireId,
+} from "@switchboard/kit";
 import type { callcontrol } from "@switchboard/proto";
-import { afterId, pageLimit, toPage, type Page } from "../pagination.js";
-import { checkIntRange, checkName, FieldErrors, requireAccount, requireId } from "../validation.js";
+import { checkName } from "../validation.js";
 import { isStillReferenced, usedByRoute } from "./pg-errors.js";
 
 export interface SeatRow {
@@ -93,18 +106,18 @@ export async function getSeat(pool: Pool, request: callcontrol.GetSeatRequest): 
 export async function listSeats(
   pool: Pool,
   request: callcontrol.ListSeatsRequest,
-): Promise<Page<SeatRow>> {
+): Promise<IdPage<SeatRow>> {
   requireAccount(request.accountId).throwIfAny();
   const limit = pageLimit(request.limit);
   const binding = `seats:${request.accountId}`;
-  const after = afterId(request.cursor, binding);
+  const after = cursorId(request.cursor, binding);
   const { rows } = await pool.query<SeatRow>(
     `SELECT ${columns} FROM call_control.seats
       WHERE account_id = $1 AND ($2::text IS NULL OR id < $2)
       ORDER BY id DESC LIMIT $3`,
     [request.accountId, after ?? null, limit + 1],
   );
-  return toPage(rows, limit, binding, (row) => row);
+  return idPage(rows, limit, binding, (row) => row);
 }
 
 export async function updateSeat(

@@ -1,5 +1,5 @@
 import type { Encoding } from "../encoding/segments.js";
-import type { Channel } from "../validation.js";
+import { Channel } from "../validation.js";
 
 /**
  * The messaging carrier adapter: what the delivery pipeline needs from a network. The sandbox

@@ -1,9 +1,18 @@
-import { newId, notFound, withTransaction, type PoolClient } from "@switchboard/kit";
+import {
+  cursorId,
+  e164Pattern,
+  idPage,
+  newId,
+  notFound,
+  pageLimit,
+  type PoolClient,
+  requireAccount,
+  withTransaction,
+} from "@switchboard/kit";
 import type { messaging } from "@switchboard/proto";
 import { idempotencyLockKey, idempotencyLockSql, type MessagingContext } from "../context.js";
 import { checkKeyLength, replayOrMismatch, requestFingerprint } from "../idempotency.js";
-import { cursorId, idPage, pageLimit } from "../pagination.js";
-import { checkChannels, e164Pattern, requireAccount, sortChannels } from "../validation.js";
+import { checkChannels, sortChannels } from "../validation.js";
 import { consentColumns, consentEventData, toConsent, type ConsentRow } from "./rows.js";
 
 export const consentSources = ["web_form", "api", "keyword", "import", "verbal"] as const;

@@ -1,7 +1,12 @@
-import { DomainError, notFound, withTransaction, type PoolClient } from "@switchboard/kit";
+import {
+  DomainError,
+  notFound,
+  type PoolClient,
+  requireAccount,
+  withTransaction,
+} from "@switchboard/kit";
 import type { messaging } from "@switchboard/proto";
 import type { MessagingContext } from "../context.js";
-import { requireAccount } from "../validation.js";
 import { consentColumns, consentEventData, toConsent, type ConsentRow } from "./rows.js";
 
 /** RevokeConsent: granted → revoked (`consent.revoked`); a revoked consent is 409 invalid-state. */

@@ -1,4 +1,10 @@
-import { notFound, withTransaction, type PoolClient } from "@switchboard/kit";
+import {
+  e164Pattern,
+  notFound,
+  type PoolClient,
+  requireAccount,
+  withTransaction,
+} from "@switchboard/kit";
 import type { messaging } from "@switchboard/proto";
 import { insertConsent } from "../consents/consents.js";
 import { revokeWhere } from "../consents/revocation.js";
@@ -7,7 +13,7 @@ import type { MessagingContext } from "../context.js";
 import { characterCount } from "../encoding/segments.js";
 import { readSettings } from "../settings.js";
 import { maxBodyCharacters } from "../templates/template-input.js";
-import { e164Pattern, requireAccount, sortChannels } from "../validation.js";
+import { sortChannels } from "../validation.js";
 import { insertPlatformMessage } from "./insert.js";
 import { messageColumns, toMessage, type MessageRow } from "./rows.js";
 

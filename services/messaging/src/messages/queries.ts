@@ -1,8 +1,13 @@
-import { notFound } from "@switchboard/kit";
+import {
+  cursorId,
+  e164Pattern,
+  idPage,
+  notFound,
+  pageLimit,
+  requireAccount,
+} from "@switchboard/kit";
 import type { messaging } from "@switchboard/proto";
 import type { MessagingContext } from "../context.js";
-import { cursorId, idPage, pageLimit } from "../pagination.js";
-import { e164Pattern, requireAccount } from "../validation.js";
 import { messageColumns, toMessage, type MessageRow } from "./rows.js";
 
 const statuses = [

@@ -1,12 +1,6 @@
-import { isId } from "@switchboard/kit";
+import { e164Pattern, FieldErrors, isId, requireAccount } from "@switchboard/kit";
 import type { messaging } from "@switchboard/proto";
-import {
-  e164Pattern,
-  FieldErrors,
-  isChannel,
-  requireAccount,
-  type Channel,
-} from "../validation.js";
+import { isChannel, type Channel } from "../validation.js";
 
 export const maxMediaUrls = 10;
 export const maxMediaUrlLength = 2_048;

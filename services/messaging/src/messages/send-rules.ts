@@ -1,10 +1,9 @@
-import { DomainError } from "@switchboard/kit";
+import { DomainError, FieldErrors } from "@switchboard/kit";
 import type { messaging } from "@switchboard/proto";
 import { characterCount } from "../encoding/segments.js";
 import type { SenderNumber } from "../sender-numbers.js";
 import { maxBodyCharacters } from "../templates/template-input.js";
 import { renderTemplate } from "../templates/variables.js";
-import type { FieldErrors } from "../validation.js";
 import { channelsOf } from "./send-checks.js";
 import type { SendFacts, SendTemplate } from "./send-facts.js";
 

@@ -1,5 +1,6 @@
 import { characterCount } from "../encoding/segments.js";
-import { checkChannels, FieldErrors, sortChannels, type Channel } from "../validation.js";
+import { FieldErrors } from "@switchboard/kit";
+import { checkChannels, sortChannels, type Channel } from "../validation.js";
 import { parseTemplateBody } from "./variables.js";
 
 export const maxBodyCharacters = 1_600;

@@ -1,4 +1,15 @@
-import { DomainError, newId, notFound, withTransaction, type PoolClient } from "@switchboard/kit";
+import {
+  cursorId,
+  DomainError,
+  FieldErrors,
+  idPage,
+  newId,
+  notFound,
+  pageLimit,
+  type PoolClient,
+  requireAccount,
+  withTransaction,
+} from "@switchboard/kit";
 import type { messaging } from "@switchboard/proto";
 import { idempotencyLockKey, idempotencyLockSql, type MessagingContext } from "../context.js";
 import {
@@ -7,8 +18,6 @@ import {
   replayOrMismatch,
   requestFingerprint,
 } from "../idempotency.js";
-import { cursorId, idPage, pageLimit } from "../pagination.js";
-import { FieldErrors, requireAccount } from "../validation.js";
 import { templateColumns, templateFrom, toTemplate, type TemplateRow } from "./rows.js";
 import { checkTemplateContent, checkTemplateName, type TemplateInput } from "./template-input.js";
 
