@@ -29,3 +29,4 @@ export * from "./component.js";
 export * from "./run-component.js";
 export * from "./field-errors.js";
 export * from "./paging.js";
+export * from "./idempotency.js";

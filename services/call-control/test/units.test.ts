@@ -100,8 +100,8 @@ describe("outbound requests", () => {
   it("applies defaults and fingerprints the request", () => {
     const a = parseOutboundRequest(base);
     expect(a).toMatchObject({ timeoutSeconds: 30, timeLimitSeconds: 14_400, seatId: undefined });
-    expect(parseOutboundRequest({ ...base, timeoutSeconds: 30 }).hash).toBe(a.hash);
-    expect(parseOutboundRequest({ ...base, to: "+15550100001" }).hash).not.toBe(a.hash);
+    expect(parseOutboundRequest({ ...base, timeoutSeconds: 30 }).fingerprint).toBe(a.fingerprint);
+    expect(parseOutboundRequest({ ...base, to: "+15550100001" }).fingerprint).not.toBe(a.fingerprint);
   });
 
   it("reports every bad field at once", () => {

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import {
+  checkIdempotencyKey,
   DomainError,
   e164Pattern,
   isId,
@@ -48,11 +49,9 @@ export async function createHold(
   if (!Number.isInteger(ttl) || ttl < 60 || ttl > 1800) {
     errors.add("#/ttl_seconds", "must be an integer from 60 to 1800");
   }
-  const key = options.idempotencyKey;
-  if (key !== undefined && key.length > 255) {
-    errors.add("#/idempotency_key", "must be at most 255 characters");
-  }
   errors.throwIfAny();
+  const key = options.idempotencyKey;
+  checkIdempotencyKey(key);
 
   return withTransaction(pool, async (client) => {
     await client.query("SELECT pg_advisory_xact_lock($1::int, $2::int)", [

@@ -16,8 +16,3 @@ export interface MessagingContext {
   numbers: SenderNumbers;
   carrier: MessagingCarrier;
 }
-
-/** Advisory lock on one Idempotency-Key of one account for one kind of resource. */
-export const idempotencyLockSql = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))";
-export const idempotencyLockKey = (kind: string, accountId: string, key: string): string =>
-  `switchboard:messaging:${kind}:${accountId}:${key}`;

@@ -1,10 +1,12 @@
-import { createHash } from "node:crypto";
 import {
+  checkIdempotencyKey,
   DomainError,
   isId,
   newId,
   notFound,
   type PoolClient,
+  replayOrMismatch,
+  requestFingerprint,
   requireAccount,
   withTransaction,
 } from "@switchboard/kit";
@@ -71,15 +73,11 @@ export async function createSubscription(
   const url = parseTargetUrl(request.url, errors);
   const events = checkEventPatterns(request.events, errors);
   checkDescription(request.description, errors);
-  if (idempotencyKey !== undefined && idempotencyKey.length > 255) {
-    errors.add("#/idempotency_key", "must be at most 255 characters");
-  }
   errors.throwIfAny();
+  checkIdempotencyKey(idempotencyKey);
   const href = await guardTargetUrl(url!, targetGuard(ctx, request.internalSink === true));
   const description = request.description?.trim() || null;
-  const fingerprint = createHash("sha256")
-    .update(JSON.stringify([href, events, description]))
-    .digest("base64url");
+  const fingerprint = requestFingerprint("create-subscription", { href, events, description });
 
   return withTransaction(ctx.pool, async (client) => {
     await lockAccount(client, request.accountId);
@@ -89,13 +87,7 @@ export async function createSubscription(
           WHERE account_id = $1 AND idempotency_key = $2`,
         [request.accountId, idempotencyKey],
       );
-      const previous = rows[0];
-      if (previous && previous.request_fingerprint !== fingerprint) {
-        throw new DomainError(
-          "idempotency-mismatch",
-          "the Idempotency-Key was already used to create another subscription",
-        );
-      }
+      const previous = rows[0] && replayOrMismatch(rows[0], fingerprint, rows[0]);
       const existing =
         previous && (await selectSubscription(client, request.accountId, previous.id));
       if (existing) {

@@ -21,7 +21,7 @@ export interface CallRow {
   hangup_cause: string | null;
   hangup_source: string | null;
   sip_code: number | null;
-  request_hash: string | null;
+  request_fingerprint: string | null;
   created_at: Date;
   answered_at: Date | null;
   ended_at: Date | null;
@@ -30,7 +30,7 @@ export interface CallRow {
 export const callColumns = `c.id, c.account_id, c.direction, c.status, c.to_number, c.from_number,
   c.agent, c.seat_id, c.seat_claimed, c.route_id, c.attestation, c.identity, c.client_state,
   c.timeout_seconds, c.time_limit_seconds, c.hangup_cause, c.hangup_source, c.sip_code,
-  c.request_hash, c.created_at, c.answered_at, c.ended_at`;
+  c.request_fingerprint, c.created_at, c.answered_at, c.ended_at`;
 
 /** Billable seconds: answered to ended, rounded up; 0 for a call never answered; null while live. */
 export function durationSeconds(

@@ -1,4 +1,12 @@
-import { DomainError, newId, validationFailed, type Pool, type Queryable } from "@switchboard/kit";
+import {
+  checkIdempotencyKey,
+  DomainError,
+  newId,
+  type Pool,
+  type Queryable,
+  replayOrMismatch,
+  validationFailed,
+} from "@switchboard/kit";
 import type { callcontrol } from "@switchboard/proto";
 import type { NumberDirectory } from "../inventory-directory.js";
 import { findSeat } from "../resources/seats.js";
@@ -55,13 +63,8 @@ export async function createOutboundCall(
   idempotencyKey: string | undefined,
   requestId?: string,
 ): Promise<PlacedCall> {
+  checkIdempotencyKey(idempotencyKey);
   const call = parseOutboundRequest(request);
-  if (idempotencyKey !== undefined && (idempotencyKey === "" || idempotencyKey.length > 255)) {
-    throw new DomainError(
-      "invalid-idempotency-key",
-      "the Idempotency-Key must be 1–255 characters",
-    );
-  }
   const [lookup, number] = await Promise.all([
     settle(lookupOutbound(deps.pool, call, idempotencyKey)),
     settle(deps.directory.owned(call.accountId, call.from)),
@@ -137,7 +140,7 @@ async function insertCall(
        INSERT INTO call_control.calls
          (id, account_id, direction, status, to_number, from_number, agent, seat_id, seat_claimed,
           attestation, identity, client_state, timeout_seconds, time_limit_seconds,
-          idempotency_key, request_hash)
+          idempotency_key, request_fingerprint)
        VALUES ($1, $2, 'outbound', 'queued', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
        ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
        RETURNING *
@@ -160,7 +163,7 @@ async function insertCall(
       call.timeoutSeconds,
       call.timeLimitSeconds,
       fields.key ?? null,
-      call.hash,
+      call.fingerprint,
       callTimerKinds.dial,
       JSON.stringify({ identity_info: fields.x5u }),
     ],
@@ -194,14 +197,8 @@ async function lookupOutbound(
   return { agent: row?.agent_name ?? undefined, earlier };
 }
 
-const checkSameRequest = (row: CallRow, call: OutboundRequest) => {
-  if (row.request_hash !== call.hash) {
-    throw new DomainError(
-      "idempotency-mismatch",
-      "this Idempotency-Key already placed a call with a different request",
-    );
-  }
-};
+const checkSameRequest = (row: CallRow, call: OutboundRequest) =>
+  replayOrMismatch(row, call.fingerprint, row);
 
 /** The call an Idempotency-Key placed within its window; another request under it is a mismatch. */
 async function callByKey(

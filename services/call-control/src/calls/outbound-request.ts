@@ -1,7 +1,5 @@
-import { createHash } from "node:crypto";
-import canonicalize from "canonicalize";
 import type { callcontrol } from "@switchboard/proto";
-import { checkE164, checkIntRange, requireAccount } from "@switchboard/kit";
+import { checkE164, checkIntRange, requestFingerprint, requireAccount } from "@switchboard/kit";
 import { checkAgentName } from "../validation.js";
 
 export const defaultTimeoutSeconds = 30;
@@ -18,8 +16,8 @@ export interface OutboundRequest {
   timeoutSeconds: number;
   timeLimitSeconds: number;
   clientState: string | undefined;
-  /** SHA-256 of the request's canonical JSON: one Idempotency-Key, one request. */
-  hash: string;
+  /** The request's fingerprint: one Idempotency-Key, one request. */
+  fingerprint: string;
 }
 
 export function parseOutboundRequest(
@@ -57,15 +55,12 @@ export function parseOutboundRequest(
     timeLimitSeconds: request.timeLimitSeconds ?? defaultTimeLimitSeconds,
     clientState: request.clientState,
   };
-  const canonical = canonicalize({
-    ...parsed,
-    seatId: parsed.seatId ?? null,
-    clientState: parsed.clientState ?? null,
-  });
   return {
     ...parsed,
-    hash: createHash("sha256")
-      .update(canonical ?? "")
-      .digest("hex"),
+    fingerprint: requestFingerprint("create-outbound-call", {
+      ...parsed,
+      seatId: parsed.seatId ?? null,
+      clientState: parsed.clientState ?? null,
+    }),
   };
 }

@@ -1,4 +1,5 @@
 import {
+  checkIdempotencyKey,
   cursorId,
   e164Pattern,
   idPage,
@@ -6,12 +7,13 @@ import {
   notFound,
   pageLimit,
   type PoolClient,
+  replayByKey,
+  requestFingerprint,
   requireAccount,
   withTransaction,
 } from "@switchboard/kit";
 import type { messaging } from "@switchboard/proto";
-import { idempotencyLockKey, idempotencyLockSql, type MessagingContext } from "../context.js";
-import { checkKeyLength, replayOrMismatch, requestFingerprint } from "../idempotency.js";
+import type { MessagingContext } from "../context.js";
 import { checkChannels, sortChannels } from "../validation.js";
 import { consentColumns, consentEventData, toConsent, type ConsentRow } from "./rows.js";
 
@@ -44,20 +46,24 @@ export async function createConsent(
     }
   }
   errors.throwIfAny();
-  checkKeyLength(idempotencyKey);
+  checkIdempotencyKey(idempotencyKey);
   const fingerprint = requestFingerprint("create-consent", request);
   const consent = await withTransaction(ctx.pool, async (client) => {
-    if (idempotencyKey !== undefined) {
-      await client.query(idempotencyLockSql, [
-        idempotencyLockKey("cns", request.accountId, idempotencyKey),
-      ]);
-      const previous = await client.query<ConsentRow>(
-        `SELECT ${consentColumns} FROM messaging.consents c WHERE c.account_id = $1 AND c.idempotency_key = $2`,
-        [request.accountId, idempotencyKey],
-      );
-      if (previous.rows[0])
-        return replayOrMismatch(previous.rows[0], fingerprint, toConsent(previous.rows[0]));
-    }
+    const replay = await replayByKey(client, {
+      scope: "messaging:cns",
+      accountId: request.accountId,
+      key: idempotencyKey,
+      fingerprint,
+      find: async () =>
+        (
+          await client.query<ConsentRow>(
+            `SELECT ${consentColumns} FROM messaging.consents c WHERE c.account_id = $1 AND c.idempotency_key = $2`,
+            [request.accountId, idempotencyKey],
+          )
+        ).rows[0],
+      toResource: toConsent,
+    });
+    if (replay) return replay;
     return insertConsent(ctx, client, {
       accountId: request.accountId,
       phoneNumber: request.phoneNumber,
@@ -93,7 +99,7 @@ export async function insertConsent(
   const { rows } = await client.query<ConsentRow>(
     `INSERT INTO messaging.consents AS c
        (id, account_id, phone_number, channels, source, evidence, captured_at, status,
-        idempotency_key, request_sha256)
+        idempotency_key, request_fingerprint)
      VALUES ($1, $2, $3, $4, $5, $6, $7, 'granted', $8, $9)
      RETURNING ${consentColumns}`,
     [

@@ -14,12 +14,12 @@ export interface ConsentRow {
   revoked_at: Date | null;
   revocation_source: string | null;
   revocation_keyword: string | null;
-  request_sha256: string | null;
+  request_fingerprint: string | null;
 }
 
 export const consentColumns = `c.id, c.account_id, c.phone_number, c.channels, c.source, c.evidence,
   c.captured_at, c.status, c.created_at, c.revoked_at, c.revocation_source, c.revocation_keyword,
-  c.request_sha256`;
+  c.request_fingerprint`;
 
 export const toConsent = (row: ConsentRow): messaging.Consent => ({
   id: row.id,

@@ -52,7 +52,7 @@ export async function insertQueuedMessage(
     lease_until: null,
     provider_message_id: null,
     scheduled_at: null,
-    request_sha256: message.fingerprint,
+    request_fingerprint: message.fingerprint,
     created_at: now,
     updated_at: now,
     sent_at: null,
@@ -65,7 +65,7 @@ export async function insertQueuedMessage(
        INSERT INTO ${SCHEMA}.messages AS m
          (id, account_id, direction, channel, fallback, status, to_number, from_number, body,
           media_urls, encoding, segments, template_id, template_version, consent_id, expires_at,
-          idempotency_key, request_sha256, created_at, updated_at)
+          idempotency_key, request_fingerprint, created_at, updated_at)
        VALUES ($1, $2, 'outbound', $3, $4, 'queued', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
                $15, $16, $17, $17)
        ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING

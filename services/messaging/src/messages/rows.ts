@@ -29,7 +29,7 @@ export interface MessageRow {
   lease_until: Date | null;
   provider_message_id: string | null;
   scheduled_at: Date | null;
-  request_sha256: string | null;
+  request_fingerprint: string | null;
   created_at: Date;
   updated_at: Date;
   sent_at: Date | null;
@@ -41,7 +41,7 @@ export const messageColumns = `m.id, m.account_id, m.direction, m.channel, m.cha
   m.fallback_applied, m.status, m.to_number, m.from_number, m.body, m.media_urls, m.encoding,
   m.segments, m.template_id, m.template_version, m.consent_id, m.expires_at, m.error_code,
   m.error_message, m.in_reply_to, m.keyword, m.auto_reply_id, m.attempts, m.lease_until,
-  m.provider_message_id, m.scheduled_at, m.request_sha256, m.created_at, m.updated_at, m.sent_at,
+  m.provider_message_id, m.scheduled_at, m.request_fingerprint, m.created_at, m.updated_at, m.sent_at,
   m.delivered_at, m.read_at`;
 
 export const toMessage = (row: MessageRow): messaging.Message => ({

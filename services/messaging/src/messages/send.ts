@@ -1,7 +1,7 @@
+import { checkIdempotencyKey, replayOrMismatch, requestFingerprint } from "@switchboard/kit";
 import type { messaging } from "@switchboard/proto";
 import type { MessagingContext } from "../context.js";
 import { messageSegments } from "../encoding/segments.js";
-import { checkKeyLength, replayOrMismatch, requestFingerprint } from "../idempotency.js";
 import { insertQueuedMessage } from "./queue-message.js";
 import { messageColumns, toMessage, type MessageRow } from "./rows.js";
 import { checkSendShape, defaultTtlSeconds } from "./send-checks.js";
@@ -21,7 +21,7 @@ export async function sendMessage(
 ): Promise<messaging.Message> {
   const errors = checkSendShape(request);
   errors.throwIfAny();
-  checkKeyLength(idempotencyKey);
+  checkIdempotencyKey(idempotencyKey);
   const fingerprint = requestFingerprint("send-message", request);
   const [sender, facts] = await Promise.all([
     ctx.numbers.find(request.accountId, request.from),

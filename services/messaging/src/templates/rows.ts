@@ -17,7 +17,7 @@ export interface TemplateRow {
   kid: string;
   created_at: Date;
   approved_at: Date;
-  request_sha256: string | null;
+  request_fingerprint: string | null;
 }
 
 export const templateColumns = `t.id, t.account_id, v.name, v.version, t.latest_version, v.channels,

@@ -1,23 +1,21 @@
 import {
+  checkIdempotencyKey,
   cursorId,
   DomainError,
   FieldErrors,
   idPage,
+  isUniqueViolation,
   newId,
   notFound,
   pageLimit,
   type PoolClient,
+  replayByKey,
+  requestFingerprint,
   requireAccount,
   withTransaction,
 } from "@switchboard/kit";
 import type { messaging } from "@switchboard/proto";
-import { idempotencyLockKey, idempotencyLockSql, type MessagingContext } from "../context.js";
-import {
-  checkKeyLength,
-  isUniqueViolation,
-  replayOrMismatch,
-  requestFingerprint,
-} from "../idempotency.js";
+import type { MessagingContext } from "../context.js";
 import { templateColumns, templateFrom, toTemplate, type TemplateRow } from "./rows.js";
 import { checkTemplateContent, checkTemplateName, type TemplateInput } from "./template-input.js";
 
@@ -30,18 +28,30 @@ export async function createTemplate(
   const errors = requireAccount(request.accountId);
   checkTemplateName(request.name, errors);
   const input = checkTemplateContent(request.channels, request.body, errors);
-  checkKeyLength(idempotencyKey);
+  checkIdempotencyKey(idempotencyKey);
   const fingerprint = requestFingerprint("create-template", request);
   const signed = await ctx.signer.sign({ name: request.name, version: 1, ...input });
   try {
     return await withTransaction(ctx.pool, async (client) => {
-      if (idempotencyKey !== undefined) {
-        const replay = await replayCreate(client, request.accountId, idempotencyKey, fingerprint);
-        if (replay) return replay;
-      }
+      const replay = await replayByKey(client, {
+        scope: "messaging:tpl",
+        accountId: request.accountId,
+        key: idempotencyKey,
+        fingerprint,
+        find: async () =>
+          (
+            await client.query<TemplateRow>(
+              `SELECT ${templateColumns}, t.request_fingerprint FROM ${templateFrom}
+                WHERE t.account_id = $1 AND t.idempotency_key = $2 AND v.version = 1`,
+              [request.accountId, idempotencyKey],
+            )
+          ).rows[0],
+        toResource: toTemplate,
+      });
+      if (replay) return replay;
       const id = newId("tpl");
       await client.query(
-        `INSERT INTO messaging.templates (id, account_id, name, latest_version, idempotency_key, request_sha256)
+        `INSERT INTO messaging.templates (id, account_id, name, latest_version, idempotency_key, request_fingerprint)
          VALUES ($1, $2, $3, 1, $4, $5)`,
         [id, request.accountId, request.name, idempotencyKey ?? null, fingerprint],
       );
@@ -65,22 +75,25 @@ export async function createTemplateVersion(
 ): Promise<messaging.Template> {
   const errors = requireAccount(request.accountId);
   errors.throwIfAny();
-  checkKeyLength(idempotencyKey);
+  checkIdempotencyKey(idempotencyKey);
   const fingerprint = requestFingerprint("create-template-version", request);
   return withTransaction(ctx.pool, async (client) => {
-    if (idempotencyKey !== undefined) {
-      await client.query(idempotencyLockSql, [
-        idempotencyLockKey("tpv", request.accountId, idempotencyKey),
-      ]);
-      const previous = await client.query<TemplateRow>(
-        `SELECT ${templateColumns}, v.request_sha256 FROM ${templateFrom}
-          WHERE v.account_id = $1 AND v.idempotency_key = $2`,
-        [request.accountId, idempotencyKey],
-      );
-      if (previous.rows[0]) {
-        return replayOrMismatch(previous.rows[0], fingerprint, toTemplate(previous.rows[0]));
-      }
-    }
+    const replay = await replayByKey(client, {
+      scope: "messaging:tpv",
+      accountId: request.accountId,
+      key: idempotencyKey,
+      fingerprint,
+      find: async () =>
+        (
+          await client.query<TemplateRow>(
+            `SELECT ${templateColumns}, v.request_fingerprint FROM ${templateFrom}
+              WHERE v.account_id = $1 AND v.idempotency_key = $2`,
+            [request.accountId, idempotencyKey],
+          )
+        ).rows[0],
+      toResource: toTemplate,
+    });
+    if (replay) return replay;
     const current = await client.query<{
       name: string;
       latest_version: number;
@@ -118,22 +131,6 @@ export async function createTemplateVersion(
   });
 }
 
-async function replayCreate(
-  client: PoolClient,
-  accountId: string,
-  key: string,
-  fingerprint: string,
-): Promise<messaging.Template | undefined> {
-  await client.query(idempotencyLockSql, [idempotencyLockKey("tpl", accountId, key)]);
-  const previous = await client.query<TemplateRow>(
-    `SELECT ${templateColumns}, t.request_sha256 FROM ${templateFrom}
-      WHERE t.account_id = $1 AND t.idempotency_key = $2 AND v.version = 1`,
-    [accountId, key],
-  );
-  const row = previous.rows[0];
-  return row ? replayOrMismatch(row, fingerprint, toTemplate(row)) : undefined;
-}
-
 async function insertVersion(
   ctx: MessagingContext,
   client: PoolClient,
@@ -148,7 +145,7 @@ async function insertVersion(
   await client.query(
     `INSERT INTO messaging.template_versions
        (template_id, version, account_id, name, channels, body, variables, status,
-        content_sha256, signature, kid, idempotency_key, request_sha256)
+        content_sha256, signature, kid, idempotency_key, request_fingerprint)
      VALUES ($1, $2, $3, $4, $5, $6, $7, 'approved', $8, $9, $10, $11, $12)`,
     [
       templateId,
