@@ -5,10 +5,10 @@ import {
   createLogger,
   type ReadinessReport,
 } from "@switchboard/kit";
-import { requireTestRedis } from "../../packages/kit/src/events/testing.js";
+import { requireTestRedis } from "@switchboard/kit/events/testing";
 import { loadGatewayConfig, startGateway } from "@switchboard/gateway";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
-import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
+import { startTestPlatform, type TestPlatform } from "@switchboard/test-support/platform";
+import { startTcpProxy, type TcpProxy } from "@switchboard/test-support/tcp-proxy";
 
 await requireTestRedis();
 

@@ -7,8 +7,8 @@ import {
   requestIdOf,
   startUsagePlatform,
   type UsagePlatform,
-} from "../../services/usage/test/platform-harness.js";
-import { verifyRecord } from "../../services/usage/test/verify.js";
+} from "@switchboard/test-support/fixtures/usage-platform";
+import { verifySignedRecord as verifyRecord } from "@switchboard/kit";
 
 type Item = Record<string, unknown> & { id: string; kid: string; request_id: string | null };
 type Page = { data: Item[]; next_cursor: string | null; has_more: boolean };
