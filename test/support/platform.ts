@@ -93,7 +93,10 @@ export interface TestPlatform {
   contract: ContractChecker | undefined;
   /** The environment the gateway was configured with (for starting more replicas). */
   gatewayEnv: Record<string, string>;
-  /** Starts another gateway replica on the same database (and Redis); stopped with the platform. */
+  /**
+   * Starts another gateway replica on the same database (and Redis) with `env` on top of the
+   * gateway's; stopped with the platform unless the suite stops it first.
+   */
   startReplica(env?: Record<string, string>): Promise<RunningGateway>;
   /** Stops one backend service (to test an unavailable service). */
   stopService(name: string): Promise<void>;
@@ -215,8 +218,11 @@ export async function startTestPlatform(options: TestPlatformOptions = {}): Prom
     startReplica: async (env = {}) => {
       const config = loadGatewayConfig({ ...gatewayEnv, ...env });
       const replica = await startGateway({ config, logger, bus: platform.bus });
-      replicas.push(replica);
-      return replica;
+      let stopped: Promise<void> | undefined;
+      // A suite may stop its replica itself; the platform's stop then leaves it be.
+      const tracked = { ...replica, stop: () => (stopped ??= replica.stop()) };
+      replicas.push(tracked);
+      return tracked;
     },
     stopService: (name) => platform.stopService(name),
     restartService: (name) => platform.restartService(name),
