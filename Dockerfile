@@ -23,6 +23,8 @@ COPY services/usage/package.json services/usage/
 COPY services/webhook/package.json services/webhook/
 COPY gateway/package.json gateway/
 COPY platform/package.json platform/
+COPY bench/package.json bench/
+COPY test/support/package.json test/support/
 # A CA bundle for the npm registry behind a TLS-intercepting proxy: a file the build mounts (see
 # scripts/build-image.sh). Build stage only; the image does not keep it.
 ARG NODE_EXTRA_CA_CERTS

@@ -92,7 +92,7 @@ async function main() {
   const { createLogger, summarizeLatency } = await import("@switchboard/kit");
   const { createRealTestDatabase } = await import("@switchboard/kit/testing");
   const { startPlatform } = await import("@switchboard/platform");
-  const { freeMeshPorts, startMesh } = await import("../platform/dist/mesh/index.js");
+  const { freeMeshPorts, startMesh } = await import("@switchboard/platform/mesh");
   const secret = `sbcs_${randomBytes(24).toString("base64url")}`;
   const credentials = {
     PUBLIC_URL: "http://switchboard.bench",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ContractChecker } from "../../test/support/contract.js";
+import { ContractChecker } from "@switchboard/test-support/contract";
 
 /** The checker itself: it must catch each kind of drift, or the contract tests prove nothing. */
 const document = {

@@ -9,7 +9,11 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import * as oidc from "openid-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PUBLIC_URL, startTestPlatform, type TestPlatform } from "../../test/support/platform.js";
+import {
+  PUBLIC_URL,
+  startTestPlatform,
+  type TestPlatform,
+} from "@switchboard/test-support/platform";
 
 const run = promisify(execFile);
 

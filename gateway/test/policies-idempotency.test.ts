@@ -5,7 +5,7 @@ import {
   startTestPlatform,
   type DatabaseKind,
   type TestPlatform,
-} from "../../test/support/platform.js";
+} from "@switchboard/test-support/platform";
 
 /**
  * Idempotency-Key through the whole gateway to the inventory service: on PostgreSQL with Redis

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningGateway } from "@switchboard/gateway";
 import { createAccount, createServiceToken } from "../src/auth/index.js";
-import { startTestPlatform, type TestPlatform } from "../../test/support/platform.js";
+import { startTestPlatform, type TestPlatform } from "@switchboard/test-support/platform";
 
 /**
  * Per-permission token buckets through the whole gateway, on Redis (shared by replicas) and on

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import puppeteer, { type Browser } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { startTestPlatform, type TestPlatform } from "@switchboard/test-support/platform";
 
 const chromium = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const hasChromium = spawnSync(chromium, ["--version"], { stdio: "ignore" }).status === 0;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, createServiceToken } from "@switchboard/gateway/auth";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { startTestPlatform, type TestPlatform } from "@switchboard/test-support/platform";
 
 /** API.md "Administration (admin)": every operation, as the document must list it. */
 const ADMIN_OPERATIONS = [

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { TestPlatform } from "../support/platform.js";
+import type { TestPlatform } from "@switchboard/test-support/platform";
 import {
   activeHolds,
   allStepNames,

@@ -1,6 +1,10 @@
 import { expect } from "vitest";
-import { smokeStepNames } from "../../gateway/src/schemas/agent.js";
-import { startTestPlatform, type DatabaseKind, type TestPlatform } from "../support/platform.js";
+import { smokeStepNames } from "@switchboard/gateway/schemas/agent";
+import {
+  startTestPlatform,
+  type DatabaseKind,
+  type TestPlatform,
+} from "@switchboard/test-support/platform";
 
 /** Shared by the agent smoke suites (PostgreSQL + Redis, and PGlite). */
 

@@ -1,7 +1,7 @@
 import { createLocalJWKSet, type JSONWebKeySet } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { verifyRecord } from "../../services/usage/test/verify.js";
-import type { TestPlatform } from "../support/platform.js";
+import { verifySignedRecord as verifyRecord } from "@switchboard/kit";
+import type { TestPlatform } from "@switchboard/test-support/platform";
 import {
   activeHolds,
   allStepNames,

@@ -5,7 +5,11 @@ import {
   createServiceToken,
   revokeServiceToken,
 } from "@switchboard/gateway/auth";
-import { PUBLIC_URL, startTestPlatform, type TestPlatform } from "../support/platform.js";
+import {
+  PUBLIC_URL,
+  startTestPlatform,
+  type TestPlatform,
+} from "@switchboard/test-support/platform";
 
 const realm = 'Bearer realm="switchboard"';
 

@@ -3,7 +3,7 @@ import {
   eventually,
   startCallPlatform,
   type CallPlatform,
-} from "../../services/call-control/test/call-platform.js";
+} from "@switchboard/test-support/fixtures/calls";
 
 interface Call {
   id: string;

@@ -6,7 +6,7 @@ import {
   PUBLIC_URL,
   startCallPlatform,
   type CallPlatform,
-} from "../../services/call-control/test/call-platform.js";
+} from "@switchboard/test-support/fixtures/calls";
 
 interface Call {
   id: string;
@@ -254,7 +254,7 @@ describe("outbound calls", () => {
     const pem = await cert.text();
     const x509 = new X509Certificate(pem);
     // The TNAuthList extension (RFC 8226) names the service provider code.
-    await import("../../services/call-control/src/stir-shaken/reflect-metadata.js");
+    await import("@switchboard/call-control/stir-shaken/reflect-metadata");
     const peculiar = await import("@peculiar/x509");
     const tnAuthList = new peculiar.X509Certificate(pem).getExtension("1.3.6.1.5.5.7.1.26");
     expect(Buffer.from(tnAuthList!.value).toString("hex")).toBe(

@@ -1,8 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  startCallPlatform,
-  type CallPlatform,
-} from "../../services/call-control/test/call-platform.js";
+import { startCallPlatform, type CallPlatform } from "@switchboard/test-support/fixtures/calls";
 
 interface Problem {
   code: string;

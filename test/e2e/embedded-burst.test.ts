@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assignNumbers } from "../support/numbers.js";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { assignNumbers } from "@switchboard/test-support/fixtures/numbers";
+import { startTestPlatform, type TestPlatform } from "@switchboard/test-support/platform";
 
 /**
  * The embedded default (PGlite behind its socket server, in-process queue and buckets) under

@@ -1,8 +1,8 @@
 import { request as httpRequest, Agent, type IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requestFingerprint } from "../../gateway/src/policies/fingerprint.js";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { requestFingerprint } from "@switchboard/gateway/policies/fingerprint";
+import { startTestPlatform, type TestPlatform } from "@switchboard/test-support/platform";
 
 /**
  * The embedded stop path (platform.stop, what SIGTERM runs) closes the gateway's HTTP server as

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RouteSpec } from "../../gateway/src/routes/route-spec.js";
+import type { RouteSpec } from "@switchboard/gateway/routes/route-spec";
 import {
   fuzzBody,
   fuzzHeaders,
@@ -8,8 +8,8 @@ import {
   seededRandom,
   shapeKeys,
   type Random,
-} from "../support/fuzz.js";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+} from "@switchboard/test-support/fuzz";
+import { startTestPlatform, type TestPlatform } from "@switchboard/test-support/platform";
 
 // `npm test` runs a fixed seed and a few thousand cases; FUZZ_CASES and FUZZ_SEED run more.
 const cases = Number(process.env.FUZZ_CASES ?? 3_000);

@@ -17,7 +17,7 @@ import {
   startGrpcServer,
 } from "@switchboard/kit";
 import { usage, webhook } from "@switchboard/proto";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { startTestPlatform, type TestPlatform } from "@switchboard/test-support/platform";
 
 type Unary<Req, Res> = (
   request: Req,

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assignNumbers } from "../support/numbers.js";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { assignNumbers } from "@switchboard/test-support/fixtures/numbers";
+import { startTestPlatform, type TestPlatform } from "@switchboard/test-support/platform";
 
 interface Problem {
   type: string;

@@ -1,14 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  checkHealth,
-  createHealthClient,
-  createLogger,
-  type ReadinessReport,
-} from "@switchboard/kit";
-import { requireTestRedis } from "../../packages/kit/src/events/testing.js";
-import { loadGatewayConfig, startGateway } from "@switchboard/gateway";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
-import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
+import { checkHealth, createHealthClient, type ReadinessReport } from "@switchboard/kit";
+import { requireTestRedis } from "@switchboard/kit/events/testing";
+import { startTestPlatform, type TestPlatform } from "@switchboard/test-support/platform";
+import { startTcpProxy, type TcpProxy } from "@switchboard/test-support/tcp-proxy";
 
 await requireTestRedis();
 
@@ -107,11 +101,7 @@ describe("health and readiness (PostgreSQL + Redis)", () => {
   });
 
   it("a gateway whose Redis is unreachable is still ready: redis only warns (rate limits fail open)", async () => {
-    const gateway = await startGateway({
-      config: loadGatewayConfig({ ...p.gatewayEnv, REDIS_URL: "redis://127.0.0.1:1" }),
-      logger: createLogger("test", { level: "silent" }),
-      bus: p.bus,
-    });
+    const gateway = await p.startReplica({ REDIS_URL: "redis://127.0.0.1:1" });
     try {
       const report = await gateway.readiness();
       expect(report.status).toBe("warn");

@@ -3,7 +3,7 @@ import type { BullmqBus, Job } from "@switchboard/kit";
 import {
   startMessagingPlatform,
   type MessagingPlatform,
-} from "../../services/messaging/test/platform-harness.js";
+} from "@switchboard/test-support/fixtures/messages-platform";
 import {
   createTemplate,
   eventsOf,
@@ -14,14 +14,11 @@ import {
   terminal,
   waitForMessage,
   type MessageJson,
-} from "../../services/messaging/test/fixtures.js";
-import { claimMessage } from "../../services/messaging/src/delivery/claim.js";
-import { submitOnce } from "../../services/messaging/src/delivery/submit-worker.js";
-import { sweepMessages } from "../../services/messaging/src/delivery/sweeper.js";
-import {
-  SUBMIT_QUEUE,
-  type SubmitJob,
-} from "../../services/messaging/src/delivery/submit-queue.js";
+} from "@switchboard/test-support/fixtures/messages";
+import { claimMessage } from "@switchboard/messaging/delivery/claim";
+import { submitOnce } from "@switchboard/messaging/delivery/submit-worker";
+import { sweepMessages } from "@switchboard/messaging/delivery/sweeper";
+import { SUBMIT_QUEUE, type SubmitJob } from "@switchboard/messaging/delivery/submit-queue";
 
 const ended = terminal(["delivered", "undelivered", "failed", "expired", "read"]);
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   startMessagingPlatform,
   type MessagingPlatform,
-} from "../../services/messaging/test/platform-harness.js";
+} from "@switchboard/test-support/fixtures/messages-platform";
 import {
   createConsent,
   createTemplate,
@@ -14,7 +14,7 @@ import {
   terminal,
   waitForMessage,
   type MessageJson,
-} from "../../services/messaging/test/fixtures.js";
+} from "@switchboard/test-support/fixtures/messages";
 
 /** The embedded mode (PGlite + the in-process bus) runs the same messaging pipeline. */
 describe("messaging in the embedded mode (PGlite, in-process queue)", () => {

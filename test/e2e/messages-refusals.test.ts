@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   startMessagingPlatform,
   type MessagingPlatform,
-} from "../../services/messaging/test/platform-harness.js";
+} from "@switchboard/test-support/fixtures/messages-platform";
 import {
   createConsent,
   createTemplate,
@@ -10,7 +10,7 @@ import {
   ownNumber,
   sandboxNumber,
   send,
-} from "../../services/messaging/test/fixtures.js";
+} from "@switchboard/test-support/fixtures/messages";
 
 interface Problem {
   code: string;

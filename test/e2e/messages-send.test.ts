@@ -4,7 +4,7 @@ import { messaging } from "@switchboard/proto";
 import {
   startMessagingPlatform,
   type MessagingPlatform,
-} from "../../services/messaging/test/platform-harness.js";
+} from "@switchboard/test-support/fixtures/messages-platform";
 import {
   createConsent,
   createTemplate,
@@ -16,7 +16,7 @@ import {
   terminal,
   waitForMessage,
   type MessageJson,
-} from "../../services/messaging/test/fixtures.js";
+} from "@switchboard/test-support/fixtures/messages";
 
 const ended = terminal(["delivered", "undelivered", "failed", "expired", "read"]);
 

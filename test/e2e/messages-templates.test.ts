@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   startMessagingPlatform,
   type MessagingPlatform,
-} from "../../services/messaging/test/platform-harness.js";
+} from "@switchboard/test-support/fixtures/messages-platform";
 import {
   createConsent,
   json,
@@ -13,7 +13,7 @@ import {
   sandboxNumber,
   send,
   type MessageJson,
-} from "../../services/messaging/test/fixtures.js";
+} from "@switchboard/test-support/fixtures/messages";
 
 interface TemplateJson {
   id: string;

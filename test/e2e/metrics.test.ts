@@ -1,13 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requireTestRedis } from "../../packages/kit/src/events/testing.js";
-import {
-  samplesOf,
-  scrape,
-  valueOf,
-  type Sample,
-} from "../../packages/kit/test/support/prometheus-text.js";
-import { startReceiver, type Receiver } from "../../services/webhook/test/support/receiver.js";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { requireTestRedis } from "@switchboard/kit/events/testing";
+import { samplesOf, scrape, valueOf, type Sample } from "@switchboard/test-support/prometheus-text";
+import { startReceiver, type Receiver } from "@switchboard/test-support/fixtures/webhook-receiver";
+import { startTestPlatform, type TestPlatform } from "@switchboard/test-support/platform";
 
 await requireTestRedis();
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { startTestPlatform, type TestPlatform } from "@switchboard/test-support/platform";
 
 /** The README walkthrough through the real gateway and inventory, on both databases. */
 describe.each(["postgres", "pglite"] as const)("numbers walkthrough on %s", (database) => {

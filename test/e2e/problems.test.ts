@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { startTestPlatform, type TestPlatform } from "@switchboard/test-support/platform";
 
 const PROBLEM_KEYS = ["code", "detail", "instance", "status", "title", "type"];
 

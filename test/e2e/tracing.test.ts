@@ -3,18 +3,18 @@ import { SpanKind } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "@switchboard/kit";
-import { requireTestRedis } from "../../packages/kit/src/events/testing.js";
-import { startReceiver, type Receiver } from "../../services/webhook/test/support/receiver.js";
-import { createTemplate, sendWithConsent } from "../../services/messaging/test/fixtures.js";
-import { assignNumbers } from "../support/numbers.js";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { requireTestRedis } from "@switchboard/kit/events/testing";
+import { startReceiver, type Receiver } from "@switchboard/test-support/fixtures/webhook-receiver";
+import { createTemplate, sendWithConsent } from "@switchboard/test-support/fixtures/messages";
+import { assignNumbers } from "@switchboard/test-support/fixtures/numbers";
+import { startTestPlatform, type TestPlatform } from "@switchboard/test-support/platform";
 import {
   captureLogs,
   installInMemoryTracing,
   leaks,
   spanText,
   type CapturedLogs,
-} from "../support/tracing.js";
+} from "@switchboard/test-support/tracing";
 
 // npm test needs Redis (README): a Redis that is down fails this suite, never skips it.
 await requireTestRedis();

@@ -6,8 +6,8 @@ import {
   requestIdOf,
   startUsagePlatform,
   type UsagePlatform,
-} from "../../services/usage/test/platform-harness.js";
-import { testRedisUrl } from "../../services/usage/test/harness.js";
+} from "@switchboard/test-support/fixtures/usage-platform";
+import { testRedisUrl } from "@switchboard/test-support/platform";
 
 describe("the record path survives the usage service going away (PostgreSQL + Redis)", () => {
   let p: UsagePlatform;

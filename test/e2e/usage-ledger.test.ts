@@ -4,13 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callUnary, newId } from "@switchboard/kit";
 import { ensureBootstrap } from "@switchboard/gateway/auth";
 import { recordKinds } from "@switchboard/usage";
-import { usageKinds } from "../../gateway/src/schemas/usage.js";
+import { usageKinds } from "@switchboard/gateway/schemas/usage";
 import {
   requestIdOf,
   startUsagePlatform,
   type UsagePlatform,
-} from "../../services/usage/test/platform-harness.js";
-import { verifyRecord } from "../../services/usage/test/verify.js";
+} from "@switchboard/test-support/fixtures/usage-platform";
+import { verifySignedRecord as verifyRecord } from "@switchboard/kit";
 
 type Item = Record<string, unknown> & { id: string; kid: string; request_id: string | null };
 type Page = { data: Item[]; next_cursor: string | null; has_more: boolean };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createLogger, newId } from "@switchboard/kit";
 import type { usage } from "@switchboard/proto";
-import { RecordPublisher, type RecordSink } from "../../gateway/src/records/record-publisher.js";
+import { RecordPublisher, type RecordSink } from "@switchboard/gateway/records/record-publisher";
 
 /** Unit tests of the gateway's record publisher (group commit, degraded mode) with a scripted sink. */
 const logger = createLogger("usage-test", { level: "silent" });

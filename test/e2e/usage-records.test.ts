@@ -2,13 +2,12 @@ import { randomBytes } from "node:crypto";
 import { createLocalJWKSet, type JSONWebKeySet } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "@switchboard/kit";
-import { loadGatewayConfig, startGateway } from "@switchboard/gateway";
 import {
   requestIdOf,
   startUsagePlatform,
   type UsagePlatform,
-} from "../../services/usage/test/platform-harness.js";
-import { verifyRecord } from "../../services/usage/test/verify.js";
+} from "@switchboard/test-support/fixtures/usage-platform";
+import { verifySignedRecord as verifyRecord } from "@switchboard/kit";
 
 type Item = Record<string, unknown> & { id: string; kid: string; request_id: string | null };
 type Page = { data: Item[]; next_cursor: string | null; has_more: boolean };
@@ -243,18 +242,9 @@ describe("an api.request record for every reply (PostgreSQL + Redis)", () => {
     });
 
     // 429, from a second gateway replica on the same queue with a one-token bucket.
-    const replica = await startGateway({
-      config: loadGatewayConfig({
-        ...p.gatewayEnv,
-        DATABASE_URL: p.platform.databaseUrl,
-        REDIS_URL: process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379",
-        REDIS_KEY_PREFIX: `sbtest_${randomBytes(4).toString("hex")}:`,
-        INVENTORY_ADDR: `127.0.0.1:${p.platform.services.inventory.port}`,
-        USAGE_ADDR: `127.0.0.1:${p.platform.services.usage.port}`,
-        RATE_LIMITS: "*=100000/100000,numbers:read=1/0.001",
-      }),
-      logger: p.logger,
-      bus: p.platform.bus,
+    const replica = await p.test.startReplica({
+      REDIS_KEY_PREFIX: `sbtest_${randomBytes(4).toString("hex")}:`,
+      RATE_LIMITS: "*=100000/100000,numbers:read=1/0.001",
     });
     try {
       await track(p.request("/api/numbers/search?limit=1", { token, base: replica.url }), {

@@ -5,8 +5,8 @@ import { webhook } from "@switchboard/proto";
 import {
   startWebhookPlatform,
   type WebhookPlatform,
-} from "../../services/webhook/test/support/platform-harness.js";
-import { startReceiver, type Receiver } from "../../services/webhook/test/support/receiver.js";
+} from "@switchboard/test-support/fixtures/webhooks-platform";
+import { startReceiver, type Receiver } from "@switchboard/test-support/fixtures/webhook-receiver";
 
 type Delivery = {
   id: string;

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   startWebhookPlatform,
   type WebhookPlatform,
-} from "../../services/webhook/test/support/platform-harness.js";
-import { startReceiver, type Receiver } from "../../services/webhook/test/support/receiver.js";
+} from "@switchboard/test-support/fixtures/webhooks-platform";
+import { startReceiver, type Receiver } from "@switchboard/test-support/fixtures/webhook-receiver";
 
 /** The embedded mode (PGlite, in-process queue) runs the same fan-out, signing and retries. */
 describe("webhooks in the embedded mode (PGlite, in-process queue)", () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   startWebhookPlatform,
   type WebhookPlatform,
-} from "../../services/webhook/test/support/platform-harness.js";
+} from "@switchboard/test-support/fixtures/webhooks-platform";
 
 type Subscription = {
   id: string;

@@ -22,14 +22,14 @@ import {
   meshServices,
   type MeshComponentName,
   type MeshPorts,
-} from "../../platform/src/mesh/index.js";
-import { childEnv } from "../../platform/src/mesh/child-launch.js";
-import { createTemplate, sendWithConsent } from "../../services/messaging/test/fixtures.js";
-import { startReceiver, type Receiver } from "../../services/webhook/test/support/receiver.js";
+} from "@switchboard/platform/mesh";
+import { childEnv } from "@switchboard/platform/mesh/child-launch";
+import { createTemplate, sendWithConsent } from "@switchboard/test-support/fixtures/messages";
+import { startReceiver, type Receiver } from "@switchboard/test-support/fixtures/webhook-receiver";
 import { eventually } from "../mesh/support/mesh-harness.js";
-import { contractFetch, contractFrom } from "../support/contract.js";
-import { PUBLIC_URL, ROOMY_RATE_LIMITS, testRedisUrl } from "../support/platform.js";
-import { findSecrets } from "../support/secret-patterns.js";
+import { contractFetch, contractFrom } from "@switchboard/test-support/contract";
+import { PUBLIC_URL, ROOMY_RATE_LIMITS, testRedisUrl } from "@switchboard/test-support/platform";
+import { findSecrets } from "@switchboard/test-support/secret-patterns";
 
 /**
  * The image, built and run for real: scripts/build-image.sh builds the Dockerfile with Podman

@@ -1,8 +1,8 @@
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkHealth, createHealthClient } from "@switchboard/kit";
-import { createTemplate, sendWithConsent } from "../../services/messaging/test/fixtures.js";
-import { startReceiver, type Receiver } from "../../services/webhook/test/support/receiver.js";
+import { createTemplate, sendWithConsent } from "@switchboard/test-support/fixtures/messages";
+import { startReceiver, type Receiver } from "@switchboard/test-support/fixtures/webhook-receiver";
 import {
   assignNumber,
   eventually,

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startReceiver, type Receiver } from "../../services/webhook/test/support/receiver.js";
+import { startReceiver, type Receiver } from "@switchboard/test-support/fixtures/webhook-receiver";
 import {
   attributeValue as valueOf,
   startOtlpCollector,
   type CollectedSpan,
   type OtlpCollector,
-} from "../support/otlp-collector.js";
-import { leaks } from "../support/tracing.js";
+} from "@switchboard/test-support/otlp-collector";
+import { leaks } from "@switchboard/test-support/tracing";
 import {
   assignNumber,
   eventually,

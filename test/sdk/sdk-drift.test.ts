@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schemaFile, sdkSchemaSource } from "../../scripts/generate-sdk.mjs";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { startTestPlatform, type TestPlatform } from "@switchboard/test-support/platform";
 
 /**
  * The SDK's types are generated from the document the platform serves: regenerated here and

@@ -7,8 +7,8 @@ import {
   verifyWebhook,
   type Switchboard,
 } from "@switchboard/sdk";
-import { startReceiver, type Receiver } from "../../services/webhook/test/support/receiver.js";
-import { startTestPlatform, type TestPlatform } from "../support/platform.js";
+import { startReceiver, type Receiver } from "@switchboard/test-support/fixtures/webhook-receiver";
+import { startTestPlatform, type TestPlatform } from "@switchboard/test-support/platform";
 
 const waitFor = async (check: () => boolean, what: string, timeoutMs = 15_000) => {
   const deadline = Date.now() + timeoutMs;

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
 import {
   createLogger,
   type EventBus,
@@ -15,6 +16,7 @@ import {
 } from "@switchboard/kit/testing";
 import { loadGatewayConfig, startGateway, type RunningGateway } from "@switchboard/gateway";
 import { seedInventory } from "@switchboard/inventory";
+import type { ComponentDeps, RunningComponent } from "@switchboard/kit";
 import { startPlatform, type RunningPlatform } from "@switchboard/platform";
 import { contractFetch, contractFrom, type ContractChecker } from "./contract.js";
 
@@ -23,8 +25,14 @@ export type DatabaseKind = "postgres" | "pglite";
 /** Redis for the rate-limit buckets in tests (TEST_REDIS_URL, default the local server). */
 export const testRedisUrl = (): string => process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
+/** Starts one service in place of the platform's own (e.g. with a test DNS resolver). */
+export type ComponentStarter = (
+  deps: Omit<ComponentDeps, "addresses" | "ownProcess"> & { env: NodeJS.ProcessEnv },
+) => Promise<RunningComponent>;
+
 export interface TestPlatformOptions {
   database?: DatabaseKind;
+  /** Seeds the inventory with this many numbers before the gateway starts. */
   seed?: number;
   /** The gateway's environment on top of the test defaults. */
   env?: Record<string, string>;
@@ -46,6 +54,11 @@ export interface TestPlatformOptions {
   admin?: boolean;
   /** The database URL the platform connects with (e.g. through a proxy a test can cut). */
   connectThrough?: (databaseUrl: string) => string;
+  /**
+   * Services started by the test instead of the platform, on the same pool, bus and port (the
+   * platform's own instance is stopped first). `restartService` does not apply to them.
+   */
+  replace?: Record<string, ComponentStarter>;
 }
 
 export interface TestPlatform {
@@ -57,6 +70,9 @@ export interface TestPlatform {
   /** Each service's pool, by component name (`inventory`, `call-control`, …). */
   pools: Record<string, Pool>;
   bus: EventBus;
+  /** The Redis key prefix of this platform's queues (with `redis: true`). */
+  busPrefix: string;
+  logger: Logger;
   /** The admin server (with `admin: true`). */
   admin: RunningAdminServer | undefined;
   inventoryPool: Pool;
@@ -73,7 +89,10 @@ export interface TestPlatform {
   contract: ContractChecker | undefined;
   /** The environment the gateway was configured with (for starting more replicas). */
   gatewayEnv: Record<string, string>;
-  /** Starts another gateway replica on the same database (and Redis); stopped with the platform. */
+  /**
+   * Starts another gateway replica on the same database (and Redis) with `env` on top of the
+   * gateway's; stopped with the platform unless the suite stops it first.
+   */
   startReplica(env?: Record<string, string>): Promise<RunningGateway>;
   /** Stops one backend service (to test an unavailable service). */
   stopService(name: string): Promise<void>;
@@ -107,13 +126,15 @@ export async function startTestPlatform(options: TestPlatformOptions = {}): Prom
   const clientSecret = `sbcs_${randomBytes(24).toString("base64url")}`;
   const accountId = "acct_test";
   const isolation = randomBytes(6).toString("hex");
+  const busPrefix = `sbtest-${isolation}`;
+  const serviceEnv = { ...process.env, NODE_ENV: "test", PUBLIC_URL, ...options.serviceEnv };
   const platform = await startPlatform({
     databaseUrl: options.connectThrough?.(database.url) ?? database.url,
     redisUrl: options.redis ? testRedisUrl() : undefined,
-    busPrefix: `sbtest-${isolation}`,
+    busPrefix,
     logger,
     ...(options.admin ? { admin: { port: 0 } } : {}),
-    serviceEnv: { ...process.env, NODE_ENV: "test", PUBLIC_URL, ...options.serviceEnv },
+    serviceEnv,
     gatewayEnv: {
       NODE_ENV: "test",
       PORT: "0",
@@ -132,6 +153,21 @@ export async function startTestPlatform(options: TestPlatformOptions = {}): Prom
       if (options.seed) await seedInventory(pools.inventory!, { count: options.seed, seed: 7 });
     },
   });
+  const replacements: RunningComponent[] = [];
+  for (const [name, start] of Object.entries(options.replace ?? {})) {
+    const { port } = platform.services[name]!;
+    await platform.stopService(name);
+    const replacement = await start({
+      pool: platform.pools[name]!,
+      bus: platform.bus,
+      logger,
+      host: "127.0.0.1",
+      port,
+      env: serviceEnv,
+    });
+    platform.services[name] = replacement;
+    replacements.push(replacement);
+  }
   const gateway = platform.gateway;
   const gatewayEnv = Object.fromEntries(
     Object.entries(platform.gatewayEnv).filter(
@@ -163,6 +199,8 @@ export async function startTestPlatform(options: TestPlatformOptions = {}): Prom
     platform,
     pools: platform.pools,
     bus: platform.bus,
+    busPrefix,
+    logger,
     admin: platform.admin,
     inventoryPool: platform.pools.inventory!,
     clientId,
@@ -176,8 +214,11 @@ export async function startTestPlatform(options: TestPlatformOptions = {}): Prom
     startReplica: async (env = {}) => {
       const config = loadGatewayConfig({ ...gatewayEnv, ...env });
       const replica = await startGateway({ config, logger, bus: platform.bus });
-      replicas.push(replica);
-      return replica;
+      let stopped: Promise<void> | undefined;
+      // A suite may stop its replica itself; the platform's stop then leaves it be.
+      const tracked = { ...replica, stop: () => (stopped ??= replica.stop()) };
+      replicas.push(tracked);
+      return tracked;
     },
     stopService: (name) => platform.stopService(name),
     restartService: (name) => platform.restartService(name),
@@ -185,8 +226,27 @@ export async function startTestPlatform(options: TestPlatformOptions = {}): Prom
     restartInventory: () => platform.restartService("inventory"),
     stop: async () => {
       for (const replica of replicas) await replica.stop();
+      for (const replacement of replacements) await replacement.stop();
       await platform.stop();
       await database.drop();
+      if (options.redis) await deleteRedisKeys([`${busPrefix}*`, `sbtest:${isolation}:*`]);
     },
   };
+}
+
+/** Removes the Redis keys of one test platform (its queues and buckets). */
+async function deleteRedisKeys(patterns: string[]): Promise<void> {
+  const redis = new Redis(testRedisUrl());
+  try {
+    for (const pattern of patterns) {
+      let cursor = "0";
+      do {
+        const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+        if (keys.length > 0) await redis.del(...keys);
+        cursor = next;
+      } while (cursor !== "0");
+    }
+  } finally {
+    redis.disconnect();
+  }
 }

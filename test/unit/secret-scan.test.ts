@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { findSecrets } from "../support/secret-patterns.js";
+import { findSecrets } from "@switchboard/test-support/secret-patterns";
 
 const line = (fields: Record<string, unknown>) =>
   JSON.stringify({ level: 30, service: "gateway", msg: "x", ...fields });

@@ -5,7 +5,7 @@ import { startAdminServer, type RunningAdminServer } from "../src/admin-server.j
 import type { ReadinessReport } from "../src/health-watch.js";
 import { createLogger } from "../src/logger.js";
 import { switchboardVersion } from "../src/metrics/index.js";
-import { parsePrometheusText, samplesOf } from "./support/prometheus-text.js";
+import { parsePrometheusText, samplesOf } from "@switchboard/test-support/prometheus-text";
 
 const logger = createLogger("admin-test", { level: "silent" });
 const servers: RunningAdminServer[] = [];

@@ -9,7 +9,12 @@ import { startGrpcServer, unary, type RunningGrpcServer } from "../src/grpc-serv
 import { createLogger } from "../src/logger.js";
 import { grpcMethodLabels, metricsRegistry } from "../src/metrics/index.js";
 import { createRealTestDatabase, type TestDatabase } from "../src/testing.js";
-import { parsePrometheusText, samplesOf, valueOf, type Sample } from "./support/prometheus-text.js";
+import {
+  parsePrometheusText,
+  samplesOf,
+  valueOf,
+  type Sample,
+} from "@switchboard/test-support/prometheus-text";
 
 await requireTestRedis();
 

@@ -8,7 +8,7 @@ import {
   attributeValue,
   startOtlpCollector,
   type OtlpCollector,
-} from "../../../test/support/otlp-collector.js";
+} from "@switchboard/test-support/otlp-collector";
 
 // npm test needs Redis (README): a Redis that is down fails this suite, never skips it.
 await requireTestRedis();

@@ -11,7 +11,7 @@ import {
   traceExportRequested,
 } from "../src/index.js";
 import { serviceNameFromEntry } from "../src/telemetry/env.js";
-import { captureLogs, installInMemoryTracing, spanText } from "../../../test/support/tracing.js";
+import { captureLogs, installInMemoryTracing, spanText } from "@switchboard/test-support/tracing";
 
 const tracing = installInMemoryTracing();
 const tracer = trace.getTracer("telemetry-test");

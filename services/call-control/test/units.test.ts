@@ -101,7 +101,9 @@ describe("outbound requests", () => {
     const a = parseOutboundRequest(base);
     expect(a).toMatchObject({ timeoutSeconds: 30, timeLimitSeconds: 14_400, seatId: undefined });
     expect(parseOutboundRequest({ ...base, timeoutSeconds: 30 }).fingerprint).toBe(a.fingerprint);
-    expect(parseOutboundRequest({ ...base, to: "+15550100001" }).fingerprint).not.toBe(a.fingerprint);
+    expect(parseOutboundRequest({ ...base, to: "+15550100001" }).fingerprint).not.toBe(
+      a.fingerprint,
+    );
   });
 
   it("reports every bad field at once", () => {

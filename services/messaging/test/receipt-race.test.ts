@@ -5,8 +5,17 @@ import type { MessagingContext } from "../src/context.js";
 import { claimMessage } from "../src/delivery/claim.js";
 import { applyReceipt, UnknownReceiptError } from "../src/delivery/receipts.js";
 import { transition } from "../src/messages/transitions.js";
-import { createTemplate, eventsOf, ownNumber, sandboxNumber, sendWithConsent } from "./fixtures.js";
-import { startMessagingPlatform, type MessagingPlatform } from "./platform-harness.js";
+import {
+  createTemplate,
+  eventsOf,
+  ownNumber,
+  sandboxNumber,
+  sendWithConsent,
+} from "@switchboard/test-support/fixtures/messages";
+import {
+  startMessagingPlatform,
+  type MessagingPlatform,
+} from "@switchboard/test-support/fixtures/messages-platform";
 
 /**
  * The sandbox network sends a receipt shortly after it takes a message, so the receipt often

@@ -1,10 +1,10 @@
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { webhook } from "@switchboard/proto";
-import { requireTestRedis } from "../../../packages/kit/src/events/testing.js";
+import { requireTestRedis } from "@switchboard/kit/events/testing";
 import { fanOut } from "../src/fan-out.js";
 import { account, failure, sleep, startHarness, waitFor, type Harness } from "./support/harness.js";
-import { startReceiver, type Receiver } from "./support/receiver.js";
+import { startReceiver, type Receiver } from "@switchboard/test-support/fixtures/webhook-receiver";
 
 // npm test needs Redis (README): a Redis that is down fails this suite, never skips it.
 await requireTestRedis();

@@ -1,6 +1,6 @@
 import { checkHealth, createHealthClient } from "@switchboard/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requireTestRedis } from "../../../packages/kit/src/events/testing.js";
+import { requireTestRedis } from "@switchboard/kit/events/testing";
 import { account, failure, startHarness, type Harness } from "./support/harness.js";
 
 // npm test needs Redis (README): a Redis that is down fails this suite, never skips it.

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { webhook } from "@switchboard/proto";
-import { requireTestRedis } from "../../../packages/kit/src/events/testing.js";
+import { requireTestRedis } from "@switchboard/kit/events/testing";
 import { startDeliveryWorkers } from "../src/index.js";
 import {
   account,
@@ -13,7 +13,7 @@ import {
   waitFor,
   type Harness,
 } from "./support/harness.js";
-import { startReceiver, type Receiver } from "./support/receiver.js";
+import { startReceiver, type Receiver } from "@switchboard/test-support/fixtures/webhook-receiver";
 
 // npm test needs Redis (README): a Redis that is down fails this suite, never skips it.
 await requireTestRedis();

@@ -13,9 +13,9 @@ import {
   startMesh,
   type MeshComponentName,
   type RunningMesh,
-} from "../../../platform/src/mesh/index.js";
-import { contractFetch, contractFrom } from "../../support/contract.js";
-import { PUBLIC_URL, ROOMY_RATE_LIMITS, testRedisUrl } from "../../support/platform.js";
+} from "@switchboard/platform/mesh";
+import { contractFetch, contractFrom } from "@switchboard/test-support/contract";
+import { PUBLIC_URL, ROOMY_RATE_LIMITS, testRedisUrl } from "@switchboard/test-support/platform";
 
 /** A mesh of separate processes (built dist/) on a fresh database and its own queue prefix. */
 export interface MeshHarness {

@@ -8,11 +8,13 @@ import {
 } from "@switchboard/kit";
 import { createRealTestDatabase } from "@switchboard/kit/testing";
 import { usage } from "@switchboard/proto";
-import type { RecordDraft } from "../ledger-record.js";
-import { migrateUsage } from "../migrations.js";
-import { createRecordSigner } from "../record-signer.js";
-import { startUsage } from "../server.js";
-import { createUsageKeyStore } from "../signing-keys.js";
+import {
+  createRecordSigner,
+  createUsageKeyStore,
+  migrateUsage,
+  startUsage,
+  type RecordDraft,
+} from "@switchboard/usage";
 import type { IngestResult } from "./bench-stats.js";
 
 const secret = "usage-bench-signing-key-secret-0123456789";

@@ -1,6 +1,6 @@
-import { blocks, e164PrefixOf } from "../area-codes.js";
-import { capabilityNames } from "../capabilities.js";
-import { seededRandom, type Random } from "../random.js";
+import { blocks, e164PrefixOf } from "@switchboard/inventory/area-codes";
+import { capabilityNames } from "@switchboard/inventory/capabilities";
+import { seededRandom, type Random } from "@switchboard/inventory/random";
 import type { inventory } from "@switchboard/proto";
 
 /** Varied search requests per filter kind, deterministic from a seed. */

@@ -23,20 +23,24 @@ export async function startUsageProcess(options: {
   port: number;
 }): Promise<{ port: number; stop(): Promise<void> }> {
   const { port } = options;
-  const child = spawn(process.execPath, [fileURLToPath(new URL("../main.js", import.meta.url))], {
-    env: {
-      ...process.env,
-      NODE_ENV: "test",
-      LOG_LEVEL: "warn",
-      DATABASE_URL: options.databaseUrl,
-      REDIS_URL: options.redisUrl,
-      REDIS_QUEUE_PREFIX: options.prefix,
-      USAGE_GRPC_PORT: String(port),
-      USAGE_GRPC_HOST: "127.0.0.1",
-      SIGNING_KEY_SECRET: "usage-bench-signing-key-secret-0123456789",
+  const child = spawn(
+    process.execPath,
+    [fileURLToPath(import.meta.resolve("@switchboard/usage/main"))],
+    {
+      env: {
+        ...process.env,
+        NODE_ENV: "test",
+        LOG_LEVEL: "warn",
+        DATABASE_URL: options.databaseUrl,
+        REDIS_URL: options.redisUrl,
+        REDIS_QUEUE_PREFIX: options.prefix,
+        USAGE_GRPC_PORT: String(port),
+        USAGE_GRPC_HOST: "127.0.0.1",
+        SIGNING_KEY_SECRET: "usage-bench-signing-key-secret-0123456789",
+      },
+      stdio: ["ignore", "ignore", "inherit"],
     },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
+  );
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   return {
     port,

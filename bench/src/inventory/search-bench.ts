@@ -5,11 +5,10 @@ import { parseArgs } from "node:util";
 import pg from "pg";
 import { createPool, DomainError, summarizeLatency } from "@switchboard/kit";
 import { inventory } from "@switchboard/proto";
-import { migrateInventory } from "../migrations.js";
-import { inventoryCount, seedInventory } from "../seed.js";
-import { runSearch } from "../search.js";
-import { buildSearchSql, type SearchSql } from "../search-sql.js";
-import { parseSearchRequest } from "../search-query.js";
+import { inventoryCount, migrateInventory, seedInventory } from "@switchboard/inventory";
+import { runSearch } from "@switchboard/inventory/search";
+import { buildSearchSql, type SearchSql } from "@switchboard/inventory/search-sql";
+import { parseSearchRequest } from "@switchboard/inventory/search-query";
 import { benchKinds, benchRandom, secondPageBase, type SearchFilters } from "./bench-cases.js";
 import { renderMarkdown, type KindResult } from "./bench-report.js";
 

@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { newId, type Pool } from "@switchboard/kit";
-import type { Dispatcher } from "../dispatch.js";
+import type { Dispatcher } from "@switchboard/webhook/dispatch";
 
 /** Child processes and fixtures of the delivery benchmark. */
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
@@ -40,7 +40,7 @@ export async function forkChild<T>(
   };
 }
 
-export const workerFile = "../worker-main.js";
+export const workerFile = import.meta.resolve("@switchboard/webhook/worker-main");
 export const receiverFile = "./receiver-process.js";
 
 /** Inserts `count` pending deliveries of one subscription and queues a job for each. */

@@ -6,7 +6,7 @@ import { Redis } from "ioredis";
 import { createLogger } from "@switchboard/kit";
 import { renderMarkdown, type IngestResult, type UsageReport } from "./bench-stats.js";
 import { ingestThroughput, signingRate } from "./ingest-throughput.js";
-import { defaultSigningThreads } from "../record-signer.js";
+import { defaultSigningThreads } from "@switchboard/usage/record-signer";
 import { recordPathLatency } from "./record-latency.js";
 
 /**

@@ -7,9 +7,7 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { createBullmqBus, createLogger, createPool, percentile, type Pool } from "@switchboard/kit";
 import { createRealTestDatabase } from "@switchboard/kit/testing";
-import { loadWebhookSettings } from "../config.js";
-import { deliveryQueue } from "../dispatch.js";
-import { startWebhook } from "../server.js";
+import { deliveryQueue, loadWebhookSettings, startWebhook } from "@switchboard/webhook";
 import { forkChild, queueDeliveries, receiverFile, workerFile, type Child } from "./bench-setup.js";
 
 /**
@@ -126,7 +124,7 @@ async function run(
 }
 
 async function createSubscription(service: Awaited<ReturnType<typeof startWebhook>>, url: string) {
-  const { createSubscription: create } = await import("../subscriptions.js");
+  const { createSubscription: create } = await import("@switchboard/webhook/subscriptions");
   const created = await create(
     service.context,
     { accountId: "acct_bench", url, events: ["call.*"] },

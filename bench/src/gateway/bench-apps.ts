@@ -2,14 +2,22 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
 import type { Logger, Pool } from "@switchboard/kit";
-import { createAccount, createClient, createIdentity, migrateGateway } from "../auth/index.js";
-import { createHttpApp } from "../http/app.js";
-import { authenticationStage } from "../http/authentication.js";
-import type { Stage } from "../http/pipeline.js";
-import { parseRateLimits } from "../policies/rate-limit-config.js";
-import { createTrafficPolicies, type TrafficPolicies } from "../policies/traffic-policies.js";
-import { created, ok } from "../routes/replies.js";
-import { defineRoute, type RouteSpec } from "../routes/route-spec.js";
+import {
+  createAccount,
+  createClient,
+  createIdentity,
+  migrateGateway,
+} from "@switchboard/gateway/auth";
+import { createHttpApp } from "@switchboard/gateway/http/app";
+import { authenticationStage } from "@switchboard/gateway/http/authentication";
+import type { Stage } from "@switchboard/gateway/http/pipeline";
+import { parseRateLimits } from "@switchboard/gateway/policies/rate-limit-config";
+import {
+  createTrafficPolicies,
+  type TrafficPolicies,
+} from "@switchboard/gateway/policies/traffic-policies";
+import { created, ok } from "@switchboard/gateway/routes/replies";
+import { defineRoute, type RouteSpec } from "@switchboard/gateway/routes/route-spec";
 
 /** Two authenticated routes that do no work of their own: all measured time is the gateway's. */
 const benchRoutes: RouteSpec[] = [

@@ -1,2 +1,0 @@
-/** The tests verify records with the same function the agent smoke uses (API.md's recipe). */
-export { verifySignedRecord as verifyRecord } from "@switchboard/kit";
