@@ -9,6 +9,7 @@ import {
   type ReadinessReport,
 } from "@switchboard/kit";
 import { createIdentity, ensureBootstrap, migrateGateway, type Identity } from "./auth/index.js";
+import { requestRpc } from "./backend-rpc.js";
 import { connectBackends } from "./backends.js";
 import { answerClientErrors } from "./http/client-errors.js";
 import { docsPage } from "./http/docs-page.js";
@@ -119,16 +120,12 @@ export async function startGateway(options: {
       ],
     }),
     ...adminRoutes({ pool, keys: identity.keys, platformAccount: config.adminAccount }),
-    ...numberRoutes(backends, config.grpcDeadlineMs),
-    ...webhookRoutes(backends, config.grpcDeadlineMs),
-    ...usageRoutes(backends, config.grpcDeadlineMs),
-    ...messageRoutes(backends, config.grpcDeadlineMs),
-    ...callResourceRoutes(backends, config.grpcDeadlineMs),
-    ...callRoutes(backends, {
-      deadlineMs: config.grpcDeadlineMs,
-      publicUrl: config.publicUrl,
-      sandbox: config.sandbox,
-    }),
+    ...numberRoutes,
+    ...webhookRoutes,
+    ...usageRoutes,
+    ...messageRoutes,
+    ...callResourceRoutes,
+    ...callRoutes({ publicUrl: config.publicUrl, sandbox: config.sandbox }),
     ...agentRoutes(
       gatewaySmoke({ config, backends, pool, checks: policies.checks, records, logger }),
     ),
@@ -140,12 +137,14 @@ export async function startGateway(options: {
 
   const app = createHttpApp({
     routes,
-    // The record stage, authentication, then the rate limit, then idempotency, then the operation.
+    rpc: requestRpc(backends, config.grpcDeadlineMs),
     first: records.path ? [records.path.middleware] : [],
+    // The record stage, authentication, then the rate limit and idempotency as one stage (the
+    // bucket decides first; its round trip overlaps the key's claim), then the operation.
     stages: [
       ...(records.path ? [records.path.stage] : []),
       authenticationStage(identity.authenticator),
-      ...policies.stages,
+      policies.stage,
       ...(options.extraStages ?? []),
     ],
     errorHandlers: policies.errorHandlers,

@@ -128,8 +128,8 @@ export async function startBenchApps(options: {
   const authentication = authenticationStage(identity.authenticator);
   const servers = {
     off: await listen([authentication], undefined, logger),
-    on: await listen([authentication, ...durable.stages], durable, logger),
-    onAsync: await listen([authentication, ...fast.stages], fast, logger),
+    on: await listen([authentication, durable.stage], durable, logger),
+    onAsync: await listen([authentication, fast.stage], fast, logger),
   };
   const url = (server: Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

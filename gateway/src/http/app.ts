@@ -1,5 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from "express";
 import { DomainError, traceHttpServer, type Logger } from "@switchboard/kit";
+import { withoutBackends, type RequestRpc } from "../backend-rpc.js";
 import type { RouteSpec } from "../routes/route-spec.js";
 import { bodyParser } from "./body-parsing.js";
 import { runStages, sendReply, type Stage } from "./pipeline.js";
@@ -12,6 +13,8 @@ export interface AppOptions {
   routes: RouteSpec[];
   /** Policies around every operation, outermost first. */
   stages: Stage[];
+  /** Each request's backend calls, handed to its handler (none: every call fails). */
+  rpc?: RequestRpc;
   /**
    * Express middleware that runs first for every request, right after the request id is minted
    * and before versioning can fail it (e.g. the usage record hook, which sees every reply).
@@ -52,6 +55,7 @@ export function createHttpApp(options: AppOptions): express.Express {
   for (const middleware of options.before ?? []) app.use(middleware);
   for (const pages of options.pages ?? []) app.use(pages);
 
+  const rpc = options.rpc ?? withoutBackends;
   const methodsByPath = new Map<string, Set<string>>();
   for (const route of options.routes) {
     const path = expressPath(route.path);
@@ -62,7 +66,7 @@ export function createHttpApp(options: AppOptions): express.Express {
       bodyParser(route),
       (req: Request, res: Response, next: NextFunction) => {
         const exchange = { route, req, res, principal: null, idempotencyKey: undefined };
-        runStages(options.stages, exchange).then((reply) => sendReply(res, reply), next);
+        runStages(options.stages, exchange, rpc).then((reply) => sendReply(res, reply), next);
       },
     );
   }

@@ -1,9 +1,7 @@
 import type { Request, Response } from "express";
-import { DomainError } from "@switchboard/kit";
 import type { Principal } from "../auth/index.js";
+import type { RequestRpc } from "../backend-rpc.js";
 import type { Reply, RouteSpec } from "../routes/route-spec.js";
-import { checkQueryText, pathParamsAreText } from "./text-safety.js";
-import { parseInput } from "./validation.js";
 
 /** What every stage of a request sees. Stages may set response headers on `res`. */
 export interface Exchange {
@@ -17,39 +15,15 @@ export interface Exchange {
 /** One policy around the operation (authentication, rate limit, idempotency, records…). */
 export type Stage = (exchange: Exchange, next: () => Promise<Reply>) => Promise<Reply>;
 
-/** Validates the inputs and runs the route's handler: the innermost stage. */
-async function operate(exchange: Exchange): Promise<Reply> {
-  const { route, req } = exchange;
-  let params: unknown;
-  try {
-    if (!pathParamsAreText(req.params)) throw new Error("not text");
-    params = parseInput(route.params, req.params, "params");
-  } catch {
-    // A malformed id cannot name an existing resource.
-    throw new DomainError("not-found", "the resource was not found");
-  }
-  checkQueryText(req.query as Record<string, unknown>);
-  const query = parseInput(route.query, { ...(req.query as object) }, "query");
-  const body =
-    route.body && !route.handlerValidatesBody
-      ? parseInput(route.body, req.body ?? {}, "body")
-      : req.body;
-  return route.handler({
-    params,
-    query,
-    body,
-    principal: exchange.principal,
-    requestId: req.requestId,
-    idempotencyKey: exchange.idempotencyKey,
-    req,
-  });
-}
-
-/** Runs the stages in order around the operation. */
-export function runStages(stages: Stage[], exchange: Exchange): Promise<Reply> {
+/** Runs the stages in order around the operation: the route, with the request's backend calls. */
+export function runStages(stages: Stage[], exchange: Exchange, rpc: RequestRpc): Promise<Reply> {
+  const operate = async () => {
+    const { route, req, principal, idempotencyKey } = exchange;
+    return route.run({ req, principal, idempotencyKey, rpc });
+  };
   const step = (index: number): Promise<Reply> => {
     const stage = stages[index];
-    return stage ? stage(exchange, () => step(index + 1)) : operate(exchange);
+    return stage ? stage(exchange, () => step(index + 1)) : operate();
   };
   return step(0);
 }

@@ -39,10 +39,10 @@ export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;
 
 export interface TrafficPolicies {
   /**
-   * The stages that follow authentication: the rate limit, then idempotency, as one stage whose
+   * The stage that follows authentication: the rate limit, then idempotency, as one stage whose
    * bucket check and key claim go out together (the bucket still decides first).
    */
-  stages: Stage[];
+  stage: Stage;
   /** Error middleware before the problem mapper (rate-limits requests that never reached a stage). */
   errorHandlers: ErrorRequestHandler[];
   /** The rate limit of pages outside the route table (the client address's bucket). */
@@ -125,7 +125,7 @@ export async function createTrafficPolicies(options: {
   });
 
   return {
-    stages: [idempotency.stage],
+    stage: idempotency.stage,
     errorHandlers: [rateLimiter.unrouted],
     pageLimit: rateLimiter.page,
     checks: redis ? { redis: redisHealthCheck(redis) } : {},

@@ -1,3 +1,4 @@
+import type { z } from "zod";
 import { DomainError, type Pool } from "@switchboard/kit";
 import {
   createAccount,
@@ -12,11 +13,8 @@ import {
   revokeServiceToken,
   rotateClientSecret,
   rotateSigningKey,
-  type Account,
-  type ClientInfo,
-  type ServiceTokenInfo,
 } from "../admin/index.js";
-import type { Principal, SigningKeyInfo, SigningKeyStore } from "../auth/index.js";
+import type { Principal, SigningKeyStore } from "../auth/index.js";
 import {
   account,
   accountCreate,
@@ -38,7 +36,8 @@ import {
   signingKeysPage,
 } from "../schemas/admin.js";
 import { created, ok } from "./replies.js";
-import { defineRoute, type RouteSpec } from "./route-spec.js";
+import { defineRoute, type RouteSpec, type ScopedRoute } from "./route-spec.js";
+import { accountView, clientView, keyView, tokenView } from "./views/admin.js";
 
 export interface AdminDeps {
   pool: Pool;
@@ -47,34 +46,11 @@ export interface AdminDeps {
   platformAccount: string;
 }
 
-const iso = (date: Date | null) => (date ? date.toISOString() : null);
-const accountView = (a: Account) => ({ id: a.id, name: a.name, created_at: iso(a.createdAt) });
-const clientView = (c: ClientInfo) => ({
-  client_id: c.clientId,
-  account_id: c.accountId,
-  name: c.name,
-  scopes: c.scopes,
-  created_at: iso(c.createdAt),
-  disabled_at: iso(c.disabledAt),
-});
-const tokenView = (t: ServiceTokenInfo) => ({
-  id: t.id,
-  account_id: t.accountId,
-  name: t.name,
-  display_hint: t.displayHint,
-  scopes: t.scopes,
-  expires_at: iso(t.expiresAt),
-  revoked_at: iso(t.revokedAt),
-  created_at: iso(t.createdAt),
-});
-const keyView = (k: SigningKeyInfo) => ({
-  kid: k.kid,
-  purpose: k.purpose,
-  alg: k.alg,
-  status: k.status,
-  created_at: iso(k.createdAt),
-  retired_at: iso(k.retiredAt),
-});
+/** A route of the administration API: tag Administration, scope `admin`. */
+const adminRoute = <Path extends string, Q extends z.ZodType, B extends z.ZodType>(
+  route: Omit<ScopedRoute<Path, Q, B>, "tag" | "scope">,
+): RouteSpec => defineRoute({ tag: "Administration", scope: "admin", ...route });
+
 /** Admin listings are short: every item in one page. */
 const onePage = <T>(data: T[]) => ok({ data, next_cursor: null, has_more: false });
 
@@ -84,8 +60,8 @@ const onePage = <T>(data: T[]) => ok({ data, next_cursor: null, has_more: false 
  */
 export function adminRoutes(deps: AdminDeps): RouteSpec[] {
   const { pool } = deps;
-  const platformOnly = (principal: Principal | null): void => {
-    if (principal?.accountId !== deps.platformAccount) {
+  const platformOnly = (principal: Principal): void => {
+    if (principal.accountId !== deps.platformAccount) {
       throw new DomainError(
         "insufficient-scope",
         "administration is for credentials of the platform's own account",
@@ -107,11 +83,9 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       );
     }
   };
-  const common = { tag: "Administration", scope: "admin" as const };
 
   return [
-    defineRoute({
-      ...common,
+    adminRoute({
       method: "post",
       path: "/admin/accounts",
       operationId: "createAccount",
@@ -125,8 +99,7 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
         return created(`/v1/admin/accounts/${made.id}`, accountView(made));
       },
     }),
-    defineRoute({
-      ...common,
+    adminRoute({
       method: "get",
       path: "/admin/accounts",
       operationId: "listAccounts",
@@ -138,8 +111,7 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
         return onePage((await listAccounts(pool)).map(accountView));
       },
     }),
-    defineRoute({
-      ...common,
+    adminRoute({
       method: "get",
       path: "/admin/accounts/{account_id}",
       operationId: "getAccount",
@@ -152,8 +124,7 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
         return ok(accountView(await getAccount(pool, ctx.params.account_id)));
       },
     }),
-    defineRoute({
-      ...common,
+    adminRoute({
       method: "post",
       path: "/admin/accounts/{account_id}/clients",
       operationId: "createClient",
@@ -180,8 +151,7 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
         return { status: 201, body: { ...clientView(made), client_secret: made.clientSecret } };
       },
     }),
-    defineRoute({
-      ...common,
+    adminRoute({
       method: "get",
       path: "/admin/accounts/{account_id}/clients",
       operationId: "listClients",
@@ -199,8 +169,7 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
         return onePage((await listClients(pool, ctx.params.account_id)).map(clientView));
       },
     }),
-    defineRoute({
-      ...common,
+    adminRoute({
       method: "post",
       path: "/admin/clients/{client_id}/disable",
       operationId: "disableClient",
@@ -215,8 +184,7 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
         return ok(clientView(await disableClient(pool, ctx.params.client_id)));
       },
     }),
-    defineRoute({
-      ...common,
+    adminRoute({
       method: "post",
       path: "/admin/clients/{client_id}/rotate-secret",
       operationId: "rotateClientSecret",
@@ -235,8 +203,7 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
         return ok({ ...clientView(rotated), client_secret: rotated.clientSecret });
       },
     }),
-    defineRoute({
-      ...common,
+    adminRoute({
       method: "post",
       path: "/admin/accounts/{account_id}/service-tokens",
       operationId: "createServiceToken",
@@ -262,8 +229,7 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
         return { status: 201, body: { ...tokenView(made), token: made.token } };
       },
     }),
-    defineRoute({
-      ...common,
+    adminRoute({
       method: "get",
       path: "/admin/accounts/{account_id}/service-tokens",
       operationId: "listServiceTokens",
@@ -281,8 +247,7 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
         return onePage((await listServiceTokens(pool, ctx.params.account_id)).map(tokenView));
       },
     }),
-    defineRoute({
-      ...common,
+    adminRoute({
       method: "post",
       path: "/admin/service-tokens/{token_id}/revoke",
       operationId: "revokeServiceToken",
@@ -296,8 +261,7 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
         return ok(tokenView(await revokeServiceToken(pool, ctx.params.token_id)));
       },
     }),
-    defineRoute({
-      ...common,
+    adminRoute({
       method: "get",
       path: "/admin/keys",
       operationId: "listSigningKeys",
@@ -314,8 +278,7 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
         return onePage((await listSigningKeys(deps.keys, ctx.query.purpose)).map(keyView));
       },
     }),
-    defineRoute({
-      ...common,
+    adminRoute({
       method: "post",
       path: "/admin/keys/rotate",
       operationId: "rotateSigningKey",

@@ -26,8 +26,8 @@ export function agentRoutes(smoke: Smoke): RouteSpec[] {
       handler: async (ctx) =>
         ok(
           await smoke.run({
-            accountId: ctx.principal?.accountId ?? "",
-            principal: ctx.principal?.principalId ?? "",
+            accountId: ctx.principal.accountId,
+            principal: ctx.principal.principalId,
             requestId: ctx.requestId,
           }),
         ),

@@ -1,9 +1,7 @@
-import { call, type Backends } from "../backends.js";
 import { idParam } from "../schemas/common.js";
-import { toAgent } from "./call-mappers.js";
-import { callResourceContext, noContent } from "./call-context.js";
-import { created, ok, pageReply } from "./replies.js";
+import { created, noContent, ok, pageReply } from "./replies.js";
 import { defineRoute, type RouteSpec } from "./route-spec.js";
+import { toAgent } from "./views/calls.js";
 import {
   agent,
   agentCreate,
@@ -12,130 +10,103 @@ import {
   listQuery,
 } from "../schemas/call-resources.js";
 
-/** Agents: who handles calls, by a name unique per account (calls:read / calls:write). */
-export function callAgentRoutes(backends: Backends, deadlineMs: number): RouteSpec[] {
-  const { cc, opts, accountId, id } = callResourceContext(backends, deadlineMs);
-  const agentPath = idParam("agt", "agent_id");
+const agentPath = idParam("agt", "agent_id");
 
-  return [
-    defineRoute({
-      method: "post",
-      path: "/api/agents",
-      operationId: "createAgent",
-      examples: { request: { name: "alice", description: "Front desk" } },
-      summary: "Create an agent",
-      description: "Names are unique per account (409 conflict).",
-      tag: "Agents",
-      scope: "calls:write",
-      body: agentCreate,
-      success: { status: 201, description: "The agent", schema: agent, headers: ["Location"] },
-      problems: ["validation-failed", "conflict"],
-      handler: async (ctx) => {
-        const r = await call(
-          cc,
-          (c) => c.createAgent,
-          {
-            accountId: accountId(ctx),
-            name: ctx.body.name,
-            description: ctx.body.description ?? undefined,
-          },
-          opts(ctx),
-        );
-        const body = toAgent(r.agent);
-        return created(`/v1/api/agents/${body.id}`, body);
-      },
-    }),
-    defineRoute({
-      method: "get",
-      path: "/api/agents",
-      operationId: "listAgents",
-      summary: "List agents",
-      description: "Newest first.",
-      tag: "Agents",
-      scope: "calls:read",
-      query: listQuery,
-      paginated: true,
-      success: { status: 200, description: "A page of agents", schema: agentsPage },
-      problems: ["invalid-cursor", "validation-failed"],
-      handler: async (ctx) => {
-        const r = await call(
-          cc,
-          (c) => c.listAgents,
-          { accountId: accountId(ctx), limit: ctx.query.limit, cursor: ctx.query.cursor ?? "" },
-          opts(ctx),
-        );
-        return pageReply(ctx.req, r.agents.map(toAgent), r.nextCursor);
-      },
-    }),
-    defineRoute({
-      method: "get",
-      path: "/api/agents/{agent_id}",
-      operationId: "getAgent",
-      summary: "Get an agent",
-      tag: "Agents",
-      scope: "calls:read",
-      params: agentPath,
-      success: { status: 200, description: "The agent", schema: agent },
-      problems: ["not-found"],
-      handler: async (ctx) => {
-        const r = await call(
-          cc,
-          (c) => c.getAgent,
-          { accountId: accountId(ctx), agentId: id(ctx, "agent_id") },
-          opts(ctx),
-        );
-        return ok(toAgent(r.agent));
-      },
-    }),
-    defineRoute({
-      method: "patch",
-      path: "/api/agents/{agent_id}",
-      operationId: "updateAgent",
-      summary: "Update an agent",
-      description:
-        "Routes follow a renamed agent; calls keep the name they were placed or answered with.",
-      tag: "Agents",
-      scope: "calls:write",
-      params: agentPath,
-      body: agentUpdate,
-      success: { status: 200, description: "The agent", schema: agent },
-      problems: ["not-found", "validation-failed", "conflict"],
-      handler: async (ctx) => {
-        const description = ctx.body.description;
-        const r = await call(
-          cc,
-          (c) => c.updateAgent,
-          {
-            accountId: accountId(ctx),
-            agentId: id(ctx, "agent_id"),
-            name: ctx.body.name,
-            description: description === null ? "" : description,
-          },
-          opts(ctx),
-        );
-        return ok(toAgent(r.agent));
-      },
-    }),
-    defineRoute({
-      method: "delete",
-      path: "/api/agents/{agent_id}",
-      operationId: "deleteAgent",
-      summary: "Delete an agent",
-      description: "409 conflict while a route uses the agent.",
-      tag: "Agents",
-      scope: "calls:write",
-      params: agentPath,
-      success: { status: 204, description: "Deleted" },
-      problems: ["not-found", "conflict"],
-      handler: async (ctx) => {
-        await call(
-          cc,
-          (c) => c.deleteAgent,
-          { accountId: accountId(ctx), agentId: id(ctx, "agent_id") },
-          opts(ctx),
-        );
-        return noContent;
-      },
-    }),
-  ];
-}
+/** Agents: who handles calls, by a name unique per account (calls:read / calls:write). */
+export const callAgentRoutes: RouteSpec[] = [
+  defineRoute({
+    method: "post",
+    path: "/api/agents",
+    operationId: "createAgent",
+    examples: { request: { name: "alice", description: "Front desk" } },
+    summary: "Create an agent",
+    description: "Names are unique per account (409 conflict).",
+    tag: "Agents",
+    scope: "calls:write",
+    body: agentCreate,
+    success: { status: 201, description: "The agent", schema: agent, headers: ["Location"] },
+    problems: ["validation-failed", "conflict"],
+    handler: async (ctx) => {
+      const r = await ctx.rpc.callControl((c) => c.createAgent, {
+        name: ctx.body.name,
+        description: ctx.body.description ?? undefined,
+      });
+      const body = toAgent(r.agent);
+      return created(`/v1/api/agents/${body.id}`, body);
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/api/agents",
+    operationId: "listAgents",
+    summary: "List agents",
+    description: "Newest first.",
+    tag: "Agents",
+    scope: "calls:read",
+    query: listQuery,
+    paginated: true,
+    success: { status: 200, description: "A page of agents", schema: agentsPage },
+    problems: ["invalid-cursor", "validation-failed"],
+    handler: async (ctx) => {
+      const r = await ctx.rpc.callControl((c) => c.listAgents, {
+        limit: ctx.query.limit,
+        cursor: ctx.query.cursor ?? "",
+      });
+      return pageReply(ctx.req, r.agents.map(toAgent), r.nextCursor);
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/api/agents/{agent_id}",
+    operationId: "getAgent",
+    summary: "Get an agent",
+    tag: "Agents",
+    scope: "calls:read",
+    params: agentPath,
+    success: { status: 200, description: "The agent", schema: agent },
+    problems: ["not-found"],
+    handler: async (ctx) => {
+      const r = await ctx.rpc.callControl((c) => c.getAgent, { agentId: ctx.params.agent_id });
+      return ok(toAgent(r.agent));
+    },
+  }),
+  defineRoute({
+    method: "patch",
+    path: "/api/agents/{agent_id}",
+    operationId: "updateAgent",
+    summary: "Update an agent",
+    description:
+      "Routes follow a renamed agent; calls keep the name they were placed or answered with.",
+    tag: "Agents",
+    scope: "calls:write",
+    params: agentPath,
+    body: agentUpdate,
+    success: { status: 200, description: "The agent", schema: agent },
+    problems: ["not-found", "validation-failed", "conflict"],
+    handler: async (ctx) => {
+      const description = ctx.body.description;
+      const r = await ctx.rpc.callControl((c) => c.updateAgent, {
+        agentId: ctx.params.agent_id,
+        name: ctx.body.name,
+        description: description === null ? "" : description,
+      });
+      return ok(toAgent(r.agent));
+    },
+  }),
+  defineRoute({
+    method: "delete",
+    path: "/api/agents/{agent_id}",
+    operationId: "deleteAgent",
+    summary: "Delete an agent",
+    description: "409 conflict while a route uses the agent.",
+    tag: "Agents",
+    scope: "calls:write",
+    params: agentPath,
+    success: { status: 204, description: "Deleted" },
+    problems: ["not-found", "conflict"],
+    handler: async (ctx) => {
+      await ctx.rpc.callControl((c) => c.deleteAgent, { agentId: ctx.params.agent_id });
+      return noContent;
+    },
+  }),
+];

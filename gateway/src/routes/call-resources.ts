@@ -1,12 +1,11 @@
-import type { Backends } from "../backends.js";
 import { callAgentRoutes } from "./call-agents.js";
 import { callRouteRoutes } from "./call-routes.js";
 import { callSeatRoutes } from "./call-seats.js";
 import type { RouteSpec } from "./route-spec.js";
 
 /** Seats, agents and routes: CRUD over call-control (calls:read / calls:write). */
-export const callResourceRoutes = (backends: Backends, deadlineMs: number): RouteSpec[] => [
-  ...callSeatRoutes(backends, deadlineMs),
-  ...callAgentRoutes(backends, deadlineMs),
-  ...callRouteRoutes(backends, deadlineMs),
+export const callResourceRoutes: RouteSpec[] = [
+  ...callSeatRoutes,
+  ...callAgentRoutes,
+  ...callRouteRoutes,
 ];

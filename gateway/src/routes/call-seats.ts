@@ -1,136 +1,107 @@
-import { call, type Backends } from "../backends.js";
 import { idParam } from "../schemas/common.js";
-import { toSeat } from "./call-mappers.js";
-import { callResourceContext, noContent } from "./call-context.js";
-import { created, ok, pageReply } from "./replies.js";
+import { created, noContent, ok, pageReply } from "./replies.js";
 import { defineRoute, type RouteSpec } from "./route-spec.js";
+import { toSeat } from "./views/calls.js";
 import { listQuery, seat, seatCreate, seatsPage, seatUpdate } from "../schemas/call-resources.js";
 
-/** Seats: where calls are handled, with their concurrent-call limit (calls:read / calls:write). */
-export function callSeatRoutes(backends: Backends, deadlineMs: number): RouteSpec[] {
-  const { cc, opts, accountId, id } = callResourceContext(backends, deadlineMs);
-  const seatPath = idParam("seat", "seat_id");
+const seatPath = idParam("seat", "seat_id");
 
-  return [
-    defineRoute({
-      method: "post",
-      path: "/api/seats",
-      operationId: "createSeat",
-      summary: "Create a seat",
-      description:
-        "A seat takes at most max_concurrent_calls live calls at once (409 seat-busy beyond).",
-      tag: "Seats",
-      scope: "calls:write",
-      body: seatCreate,
-      success: { status: 201, description: "The seat", schema: seat, headers: ["Location"] },
-      problems: ["validation-failed"],
-      handler: async (ctx) => {
-        const response = await call(
-          cc,
-          (c) => c.createSeat,
-          {
-            accountId: accountId(ctx),
-            name: ctx.body.name,
-            maxConcurrentCalls: ctx.body.max_concurrent_calls,
-            status: ctx.body.status,
-          },
-          opts(ctx),
-        );
-        const body = toSeat(response.seat);
-        return created(`/v1/api/seats/${body.id}`, body);
-      },
-    }),
-    defineRoute({
-      method: "get",
-      path: "/api/seats",
-      operationId: "listSeats",
-      summary: "List seats",
-      description: "Newest first.",
-      tag: "Seats",
-      scope: "calls:read",
-      query: listQuery,
-      paginated: true,
-      success: { status: 200, description: "A page of seats", schema: seatsPage },
-      problems: ["invalid-cursor", "validation-failed"],
-      handler: async (ctx) => {
-        const r = await call(
-          cc,
-          (c) => c.listSeats,
-          { accountId: accountId(ctx), limit: ctx.query.limit, cursor: ctx.query.cursor ?? "" },
-          opts(ctx),
-        );
-        return pageReply(ctx.req, r.seats.map(toSeat), r.nextCursor);
-      },
-    }),
-    defineRoute({
-      method: "get",
-      path: "/api/seats/{seat_id}",
-      operationId: "getSeat",
-      summary: "Get a seat",
-      tag: "Seats",
-      scope: "calls:read",
-      params: seatPath,
-      success: { status: 200, description: "The seat", schema: seat },
-      problems: ["not-found"],
-      handler: async (ctx) => {
-        const r = await call(
-          cc,
-          (c) => c.getSeat,
-          { accountId: accountId(ctx), seatId: id(ctx, "seat_id") },
-          opts(ctx),
-        );
-        return ok(toSeat(r.seat));
-      },
-    }),
-    defineRoute({
-      method: "patch",
-      path: "/api/seats/{seat_id}",
-      operationId: "updateSeat",
-      summary: "Update a seat",
-      description:
-        "Lowering max_concurrent_calls below the live calls keeps them; new calls wait for room.",
-      tag: "Seats",
-      scope: "calls:write",
-      params: seatPath,
-      body: seatUpdate,
-      success: { status: 200, description: "The seat", schema: seat },
-      problems: ["not-found", "validation-failed"],
-      handler: async (ctx) => {
-        const r = await call(
-          cc,
-          (c) => c.updateSeat,
-          {
-            accountId: accountId(ctx),
-            seatId: id(ctx, "seat_id"),
-            name: ctx.body.name,
-            maxConcurrentCalls: ctx.body.max_concurrent_calls,
-            status: ctx.body.status,
-          },
-          opts(ctx),
-        );
-        return ok(toSeat(r.seat));
-      },
-    }),
-    defineRoute({
-      method: "delete",
-      path: "/api/seats/{seat_id}",
-      operationId: "deleteSeat",
-      summary: "Delete a seat",
-      description: "409 conflict while a route uses the seat or a live call counts against it.",
-      tag: "Seats",
-      scope: "calls:write",
-      params: seatPath,
-      success: { status: 204, description: "Deleted" },
-      problems: ["not-found", "conflict"],
-      handler: async (ctx) => {
-        await call(
-          cc,
-          (c) => c.deleteSeat,
-          { accountId: accountId(ctx), seatId: id(ctx, "seat_id") },
-          opts(ctx),
-        );
-        return noContent;
-      },
-    }),
-  ];
-}
+/** Seats: where calls are handled, with their concurrent-call limit (calls:read / calls:write). */
+export const callSeatRoutes: RouteSpec[] = [
+  defineRoute({
+    method: "post",
+    path: "/api/seats",
+    operationId: "createSeat",
+    summary: "Create a seat",
+    description:
+      "A seat takes at most max_concurrent_calls live calls at once (409 seat-busy beyond).",
+    tag: "Seats",
+    scope: "calls:write",
+    body: seatCreate,
+    success: { status: 201, description: "The seat", schema: seat, headers: ["Location"] },
+    problems: ["validation-failed"],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.callControl((c) => c.createSeat, {
+        name: ctx.body.name,
+        maxConcurrentCalls: ctx.body.max_concurrent_calls,
+        status: ctx.body.status,
+      });
+      const body = toSeat(response.seat);
+      return created(`/v1/api/seats/${body.id}`, body);
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/api/seats",
+    operationId: "listSeats",
+    summary: "List seats",
+    description: "Newest first.",
+    tag: "Seats",
+    scope: "calls:read",
+    query: listQuery,
+    paginated: true,
+    success: { status: 200, description: "A page of seats", schema: seatsPage },
+    problems: ["invalid-cursor", "validation-failed"],
+    handler: async (ctx) => {
+      const r = await ctx.rpc.callControl((c) => c.listSeats, {
+        limit: ctx.query.limit,
+        cursor: ctx.query.cursor ?? "",
+      });
+      return pageReply(ctx.req, r.seats.map(toSeat), r.nextCursor);
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/api/seats/{seat_id}",
+    operationId: "getSeat",
+    summary: "Get a seat",
+    tag: "Seats",
+    scope: "calls:read",
+    params: seatPath,
+    success: { status: 200, description: "The seat", schema: seat },
+    problems: ["not-found"],
+    handler: async (ctx) => {
+      const r = await ctx.rpc.callControl((c) => c.getSeat, { seatId: ctx.params.seat_id });
+      return ok(toSeat(r.seat));
+    },
+  }),
+  defineRoute({
+    method: "patch",
+    path: "/api/seats/{seat_id}",
+    operationId: "updateSeat",
+    summary: "Update a seat",
+    description:
+      "Lowering max_concurrent_calls below the live calls keeps them; new calls wait for room.",
+    tag: "Seats",
+    scope: "calls:write",
+    params: seatPath,
+    body: seatUpdate,
+    success: { status: 200, description: "The seat", schema: seat },
+    problems: ["not-found", "validation-failed"],
+    handler: async (ctx) => {
+      const r = await ctx.rpc.callControl((c) => c.updateSeat, {
+        seatId: ctx.params.seat_id,
+        name: ctx.body.name,
+        maxConcurrentCalls: ctx.body.max_concurrent_calls,
+        status: ctx.body.status,
+      });
+      return ok(toSeat(r.seat));
+    },
+  }),
+  defineRoute({
+    method: "delete",
+    path: "/api/seats/{seat_id}",
+    operationId: "deleteSeat",
+    summary: "Delete a seat",
+    description: "409 conflict while a route uses the seat or a live call counts against it.",
+    tag: "Seats",
+    scope: "calls:write",
+    params: seatPath,
+    success: { status: 204, description: "Deleted" },
+    problems: ["not-found", "conflict"],
+    handler: async (ctx) => {
+      await ctx.rpc.callControl((c) => c.deleteSeat, { seatId: ctx.params.seat_id });
+      return noContent;
+    },
+  }),
+];

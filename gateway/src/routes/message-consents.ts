@@ -1,121 +1,98 @@
-import { call, type Backends } from "../backends.js";
 import { idParam } from "../schemas/common.js";
 import { consent, consentListQuery, consentRequest, consentsPage } from "../schemas/messages.js";
-import { accountOf, messagingOptions } from "./message-calls.js";
-import { toConsentJson } from "./message-views.js";
 import { created, ok, pageReply } from "./replies.js";
 import { defineRoute, type RouteSpec } from "./route-spec.js";
+import { toConsentJson } from "./views/messages.js";
+
+const consentPath = idParam("cns", "consent_id");
 
 /** Consents (all under consents:write, as API.md lists them). */
-export function consentRoutes(backends: Backends, deadlineMs: number): RouteSpec[] {
-  const svc = backends.messaging;
-  const opts = messagingOptions(deadlineMs);
-  const consentPath = idParam("cns", "consent_id");
-  return [
-    defineRoute({
-      method: "post",
-      path: "/api/consents",
-      operationId: "createConsent",
-      examples: {
-        request: { phone_number: "+15550200000", channels: ["sms"], source: "web_form" },
-      },
-      summary: "Record a recipient's consent",
-      description:
-        "A granted consent for the channels named. It does not lift an opt-out: a recipient who texted STOP is messaged again only after their START or UNSTOP (as carriers enforce it).",
-      tag: "Consents",
-      scope: "consents:write",
-      body: consentRequest,
-      success: { status: 201, description: "The consent", schema: consent, headers: ["Location"] },
-      problems: ["validation-failed"],
-      handler: async (ctx) => {
-        const b = ctx.body;
-        const response = await call(
-          svc,
-          (c) => c.createConsent,
-          {
-            accountId: accountOf(ctx),
-            phoneNumber: b.phone_number,
-            channels: b.channels,
-            source: b.source,
-            evidenceJson: b.evidence ? JSON.stringify(b.evidence) : "",
-            capturedAt: b.captured_at,
-          },
-          opts(ctx),
-        );
-        const body = toConsentJson(response.consent);
-        return created(`/v1/api/consents/${body.id}`, body);
-      },
-    }),
-    defineRoute({
-      method: "get",
-      path: "/api/consents",
-      operationId: "listConsents",
-      summary: "List consents",
-      description: "Newest first; `phone_number` narrows to one recipient.",
-      tag: "Consents",
-      scope: "consents:write",
-      query: consentListQuery,
-      paginated: true,
-      success: { status: 200, description: "A page of consents", schema: consentsPage },
-      problems: ["invalid-cursor", "validation-failed"],
-      handler: async (ctx) => {
-        const q = ctx.query;
-        const response = await call(
-          svc,
-          (c) => c.listConsents,
-          {
-            accountId: accountOf(ctx),
-            phoneNumber: q.phone_number,
-            status: q.status,
-            limit: q.limit,
-            cursor: q.cursor ?? "",
-          },
-          opts(ctx),
-        );
-        return pageReply(ctx.req, response.consents.map(toConsentJson), response.nextCursor);
-      },
-    }),
-    defineRoute({
-      method: "get",
-      path: "/api/consents/{consent_id}",
-      operationId: "getConsent",
-      summary: "Get a consent",
-      tag: "Consents",
-      scope: "consents:write",
-      params: consentPath,
-      success: { status: 200, description: "The consent", schema: consent },
-      problems: ["not-found"],
-      handler: async (ctx) => {
-        const response = await call(
-          svc,
-          (c) => c.getConsent,
-          { accountId: accountOf(ctx), consentId: ctx.params.consent_id as string },
-          opts(ctx),
-        );
-        return ok(toConsentJson(response.consent));
-      },
-    }),
-    defineRoute({
-      method: "post",
-      path: "/api/consents/{consent_id}/revoke",
-      operationId: "revokeConsent",
-      summary: "Revoke a consent",
-      description:
-        "granted → revoked (consent.revoked). Revoking a revoked consent is 409 invalid-state.",
-      tag: "Consents",
-      scope: "consents:write",
-      params: consentPath,
-      success: { status: 200, description: "The revoked consent", schema: consent },
-      problems: ["not-found", "invalid-state"],
-      handler: async (ctx) => {
-        const response = await call(
-          svc,
-          (c) => c.revokeConsent,
-          { accountId: accountOf(ctx), consentId: ctx.params.consent_id as string },
-          opts(ctx),
-        );
-        return ok(toConsentJson(response.consent));
-      },
-    }),
-  ];
-}
+export const consentRoutes: RouteSpec[] = [
+  defineRoute({
+    method: "post",
+    path: "/api/consents",
+    operationId: "createConsent",
+    examples: {
+      request: { phone_number: "+15550200000", channels: ["sms"], source: "web_form" },
+    },
+    summary: "Record a recipient's consent",
+    description:
+      "A granted consent for the channels named. It does not lift an opt-out: a recipient who texted STOP is messaged again only after their START or UNSTOP (as carriers enforce it).",
+    tag: "Consents",
+    scope: "consents:write",
+    body: consentRequest,
+    success: { status: 201, description: "The consent", schema: consent, headers: ["Location"] },
+    problems: ["validation-failed"],
+    handler: async (ctx) => {
+      const b = ctx.body;
+      const response = await ctx.rpc.messaging((c) => c.createConsent, {
+        phoneNumber: b.phone_number,
+        channels: b.channels,
+        source: b.source,
+        evidenceJson: b.evidence ? JSON.stringify(b.evidence) : "",
+        capturedAt: b.captured_at,
+      });
+      const body = toConsentJson(response.consent);
+      return created(`/v1/api/consents/${body.id}`, body);
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/api/consents",
+    operationId: "listConsents",
+    summary: "List consents",
+    description: "Newest first; `phone_number` narrows to one recipient.",
+    tag: "Consents",
+    scope: "consents:write",
+    query: consentListQuery,
+    paginated: true,
+    success: { status: 200, description: "A page of consents", schema: consentsPage },
+    problems: ["invalid-cursor", "validation-failed"],
+    handler: async (ctx) => {
+      const q = ctx.query;
+      const response = await ctx.rpc.messaging((c) => c.listConsents, {
+        phoneNumber: q.phone_number,
+        status: q.status,
+        limit: q.limit,
+        cursor: q.cursor ?? "",
+      });
+      return pageReply(ctx.req, response.consents.map(toConsentJson), response.nextCursor);
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/api/consents/{consent_id}",
+    operationId: "getConsent",
+    summary: "Get a consent",
+    tag: "Consents",
+    scope: "consents:write",
+    params: consentPath,
+    success: { status: 200, description: "The consent", schema: consent },
+    problems: ["not-found"],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.messaging((c) => c.getConsent, {
+        consentId: ctx.params.consent_id,
+      });
+      return ok(toConsentJson(response.consent));
+    },
+  }),
+  defineRoute({
+    method: "post",
+    path: "/api/consents/{consent_id}/revoke",
+    operationId: "revokeConsent",
+    summary: "Revoke a consent",
+    description:
+      "granted → revoked (consent.revoked). Revoking a revoked consent is 409 invalid-state.",
+    tag: "Consents",
+    scope: "consents:write",
+    params: consentPath,
+    success: { status: 200, description: "The revoked consent", schema: consent },
+    problems: ["not-found", "invalid-state"],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.messaging((c) => c.revokeConsent, {
+        consentId: ctx.params.consent_id,
+      });
+      return ok(toConsentJson(response.consent));
+    },
+  }),
+];

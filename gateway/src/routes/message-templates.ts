@@ -1,4 +1,3 @@
-import { call, type Backends } from "../backends.js";
 import { idParam } from "../schemas/common.js";
 import {
   pageQuery,
@@ -8,133 +7,109 @@ import {
   templatesPage,
   templateVersionRequest,
 } from "../schemas/messages.js";
-import { accountOf, messagingOptions } from "./message-calls.js";
-import { toTemplateJson } from "./message-views.js";
 import { created, ok, pageReply } from "./replies.js";
 import { defineRoute, type RouteSpec } from "./route-spec.js";
+import { toTemplateJson } from "./views/messages.js";
 
 const signedNote =
   "Each version is approved and signed by the platform on creation: content_sha256 is the hex SHA-256 of the RFC 8785 canonical JSON {body, channels, name, version}; signature is a compact JWS (EdDSA, kid published in /.well-known/jwks.json) whose payload is that JSON. Sending re-verifies it.";
 
+const templatePath = idParam("tpl", "template_id");
+
 /** Templates: versioned, immutable, signed (all under templates:write, as API.md lists them). */
-export function templateRoutes(backends: Backends, deadlineMs: number): RouteSpec[] {
-  const svc = backends.messaging;
-  const opts = messagingOptions(deadlineMs);
-  const templatePath = idParam("tpl", "template_id");
-  return [
-    defineRoute({
-      method: "post",
-      path: "/api/templates",
-      operationId: "createTemplate",
-      examples: { request: { name: "otp", channels: ["sms"], body: "Your code is {{code}}" } },
-      summary: "Create a message template (version 1)",
-      description: `Variables are written {{name}} (a letter or _, then letters, digits, _). Names are unique per account (409 conflict). ${signedNote}`,
-      tag: "Templates",
-      scope: "templates:write",
-      body: templateRequest,
-      success: {
-        status: 201,
-        description: "The template at version 1",
-        schema: template,
-        headers: ["Location"],
-      },
-      problems: ["validation-failed", "conflict"],
-      handler: async (ctx) => {
-        const response = await call(
-          svc,
-          (c) => c.createTemplate,
-          {
-            accountId: accountOf(ctx),
-            name: ctx.body.name,
-            channels: ctx.body.channels,
-            body: ctx.body.body,
-          },
-          opts(ctx),
-        );
-        const body = toTemplateJson(response.template);
-        return created(`/v1/api/templates/${body.id}`, body);
-      },
-    }),
-    defineRoute({
-      method: "get",
-      path: "/api/templates",
-      operationId: "listTemplates",
-      summary: "List the account's templates",
-      description: "Each at its latest version, newest template first.",
-      tag: "Templates",
-      scope: "templates:write",
-      query: pageQuery,
-      paginated: true,
-      success: { status: 200, description: "A page of templates", schema: templatesPage },
-      problems: ["invalid-cursor", "validation-failed"],
-      handler: async (ctx) => {
-        const response = await call(
-          svc,
-          (c) => c.listTemplates,
-          { accountId: accountOf(ctx), limit: ctx.query.limit, cursor: ctx.query.cursor ?? "" },
-          opts(ctx),
-        );
-        return pageReply(ctx.req, response.templates.map(toTemplateJson), response.nextCursor);
-      },
-    }),
-    defineRoute({
-      method: "get",
-      path: "/api/templates/{template_id}",
-      operationId: "getTemplate",
-      summary: "Get a template",
-      description: "The latest version, or `?version=n`.",
-      tag: "Templates",
-      scope: "templates:write",
-      params: templatePath,
-      query: templateQuery,
-      success: { status: 200, description: "The template version", schema: template },
-      problems: ["not-found", "validation-failed"],
-      handler: async (ctx) => {
-        const response = await call(
-          svc,
-          (c) => c.getTemplate,
-          {
-            accountId: accountOf(ctx),
-            templateId: ctx.params.template_id as string,
-            version: ctx.query.version,
-          },
-          opts(ctx),
-        );
-        return ok(toTemplateJson(response.template));
-      },
-    }),
-    defineRoute({
-      method: "post",
-      path: "/api/templates/{template_id}/versions",
-      operationId: "createTemplateVersion",
-      summary: "Add a new immutable version",
-      description: `Versions never change; sends name a version or get the latest. Channels default to the previous version's. ${signedNote}`,
-      tag: "Templates",
-      scope: "templates:write",
-      params: templatePath,
-      body: templateVersionRequest,
-      success: {
-        status: 201,
-        description: "The new version",
-        schema: template,
-        headers: ["Location"],
-      },
-      problems: ["not-found", "validation-failed"],
-      handler: async (ctx) => {
-        const response = await call(
-          svc,
-          (c) => c.createTemplateVersion,
-          {
-            accountId: accountOf(ctx),
-            templateId: ctx.params.template_id as string,
-            channels: ctx.body.channels ?? [],
-            body: ctx.body.body,
-          },
-          opts(ctx),
-        );
-        const body = toTemplateJson(response.template);
-        return created(`/v1/api/templates/${body.id}?version=${body.version}`, body);
-      },
-    }),
-  ];
-}
+export const templateRoutes: RouteSpec[] = [
+  defineRoute({
+    method: "post",
+    path: "/api/templates",
+    operationId: "createTemplate",
+    examples: { request: { name: "otp", channels: ["sms"], body: "Your code is {{code}}" } },
+    summary: "Create a message template (version 1)",
+    description: `Variables are written {{name}} (a letter or _, then letters, digits, _). Names are unique per account (409 conflict). ${signedNote}`,
+    tag: "Templates",
+    scope: "templates:write",
+    body: templateRequest,
+    success: {
+      status: 201,
+      description: "The template at version 1",
+      schema: template,
+      headers: ["Location"],
+    },
+    problems: ["validation-failed", "conflict"],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.messaging((c) => c.createTemplate, {
+        name: ctx.body.name,
+        channels: ctx.body.channels,
+        body: ctx.body.body,
+      });
+      const body = toTemplateJson(response.template);
+      return created(`/v1/api/templates/${body.id}`, body);
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/api/templates",
+    operationId: "listTemplates",
+    summary: "List the account's templates",
+    description: "Each at its latest version, newest template first.",
+    tag: "Templates",
+    scope: "templates:write",
+    query: pageQuery,
+    paginated: true,
+    success: { status: 200, description: "A page of templates", schema: templatesPage },
+    problems: ["invalid-cursor", "validation-failed"],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.messaging((c) => c.listTemplates, {
+        limit: ctx.query.limit,
+        cursor: ctx.query.cursor ?? "",
+      });
+      return pageReply(ctx.req, response.templates.map(toTemplateJson), response.nextCursor);
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/api/templates/{template_id}",
+    operationId: "getTemplate",
+    summary: "Get a template",
+    description: "The latest version, or `?version=n`.",
+    tag: "Templates",
+    scope: "templates:write",
+    params: templatePath,
+    query: templateQuery,
+    success: { status: 200, description: "The template version", schema: template },
+    problems: ["not-found", "validation-failed"],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.messaging((c) => c.getTemplate, {
+        templateId: ctx.params.template_id,
+        version: ctx.query.version,
+      });
+      return ok(toTemplateJson(response.template));
+    },
+  }),
+  defineRoute({
+    method: "post",
+    path: "/api/templates/{template_id}/versions",
+    operationId: "createTemplateVersion",
+    summary: "Add a new immutable version",
+    description: `Versions never change; sends name a version or get the latest. Channels default to the previous version's. ${signedNote}`,
+    tag: "Templates",
+    scope: "templates:write",
+    params: templatePath,
+    body: templateVersionRequest,
+    success: {
+      status: 201,
+      description: "The new version",
+      schema: template,
+      headers: ["Location"],
+    },
+    problems: ["not-found", "validation-failed"],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.messaging((c) => c.createTemplateVersion, {
+        templateId: ctx.params.template_id,
+        channels: ctx.body.channels ?? [],
+        body: ctx.body.body,
+      });
+      const body = toTemplateJson(response.template);
+      return created(`/v1/api/templates/${body.id}?version=${body.version}`, body);
+    },
+  }),
+];

@@ -1,4 +1,3 @@
-import { call, type Backends } from "../backends.js";
 import { idParam } from "../schemas/common.js";
 import {
   message,
@@ -9,209 +8,177 @@ import {
   sendRequest,
   settingsPatch,
 } from "../schemas/messages.js";
-import { accountOf, messagingOptions } from "./message-calls.js";
 import { consentRoutes } from "./message-consents.js";
 import { templateRoutes } from "./message-templates.js";
-import { toMessageJson, toSettingsJson } from "./message-views.js";
 import { created, ok, pageReply } from "./replies.js";
 import { defineRoute, type RouteSpec } from "./route-spec.js";
+import { toMessageJson, toSettingsJson } from "./views/messages.js";
 
 /** Messages, templates, consents, the messaging settings and the sandbox inbound route. */
-export function messageRoutes(backends: Backends, deadlineMs: number): RouteSpec[] {
-  const svc = backends.messaging;
-  const opts = messagingOptions(deadlineMs);
-  return [
-    defineRoute({
-      method: "post",
-      path: "/api/messages/send",
-      operationId: "sendMessage",
-      examples: {
-        request: {
-          channel: "sms",
-          to: "+15550200000",
-          from: "+14155550123",
-          template_id: "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
-          variables: { code: "123456" },
-          consent_id: "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
-        },
+export const messageRoutes: RouteSpec[] = [
+  defineRoute({
+    method: "post",
+    path: "/api/messages/send",
+    operationId: "sendMessage",
+    examples: {
+      request: {
+        channel: "sms",
+        to: "+15550200000",
+        from: "+14155550123",
+        template_id: "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
+        variables: { code: "123456" },
+        consent_id: "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
       },
-      summary: "Send an SMS, MMS or RCS message from a signed template",
-      description: [
-        "Checks, each with its own problem: the template exists, is approved and still matches its signature (422 template-signature-invalid); every variable is supplied and no other (422 validation-failed, #/variables/<name>); the rendered body is at most 1600 characters (#/variables); media: mms needs 1–10, rcs 0–10, sms none, https only (#/media_urls/<i>); `from` is the account's number with the channel's capability (#/from; the fallback channel's too, #/fallback); the recipient has not opted out by STOP (422 recipient-opted-out, checked first: only their START lifts it); the consent is the account's, given by `to`, covers the channel (and the fallback) and is granted (422 consent-required).",
-        "Accepted messages are queued (202) and sent through a queue paced per sending number; carrier errors retry with backoff and a message is never sent twice. `segments` counts SMS segments exactly (GSM-7 160/153 with extension characters counting two, UCS-2 70/67 as soon as one character is outside GSM-7); MMS and RCS count 1. RCS to a recipient that is not RCS-capable falls back to `fallback` (recorded as channel_used and fallback_applied) or fails. `ttl_seconds` (default 36000): a message not handed to the carrier by then expires.",
-        "Idempotency-Key is also stored with the message (unique per account): one key sends one message even if the gateway's key store is lost.",
-      ].join("\n\n"),
-      tag: "Messages",
-      scope: "messages:write",
-      body: sendRequest,
-      success: {
-        status: 202,
-        description: "The queued message",
-        schema: message,
-        headers: ["Location"],
-      },
-      problems: [
-        "validation-failed",
-        "template-signature-invalid",
-        "consent-required",
-        "recipient-opted-out",
-        "invalid-idempotency-key",
-        "idempotency-mismatch",
-      ],
-      handler: async (ctx) => {
-        const b = ctx.body;
-        const response = await call(
-          svc,
-          (c) => c.sendMessage,
-          {
-            accountId: accountOf(ctx),
-            channel: b.channel,
-            to: b.to,
-            from: b.from,
-            templateId: b.template_id,
-            templateVersion: b.template_version,
-            variables: b.variables,
-            consentId: b.consent_id,
-            mediaUrls: b.media_urls,
-            fallback: b.fallback ?? undefined,
-            ttlSeconds: b.ttl_seconds,
-          },
-          opts(ctx),
-        );
-        const body = toMessageJson(response.message);
-        return { status: 202, body, headers: { Location: `/v1/api/messages/${body.id}` } };
-      },
-    }),
-    defineRoute({
-      method: "get",
-      path: "/api/messages",
-      operationId: "listMessages",
-      summary: "List the account's messages",
-      description: "Outbound and inbound, newest first; filters combine.",
-      tag: "Messages",
-      scope: "messages:read",
-      query: messageListQuery,
-      paginated: true,
-      success: { status: 200, description: "A page of messages", schema: messagesPage },
-      problems: ["invalid-cursor", "validation-failed"],
-      handler: async (ctx) => {
-        const q = ctx.query;
-        const response = await call(
-          svc,
-          (c) => c.listMessages,
-          {
-            accountId: accountOf(ctx),
-            direction: q.direction,
-            status: q.status,
-            to: q.to,
-            from: q.from,
-            limit: q.limit,
-            cursor: q.cursor ?? "",
-          },
-          opts(ctx),
-        );
-        return pageReply(ctx.req, response.messages.map(toMessageJson), response.nextCursor);
-      },
-    }),
-    defineRoute({
-      method: "get",
-      path: "/api/messages/{message_id}",
-      operationId: "getMessage",
-      summary: "Get a message",
-      description:
-        "States: queued → sending → sent → delivered | undelivered | failed | expired; RCS may be read; inbound messages are received. Terminal states never change.",
-      tag: "Messages",
-      scope: "messages:read",
-      params: idParam("msg", "message_id"),
-      success: { status: 200, description: "The message", schema: message },
-      problems: ["not-found"],
-      handler: async (ctx) => {
-        const response = await call(
-          svc,
-          (c) => c.getMessage,
-          { accountId: accountOf(ctx), messageId: ctx.params.message_id as string },
-          opts(ctx),
-        );
-        return ok(toMessageJson(response.message));
-      },
-    }),
-    ...templateRoutes(backends, deadlineMs),
-    ...consentRoutes(backends, deadlineMs),
-    defineRoute({
-      method: "get",
-      path: "/api/messaging/settings",
-      operationId: "getMessagingSettings",
-      summary: "The account's keyword replies",
-      description:
-        "The texts sent in answer to HELP, STOP (and synonyms) and START/UNSTOP; the platform's defaults until set.",
-      tag: "Messages",
-      scope: "messages:read",
-      success: { status: 200, description: "The settings", schema: messagingSettings },
-      problems: [],
-      handler: async (ctx) => {
-        const response = await call(
-          svc,
-          (c) => c.getSettings,
-          { accountId: accountOf(ctx) },
-          opts(ctx),
-        );
-        return ok(toSettingsJson(response.settings));
-      },
-    }),
-    defineRoute({
-      method: "patch",
-      path: "/api/messaging/settings",
-      operationId: "updateMessagingSettings",
-      summary: "Set the account's keyword replies",
-      description: "Sets the texts given; an empty string restores the platform's default.",
-      tag: "Messages",
-      scope: "messages:write",
-      body: settingsPatch,
-      success: { status: 200, description: "The settings", schema: messagingSettings },
-      problems: ["validation-failed"],
-      handler: async (ctx) => {
-        const b = ctx.body;
-        const response = await call(
-          svc,
-          (c) => c.updateSettings,
-          {
-            accountId: accountOf(ctx),
-            helpText: b.help_text,
-            stopReplyText: b.stop_reply_text,
-            startReplyText: b.start_reply_text,
-          },
-          opts(ctx),
-        );
-        return ok(toSettingsJson(response.settings));
-      },
-    }),
-    defineRoute({
-      method: "post",
-      path: "/api/sandbox/messages/inbound",
-      operationId: "receiveSandboxMessage",
-      summary: "Sandbox: the network delivers an inbound message",
-      description:
-        "Exists only while the sandbox carrier is active (404 otherwise). `to` must be the account's number with sms. The whole trimmed body, case-insensitive, is a keyword: STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT revoke the sender's consents for the account and opt them out; START, UNSTOP opt them back in with a new consent (source keyword); HELP, INFO are answered with the account's help text. Each keyword is confirmed by an auto-reply (auto_reply_id).",
-      tag: "Sandbox",
-      scope: "messages:write",
-      body: sandboxInboundRequest,
-      success: {
-        status: 201,
-        description: "The received message",
-        schema: message,
-        headers: ["Location"],
-      },
-      problems: ["validation-failed", "not-found"],
-      handler: async (ctx) => {
-        const response = await call(
-          svc,
-          (c) => c.receiveSandboxMessage,
-          { accountId: accountOf(ctx), from: ctx.body.from, to: ctx.body.to, body: ctx.body.body },
-          opts(ctx),
-        );
-        const body = toMessageJson(response.message);
-        return created(`/v1/api/messages/${body.id}`, body);
-      },
-    }),
-  ];
-}
+    },
+    summary: "Send an SMS, MMS or RCS message from a signed template",
+    description: [
+      "Checks, each with its own problem: the template exists, is approved and still matches its signature (422 template-signature-invalid); every variable is supplied and no other (422 validation-failed, #/variables/<name>); the rendered body is at most 1600 characters (#/variables); media: mms needs 1–10, rcs 0–10, sms none, https only (#/media_urls/<i>); `from` is the account's number with the channel's capability (#/from; the fallback channel's too, #/fallback); the recipient has not opted out by STOP (422 recipient-opted-out, checked first: only their START lifts it); the consent is the account's, given by `to`, covers the channel (and the fallback) and is granted (422 consent-required).",
+      "Accepted messages are queued (202) and sent through a queue paced per sending number; carrier errors retry with backoff and a message is never sent twice. `segments` counts SMS segments exactly (GSM-7 160/153 with extension characters counting two, UCS-2 70/67 as soon as one character is outside GSM-7); MMS and RCS count 1. RCS to a recipient that is not RCS-capable falls back to `fallback` (recorded as channel_used and fallback_applied) or fails. `ttl_seconds` (default 36000): a message not handed to the carrier by then expires.",
+      "Idempotency-Key is also stored with the message (unique per account): one key sends one message even if the gateway's key store is lost.",
+    ].join("\n\n"),
+    tag: "Messages",
+    scope: "messages:write",
+    body: sendRequest,
+    success: {
+      status: 202,
+      description: "The queued message",
+      schema: message,
+      headers: ["Location"],
+    },
+    problems: [
+      "validation-failed",
+      "template-signature-invalid",
+      "consent-required",
+      "recipient-opted-out",
+      "invalid-idempotency-key",
+      "idempotency-mismatch",
+    ],
+    handler: async (ctx) => {
+      const b = ctx.body;
+      const response = await ctx.rpc.messaging((c) => c.sendMessage, {
+        channel: b.channel,
+        to: b.to,
+        from: b.from,
+        templateId: b.template_id,
+        templateVersion: b.template_version,
+        variables: b.variables,
+        consentId: b.consent_id,
+        mediaUrls: b.media_urls,
+        fallback: b.fallback ?? undefined,
+        ttlSeconds: b.ttl_seconds,
+      });
+      const body = toMessageJson(response.message);
+      return { status: 202, body, headers: { Location: `/v1/api/messages/${body.id}` } };
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/api/messages",
+    operationId: "listMessages",
+    summary: "List the account's messages",
+    description: "Outbound and inbound, newest first; filters combine.",
+    tag: "Messages",
+    scope: "messages:read",
+    query: messageListQuery,
+    paginated: true,
+    success: { status: 200, description: "A page of messages", schema: messagesPage },
+    problems: ["invalid-cursor", "validation-failed"],
+    handler: async (ctx) => {
+      const q = ctx.query;
+      const response = await ctx.rpc.messaging((c) => c.listMessages, {
+        direction: q.direction,
+        status: q.status,
+        to: q.to,
+        from: q.from,
+        limit: q.limit,
+        cursor: q.cursor ?? "",
+      });
+      return pageReply(ctx.req, response.messages.map(toMessageJson), response.nextCursor);
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/api/messages/{message_id}",
+    operationId: "getMessage",
+    summary: "Get a message",
+    description:
+      "States: queued → sending → sent → delivered | undelivered | failed | expired; RCS may be read; inbound messages are received. Terminal states never change.",
+    tag: "Messages",
+    scope: "messages:read",
+    params: idParam("msg", "message_id"),
+    success: { status: 200, description: "The message", schema: message },
+    problems: ["not-found"],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.messaging((c) => c.getMessage, {
+        messageId: ctx.params.message_id,
+      });
+      return ok(toMessageJson(response.message));
+    },
+  }),
+  ...templateRoutes,
+  ...consentRoutes,
+  defineRoute({
+    method: "get",
+    path: "/api/messaging/settings",
+    operationId: "getMessagingSettings",
+    summary: "The account's keyword replies",
+    description:
+      "The texts sent in answer to HELP, STOP (and synonyms) and START/UNSTOP; the platform's defaults until set.",
+    tag: "Messages",
+    scope: "messages:read",
+    success: { status: 200, description: "The settings", schema: messagingSettings },
+    problems: [],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.messaging((c) => c.getSettings, {});
+      return ok(toSettingsJson(response.settings));
+    },
+  }),
+  defineRoute({
+    method: "patch",
+    path: "/api/messaging/settings",
+    operationId: "updateMessagingSettings",
+    summary: "Set the account's keyword replies",
+    description: "Sets the texts given; an empty string restores the platform's default.",
+    tag: "Messages",
+    scope: "messages:write",
+    body: settingsPatch,
+    success: { status: 200, description: "The settings", schema: messagingSettings },
+    problems: ["validation-failed"],
+    handler: async (ctx) => {
+      const b = ctx.body;
+      const response = await ctx.rpc.messaging((c) => c.updateSettings, {
+        helpText: b.help_text,
+        stopReplyText: b.stop_reply_text,
+        startReplyText: b.start_reply_text,
+      });
+      return ok(toSettingsJson(response.settings));
+    },
+  }),
+  defineRoute({
+    method: "post",
+    path: "/api/sandbox/messages/inbound",
+    operationId: "receiveSandboxMessage",
+    summary: "Sandbox: the network delivers an inbound message",
+    description:
+      "Exists only while the sandbox carrier is active (404 otherwise). `to` must be the account's number with sms. The whole trimmed body, case-insensitive, is a keyword: STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT revoke the sender's consents for the account and opt them out; START, UNSTOP opt them back in with a new consent (source keyword); HELP, INFO are answered with the account's help text. Each keyword is confirmed by an auto-reply (auto_reply_id).",
+    tag: "Sandbox",
+    scope: "messages:write",
+    body: sandboxInboundRequest,
+    success: {
+      status: 201,
+      description: "The received message",
+      schema: message,
+      headers: ["Location"],
+    },
+    problems: ["validation-failed", "not-found"],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.messaging((c) => c.receiveSandboxMessage, {
+        from: ctx.body.from,
+        to: ctx.body.to,
+        body: ctx.body.body,
+      });
+      const body = toMessageJson(response.message);
+      return created(`/v1/api/messages/${body.id}`, body);
+    },
+  }),
+];

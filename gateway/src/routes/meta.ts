@@ -97,7 +97,7 @@ export function metaRoutes(deps: MetaDeps): RouteSpec[] {
       success: { status: 200, description: "The problem kind", schema: errorKindDoc },
       problems: ["not-found"],
       handler: async (ctx) => {
-        const kind = String(ctx.params.kind);
+        const { kind } = ctx.params;
         if (!isProblemKind(kind))
           throw new DomainError("not-found", `no problem kind named ${kind}`);
         const { status, title } = problemKinds[kind];

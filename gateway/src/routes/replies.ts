@@ -3,6 +3,8 @@ import type { Reply } from "./route-spec.js";
 
 export const ok = (body: unknown): Reply => ({ status: 200, body });
 
+export const accepted = (body: unknown): Reply => ({ status: 202, body });
+
 export const created = (location: string, body: unknown): Reply => ({
   status: 201,
   body,
@@ -24,3 +26,5 @@ export function pageReply(req: Request, data: unknown[], nextCursor: string): Re
     headers,
   };
 }
+
+export const noContent: Reply = { status: 204 };

@@ -1,7 +1,9 @@
 import type { Request } from "express";
 import type { z } from "zod";
-import type { ProblemKind } from "@switchboard/kit";
+import { DomainError, type ProblemKind } from "@switchboard/kit";
 import type { Principal, Scope } from "../auth/index.js";
+import type { AccountRpc, PublicRpc, RequestRpc } from "../backend-rpc.js";
+import { readInputs } from "../http/request-inputs.js";
 
 /** What a handler returns; the pipeline turns it into the HTTP response. */
 export interface Reply {
@@ -12,15 +14,33 @@ export interface Reply {
   mediaType?: string;
 }
 
-export interface HandlerContext<P, Q, B> {
+/** The parameter names of a path template: `/holds/{hold_id}/assign` → `"hold_id"`. */
+type ParamNames<Path extends string> = Path extends `${string}{${infer Name}}${infer Rest}`
+  ? Name | ParamNames<Rest>
+  : never;
+
+/** A path template's parameters, each a string. */
+export type PathParams<Path extends string> = { [Name in ParamNames<Path>]: string };
+
+interface RequestContext<P, Q, B> {
   params: P;
   query: Q;
   body: B;
-  /** Null only on public routes. */
-  principal: Principal | null;
   requestId: string;
   idempotencyKey: string | undefined;
   req: Request;
+}
+
+/** What the handler of a route with a scope sees: the caller, and backend calls for its account. */
+export interface CallerContext<P, Q, B> extends RequestContext<P, Q, B> {
+  principal: Principal;
+  rpc: AccountRpc;
+}
+
+/** What the handler of a public route sees: nobody authenticated, calls for no account. */
+export interface PublicContext<P, Q, B> extends RequestContext<P, Q, B> {
+  principal: null;
+  rpc: PublicRpc;
 }
 
 export interface SuccessSpec {
@@ -32,25 +52,17 @@ export interface SuccessSpec {
   headers?: string[];
 }
 
-/**
- * One row of the route table. Express routes, validation, authentication and the OpenAPI
- * document are all built from these rows: nothing is described twice.
- */
-export interface RouteSpec<
-  P extends z.ZodType = z.ZodType,
-  Q extends z.ZodType = z.ZodType,
-  B extends z.ZodType = z.ZodType,
-> {
+/** Everything about a route but its scope and handler. */
+interface RouteDescription<Path extends string, Q extends z.ZodType, B extends z.ZodType> {
   method: "get" | "post" | "patch" | "delete";
   /** OpenAPI-style template without the version: `/api/numbers/holds/{hold_id}`. */
-  path: string;
+  path: Path;
   operationId: string;
   summary: string;
   description?: string;
   tag: string;
-  /** The one permission the route needs; null for the public routes. */
-  scope: Scope | null;
-  params?: P;
+  /** Checks the path's parameters (a malformed one is 404). */
+  params?: z.ZodType<PathParams<Path>>;
   query?: Q;
   body?: B;
   /** Request body media type; JSON unless said otherwise. */
@@ -67,10 +79,70 @@ export interface RouteSpec<
   paginated?: boolean;
   /** Examples for the reference: a request body and the success response. */
   examples?: { request?: unknown; response?: unknown };
-  handler: (context: HandlerContext<z.infer<P>, z.infer<Q>, z.infer<B>>) => Promise<Reply>;
 }
 
-/** Keeps the handler's context typed by the row's schemas. */
-export const defineRoute = <P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
-  spec: RouteSpec<P, Q, B>,
-): RouteSpec => spec as unknown as RouteSpec;
+export interface ScopedRoute<
+  Path extends string,
+  Q extends z.ZodType,
+  B extends z.ZodType,
+> extends RouteDescription<Path, Q, B> {
+  /** The one permission the route needs. */
+  scope: Scope;
+  handler: (context: CallerContext<PathParams<Path>, z.infer<Q>, z.infer<B>>) => Promise<Reply>;
+}
+
+interface PublicRoute<
+  Path extends string,
+  Q extends z.ZodType,
+  B extends z.ZodType,
+> extends RouteDescription<Path, Q, B> {
+  scope: null;
+  handler: (context: PublicContext<PathParams<Path>, z.infer<Q>, z.infer<B>>) => Promise<Reply>;
+}
+
+/** A route as it is written: its handler's context is typed by its path, schemas and scope. */
+export type RouteDefinition<Path extends string, Q extends z.ZodType, B extends z.ZodType> =
+  ScopedRoute<Path, Q, B> | PublicRoute<Path, Q, B>;
+
+/** What the pipeline hands a route to run it. */
+export interface RouteRequest {
+  req: Request;
+  /** Set by authentication on every route with a scope. */
+  principal: Principal | null;
+  idempotencyKey: string | undefined;
+  rpc: RequestRpc;
+}
+
+/**
+ * One row of the route table. Express routes, validation, authentication and the OpenAPI
+ * document are all built from these rows: nothing is described twice.
+ */
+export interface RouteSpec extends RouteDescription<string, z.ZodType, z.ZodType> {
+  /** The one permission the route needs; null for the public routes. */
+  scope: Scope | null;
+  /** Checks the request's inputs against the row's schemas and runs its handler. */
+  run(request: RouteRequest): Promise<Reply>;
+}
+
+/** A row of the route table from a route whose handler is typed by its path, schemas and scope. */
+export function defineRoute<Path extends string, Q extends z.ZodType, B extends z.ZodType>(
+  route: RouteDefinition<Path, Q, B>,
+): RouteSpec {
+  return { ...route, run: (request) => run(route, request) };
+}
+
+async function run<Path extends string, Q extends z.ZodType, B extends z.ZodType>(
+  route: RouteDefinition<Path, Q, B>,
+  { req, principal, idempotencyKey, rpc }: RouteRequest,
+): Promise<Reply> {
+  const inputs = readInputs(route, req);
+  const request = { requestId: req.requestId, idempotencyKey };
+  const context = { ...inputs, ...request, req };
+  if (route.scope === null) {
+    return route.handler({ ...context, principal: null, rpc: rpc.anonymous(request) });
+  }
+  if (!principal) {
+    throw new DomainError("internal", `${route.operationId} ran without authentication`);
+  }
+  return route.handler({ ...context, principal, rpc: rpc.caller(principal, request) });
+}

@@ -1,5 +1,3 @@
-import type { webhook } from "@switchboard/proto";
-import { call, type Backends } from "../backends.js";
 import { idParam } from "../schemas/common.js";
 import {
   createSubscriptionRequest,
@@ -13,50 +11,9 @@ import {
   webhookSubscription,
   webhookSubscriptionWithSecret,
 } from "../schemas/webhooks.js";
-import { created, ok, pageReply } from "./replies.js";
-import { defineRoute, type HandlerContext, type RouteSpec } from "./route-spec.js";
-
-const toSubscription = (s: webhook.Subscription | undefined) => ({
-  id: s?.id ?? "",
-  url: s?.url ?? "",
-  events: s?.events ?? [],
-  description: s?.description ?? null,
-  status: s?.status ?? "",
-  disabled_reason: s?.disabledReason ?? null,
-  previous_secret_expires_at: s?.previousSecretExpiresAt ?? null,
-  created_at: s?.createdAt ?? "",
-  updated_at: s?.updatedAt ?? "",
-});
-
-const toDelivery = (d: webhook.Delivery | undefined) => ({
-  id: d?.id ?? "",
-  subscription_id: d?.subscriptionId ?? "",
-  event_id: d?.eventId ?? "",
-  event_type: d?.eventType ?? "",
-  status: d?.status ?? "",
-  attempts: d?.attempts ?? 0,
-  next_attempt_at: d?.nextAttemptAt ?? null,
-  last_attempt_at: d?.lastAttemptAt ?? null,
-  last_status_code: d?.lastStatusCode ?? null,
-  last_error: d?.lastError ?? null,
-  delivered_at: d?.deliveredAt ?? null,
-  failed_at: d?.failedAt ?? null,
-  created_at: d?.createdAt ?? "",
-});
-
-const toDeliveryDetail = (d: webhook.Delivery | undefined) => ({
-  ...toDelivery(d),
-  attempt_log: (d?.attemptLog ?? []).map((a) => ({
-    attempt: a.attempt,
-    started_at: a.startedAt,
-    duration_ms: a.durationMs,
-    status_code: a.statusCode ?? null,
-    outcome: a.outcome,
-    error: a.error ?? null,
-  })),
-});
-
-const accepted = (body: unknown) => ({ status: 202, body });
+import { accepted, created, ok, pageReply } from "./replies.js";
+import { defineRoute, type RouteSpec } from "./route-spec.js";
+import { toDelivery, toDeliveryDetail, toSubscription } from "./views/webhooks.js";
 
 const createDescription = [
   "The url must be https to a public address: the host is resolved and every address checked",
@@ -74,279 +31,231 @@ const createDescription = [
   "redirects are not followed; 410 disables the subscription. At most 100 subscriptions per account.",
 ].join(" ");
 
-export function webhookRoutes(backends: Backends, deadlineMs: number): RouteSpec[] {
-  const hooks = backends.webhook;
-  const opts = (ctx: HandlerContext<unknown, unknown, unknown>) => ({
-    deadlineMs,
-    requestId: ctx.requestId,
-    idempotencyKey: ctx.idempotencyKey,
-    principal: ctx.principal,
-  });
-  const accountId = (ctx: HandlerContext<unknown, unknown, unknown>) =>
-    ctx.principal?.accountId ?? "";
-  const subscriptionPath = idParam("whs", "subscription_id");
-  const deliveryPath = idParam("wdl", "delivery_id");
-  const tag = "Webhooks";
+const subscriptionPath = idParam("whs", "subscription_id");
+const deliveryPath = idParam("wdl", "delivery_id");
+const tag = "Webhooks";
 
-  return [
-    defineRoute({
-      method: "post",
-      path: "/api/webhooks/subscriptions",
-      operationId: "createWebhookSubscription",
-      examples: {
-        request: {
-          url: "https://example.com/hooks",
-          events: ["number.*", "call.*"],
-          description: "CRM sync",
-        },
+/** Webhook subscriptions and their deliveries (webhooks:read / webhooks:write). */
+export const webhookRoutes: RouteSpec[] = [
+  defineRoute({
+    method: "post",
+    path: "/api/webhooks/subscriptions",
+    operationId: "createWebhookSubscription",
+    examples: {
+      request: {
+        url: "https://example.com/hooks",
+        events: ["number.*", "call.*"],
+        description: "CRM sync",
       },
-      summary: "Create a webhook subscription",
-      description: createDescription,
-      tag,
-      scope: "webhooks:write",
-      body: createSubscriptionRequest,
-      success: {
-        status: 201,
-        description: "The subscription with its signing secret (shown once)",
-        schema: webhookSubscriptionWithSecret,
-        headers: ["Location"],
-      },
-      problems: ["unsafe-webhook-url", "validation-failed", "conflict"],
-      handler: async (ctx) => {
-        const response = await call(
-          hooks,
-          (c) => c.createSubscription,
-          {
-            accountId: accountId(ctx),
-            url: ctx.body.url,
-            events: ctx.body.events,
-            description: ctx.body.description,
-          },
-          opts(ctx),
-        );
-        const body = { ...toSubscription(response.subscription), secret: response.secret };
-        return created(`/v1/api/webhooks/subscriptions/${body.id}`, body);
-      },
-    }),
-    defineRoute({
-      method: "get",
-      path: "/api/webhooks/subscriptions",
-      operationId: "listWebhookSubscriptions",
-      summary: "List webhook subscriptions",
-      description: "The account's subscriptions, newest first. Secrets are never listed.",
-      tag,
-      scope: "webhooks:read",
-      query: subscriptionsQuery,
-      paginated: true,
-      success: { status: 200, description: "A page of subscriptions", schema: subscriptionsPage },
-      problems: ["invalid-cursor", "validation-failed"],
-      handler: async (ctx) => {
-        const response = await call(
-          hooks,
-          (c) => c.listSubscriptions,
-          { accountId: accountId(ctx), limit: ctx.query.limit, cursor: ctx.query.cursor ?? "" },
-          opts(ctx),
-        );
-        return pageReply(ctx.req, response.subscriptions.map(toSubscription), response.nextCursor);
-      },
-    }),
-    defineRoute({
-      method: "get",
-      path: "/api/webhooks/subscriptions/{subscription_id}",
-      operationId: "getWebhookSubscription",
-      summary: "Get a webhook subscription",
-      tag,
-      scope: "webhooks:read",
-      params: subscriptionPath,
-      success: { status: 200, description: "The subscription", schema: webhookSubscription },
-      problems: ["not-found"],
-      handler: async (ctx) => {
-        const response = await call(
-          hooks,
-          (c) => c.getSubscription,
-          { accountId: accountId(ctx), subscriptionId: ctx.params.subscription_id as string },
-          opts(ctx),
-        );
-        return ok(toSubscription(response.subscription));
-      },
-    }),
-    defineRoute({
-      method: "patch",
-      path: "/api/webhooks/subscriptions/{subscription_id}",
-      operationId: "updateWebhookSubscription",
-      summary: "Update a webhook subscription",
-      description:
-        "Changes url (checked like at creation), events, description or status. Absent fields are kept. status paused stops deliveries: no new events are queued for it and its pending deliveries end failed (retry them after resuming); status active resumes a paused subscription or re-enables a disabled one. A disabled subscription cannot be paused (409 invalid-state).",
-      tag,
-      scope: "webhooks:write",
-      params: subscriptionPath,
-      body: updateSubscriptionRequest,
-      success: {
-        status: 200,
-        description: "The updated subscription",
-        schema: webhookSubscription,
-      },
-      problems: ["not-found", "invalid-state", "unsafe-webhook-url", "validation-failed"],
-      handler: async (ctx) => {
-        const body = ctx.body ?? {};
-        const response = await call(
-          hooks,
-          (c) => c.updateSubscription,
-          {
-            accountId: accountId(ctx),
-            subscriptionId: ctx.params.subscription_id as string,
-            url: body.url,
-            events: body.events ? { types: body.events } : undefined,
-            description: body.description === null ? "" : body.description,
-            status: body.status,
-          },
-          opts(ctx),
-        );
-        return ok(toSubscription(response.subscription));
-      },
-    }),
-    defineRoute({
-      method: "delete",
-      path: "/api/webhooks/subscriptions/{subscription_id}",
-      operationId: "deleteWebhookSubscription",
-      summary: "Delete a webhook subscription",
-      description:
-        "The subscription stops receiving events at once; its pending deliveries end failed and its secrets are erased. It is then not found.",
-      tag,
-      scope: "webhooks:write",
-      params: subscriptionPath,
-      success: { status: 204, description: "Deleted" },
-      problems: ["not-found"],
-      handler: async (ctx) => {
-        await call(
-          hooks,
-          (c) => c.deleteSubscription,
-          { accountId: accountId(ctx), subscriptionId: ctx.params.subscription_id as string },
-          opts(ctx),
-        );
-        return { status: 204 };
-      },
-    }),
-    defineRoute({
-      method: "post",
-      path: "/api/webhooks/subscriptions/{subscription_id}/rotate-secret",
-      operationId: "rotateWebhookSecret",
-      summary: "Rotate a subscription's signing secret",
-      description:
-        "Returns a new secret (shown once). The previous secret keeps signing beside it for 24 hours (previous_secret_expires_at), so webhook-signature carries two v1 entries meanwhile; a secret still in its overlap from an earlier rotation stops at once, so never more than two sign.",
-      tag,
-      scope: "webhooks:write",
-      params: subscriptionPath,
-      success: {
-        status: 200,
-        description: "The subscription with its new secret",
-        schema: webhookSubscriptionWithSecret,
-      },
-      problems: ["not-found"],
-      handler: async (ctx) => {
-        const response = await call(
-          hooks,
-          (c) => c.rotateSubscriptionSecret,
-          { accountId: accountId(ctx), subscriptionId: ctx.params.subscription_id as string },
-          opts(ctx),
-        );
-        return ok({ ...toSubscription(response.subscription), secret: response.secret });
-      },
-    }),
-    defineRoute({
-      method: "post",
-      path: "/api/webhooks/subscriptions/{subscription_id}/test",
-      operationId: "testWebhookSubscription",
-      summary: "Send a webhook.test event to this subscription",
-      description:
-        "Queues a webhook.test event for this subscription only (whatever its events), delivered and retried like any other. The subscription must be active (409 invalid-state otherwise).",
-      tag,
-      scope: "webhooks:write",
-      params: subscriptionPath,
-      success: { status: 202, description: "The queued delivery", schema: webhookDelivery },
-      problems: ["not-found", "invalid-state"],
-      handler: async (ctx) => {
-        const response = await call(
-          hooks,
-          (c) => c.testSubscription,
-          { accountId: accountId(ctx), subscriptionId: ctx.params.subscription_id as string },
-          opts(ctx),
-        );
-        return accepted(toDelivery(response.delivery));
-      },
-    }),
-    defineRoute({
-      method: "get",
-      path: "/api/webhooks/subscriptions/{subscription_id}/deliveries",
-      operationId: "listWebhookDeliveries",
-      summary: "List a subscription's deliveries",
-      description: "Newest first; failed deliveries are kept and can be retried.",
-      tag,
-      scope: "webhooks:read",
-      params: subscriptionPath,
-      query: deliveriesQuery,
-      paginated: true,
-      success: { status: 200, description: "A page of deliveries", schema: deliveriesPage },
-      problems: ["not-found", "invalid-cursor", "validation-failed"],
-      handler: async (ctx) => {
-        const response = await call(
-          hooks,
-          (c) => c.listDeliveries,
-          {
-            accountId: accountId(ctx),
-            subscriptionId: ctx.params.subscription_id as string,
-            status: ctx.query.status,
-            limit: ctx.query.limit,
-            cursor: ctx.query.cursor ?? "",
-          },
-          opts(ctx),
-        );
-        return pageReply(ctx.req, response.deliveries.map(toDelivery), response.nextCursor);
-      },
-    }),
-    defineRoute({
-      method: "get",
-      path: "/api/webhooks/deliveries/{delivery_id}",
-      operationId: "getWebhookDelivery",
-      summary: "Get a delivery with its attempt log",
-      description:
-        "Every attempt with its status code, latency and error class (never a body or a secret).",
-      tag,
-      scope: "webhooks:read",
-      params: deliveryPath,
-      success: { status: 200, description: "The delivery", schema: webhookDeliveryDetail },
-      problems: ["not-found"],
-      handler: async (ctx) => {
-        const response = await call(
-          hooks,
-          (c) => c.getDelivery,
-          { accountId: accountId(ctx), deliveryId: ctx.params.delivery_id as string },
-          opts(ctx),
-        );
-        return ok(toDeliveryDetail(response.delivery));
-      },
-    }),
-    defineRoute({
-      method: "post",
-      path: "/api/webhooks/deliveries/{delivery_id}/retry",
-      operationId: "retryWebhookDelivery",
-      summary: "Retry a failed delivery",
-      description:
-        "Replays a failed delivery with a fresh retry schedule: same webhook-id and body, new signature timestamp. Only a failed delivery of an active subscription can be retried (409 invalid-state otherwise; a delivered one is final).",
-      tag,
-      scope: "webhooks:write",
-      params: deliveryPath,
-      success: { status: 202, description: "The delivery, pending again", schema: webhookDelivery },
-      problems: ["not-found", "invalid-state"],
-      handler: async (ctx) => {
-        const response = await call(
-          hooks,
-          (c) => c.retryDelivery,
-          { accountId: accountId(ctx), deliveryId: ctx.params.delivery_id as string },
-          opts(ctx),
-        );
-        return accepted(toDelivery(response.delivery));
-      },
-    }),
-  ];
-}
+    },
+    summary: "Create a webhook subscription",
+    description: createDescription,
+    tag,
+    scope: "webhooks:write",
+    body: createSubscriptionRequest,
+    success: {
+      status: 201,
+      description: "The subscription with its signing secret (shown once)",
+      schema: webhookSubscriptionWithSecret,
+      headers: ["Location"],
+    },
+    problems: ["unsafe-webhook-url", "validation-failed", "conflict"],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.webhook((c) => c.createSubscription, {
+        url: ctx.body.url,
+        events: ctx.body.events,
+        description: ctx.body.description,
+      });
+      const body = { ...toSubscription(response.subscription), secret: response.secret };
+      return created(`/v1/api/webhooks/subscriptions/${body.id}`, body);
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/api/webhooks/subscriptions",
+    operationId: "listWebhookSubscriptions",
+    summary: "List webhook subscriptions",
+    description: "The account's subscriptions, newest first. Secrets are never listed.",
+    tag,
+    scope: "webhooks:read",
+    query: subscriptionsQuery,
+    paginated: true,
+    success: { status: 200, description: "A page of subscriptions", schema: subscriptionsPage },
+    problems: ["invalid-cursor", "validation-failed"],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.webhook((c) => c.listSubscriptions, {
+        limit: ctx.query.limit,
+        cursor: ctx.query.cursor ?? "",
+      });
+      return pageReply(ctx.req, response.subscriptions.map(toSubscription), response.nextCursor);
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/api/webhooks/subscriptions/{subscription_id}",
+    operationId: "getWebhookSubscription",
+    summary: "Get a webhook subscription",
+    tag,
+    scope: "webhooks:read",
+    params: subscriptionPath,
+    success: { status: 200, description: "The subscription", schema: webhookSubscription },
+    problems: ["not-found"],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.webhook((c) => c.getSubscription, {
+        subscriptionId: ctx.params.subscription_id,
+      });
+      return ok(toSubscription(response.subscription));
+    },
+  }),
+  defineRoute({
+    method: "patch",
+    path: "/api/webhooks/subscriptions/{subscription_id}",
+    operationId: "updateWebhookSubscription",
+    summary: "Update a webhook subscription",
+    description:
+      "Changes url (checked like at creation), events, description or status. Absent fields are kept. status paused stops deliveries: no new events are queued for it and its pending deliveries end failed (retry them after resuming); status active resumes a paused subscription or re-enables a disabled one. A disabled subscription cannot be paused (409 invalid-state).",
+    tag,
+    scope: "webhooks:write",
+    params: subscriptionPath,
+    body: updateSubscriptionRequest,
+    success: {
+      status: 200,
+      description: "The updated subscription",
+      schema: webhookSubscription,
+    },
+    problems: ["not-found", "invalid-state", "unsafe-webhook-url", "validation-failed"],
+    handler: async (ctx) => {
+      const body = ctx.body ?? {};
+      const response = await ctx.rpc.webhook((c) => c.updateSubscription, {
+        subscriptionId: ctx.params.subscription_id,
+        url: body.url,
+        events: body.events ? { types: body.events } : undefined,
+        description: body.description === null ? "" : body.description,
+        status: body.status,
+      });
+      return ok(toSubscription(response.subscription));
+    },
+  }),
+  defineRoute({
+    method: "delete",
+    path: "/api/webhooks/subscriptions/{subscription_id}",
+    operationId: "deleteWebhookSubscription",
+    summary: "Delete a webhook subscription",
+    description:
+      "The subscription stops receiving events at once; its pending deliveries end failed and its secrets are erased. It is then not found.",
+    tag,
+    scope: "webhooks:write",
+    params: subscriptionPath,
+    success: { status: 204, description: "Deleted" },
+    problems: ["not-found"],
+    handler: async (ctx) => {
+      await ctx.rpc.webhook((c) => c.deleteSubscription, {
+        subscriptionId: ctx.params.subscription_id,
+      });
+      return { status: 204 };
+    },
+  }),
+  defineRoute({
+    method: "post",
+    path: "/api/webhooks/subscriptions/{subscription_id}/rotate-secret",
+    operationId: "rotateWebhookSecret",
+    summary: "Rotate a subscription's signing secret",
+    description:
+      "Returns a new secret (shown once). The previous secret keeps signing beside it for 24 hours (previous_secret_expires_at), so webhook-signature carries two v1 entries meanwhile; a secret still in its overlap from an earlier rotation stops at once, so never more than two sign.",
+    tag,
+    scope: "webhooks:write",
+    params: subscriptionPath,
+    success: {
+      status: 200,
+      description: "The subscription with its new secret",
+      schema: webhookSubscriptionWithSecret,
+    },
+    problems: ["not-found"],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.webhook((c) => c.rotateSubscriptionSecret, {
+        subscriptionId: ctx.params.subscription_id,
+      });
+      return ok({ ...toSubscription(response.subscription), secret: response.secret });
+    },
+  }),
+  defineRoute({
+    method: "post",
+    path: "/api/webhooks/subscriptions/{subscription_id}/test",
+    operationId: "testWebhookSubscription",
+    summary: "Send a webhook.test event to this subscription",
+    description:
+      "Queues a webhook.test event for this subscription only (whatever its events), delivered and retried like any other. The subscription must be active (409 invalid-state otherwise).",
+    tag,
+    scope: "webhooks:write",
+    params: subscriptionPath,
+    success: { status: 202, description: "The queued delivery", schema: webhookDelivery },
+    problems: ["not-found", "invalid-state"],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.webhook((c) => c.testSubscription, {
+        subscriptionId: ctx.params.subscription_id,
+      });
+      return accepted(toDelivery(response.delivery));
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/api/webhooks/subscriptions/{subscription_id}/deliveries",
+    operationId: "listWebhookDeliveries",
+    summary: "List a subscription's deliveries",
+    description: "Newest first; failed deliveries are kept and can be retried.",
+    tag,
+    scope: "webhooks:read",
+    params: subscriptionPath,
+    query: deliveriesQuery,
+    paginated: true,
+    success: { status: 200, description: "A page of deliveries", schema: deliveriesPage },
+    problems: ["not-found", "invalid-cursor", "validation-failed"],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.webhook((c) => c.listDeliveries, {
+        subscriptionId: ctx.params.subscription_id,
+        status: ctx.query.status,
+        limit: ctx.query.limit,
+        cursor: ctx.query.cursor ?? "",
+      });
+      return pageReply(ctx.req, response.deliveries.map(toDelivery), response.nextCursor);
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/api/webhooks/deliveries/{delivery_id}",
+    operationId: "getWebhookDelivery",
+    summary: "Get a delivery with its attempt log",
+    description:
+      "Every attempt with its status code, latency and error class (never a body or a secret).",
+    tag,
+    scope: "webhooks:read",
+    params: deliveryPath,
+    success: { status: 200, description: "The delivery", schema: webhookDeliveryDetail },
+    problems: ["not-found"],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.webhook((c) => c.getDelivery, {
+        deliveryId: ctx.params.delivery_id,
+      });
+      return ok(toDeliveryDetail(response.delivery));
+    },
+  }),
+  defineRoute({
+    method: "post",
+    path: "/api/webhooks/deliveries/{delivery_id}/retry",
+    operationId: "retryWebhookDelivery",
+    summary: "Retry a failed delivery",
+    description:
+      "Replays a failed delivery with a fresh retry schedule: same webhook-id and body, new signature timestamp. Only a failed delivery of an active subscription can be retried (409 invalid-state otherwise; a delivered one is final).",
+    tag,
+    scope: "webhooks:write",
+    params: deliveryPath,
+    success: { status: 202, description: "The delivery, pending again", schema: webhookDelivery },
+    problems: ["not-found", "invalid-state"],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.webhook((c) => c.retryDelivery, {
+        deliveryId: ctx.params.delivery_id,
+      });
+      return accepted(toDelivery(response.delivery));
+    },
+  }),
+];

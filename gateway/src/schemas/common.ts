@@ -43,13 +43,14 @@ export const page = <T extends z.ZodType>(item: T) =>
     has_more: z.boolean(),
   });
 
-export const idParam = (prefix: string, name: string) =>
+/** The path parameter `name`: an id with this prefix. */
+export const idParam = <Name extends string>(prefix: string, name: Name) =>
   z.object({
     [name]: z
       .string()
       .regex(new RegExp(`^${prefix}_[0-9a-z]{26}$`), `must be an id starting with ${prefix}_`)
       .meta({ examples: [exampleId(prefix)] }),
-  });
+  } as Record<Name, z.ZodString>);
 
 export const problemSchema = z
   .object({

@@ -1,6 +1,7 @@
 import type { Client } from "@grpc/grpc-js";
 import type { Backend } from "../backends.js";
-import type { RpcMethod, StepScope } from "./step-scope.js";
+import type { RpcMethod } from "../backend-rpc.js";
+import type { StepScope } from "./step-scope.js";
 
 /** Pages a smoke looks through for its marked resources before it creates new ones. */
 const maxPages = 25;

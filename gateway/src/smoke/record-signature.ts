@@ -2,7 +2,7 @@ import { createLocalJWKSet, type JWTVerifyGetKey } from "jose";
 import { verifySignedRecord } from "@switchboard/kit";
 import type { usage } from "@switchboard/proto";
 import { toJwk } from "../records/usage-jwks.js";
-import { toUsageEvent } from "../routes/usage.js";
+import { toUsageEvent } from "../routes/views/usage.js";
 
 /** The JWKS the gateway publishes for usage records, from the usage service's key list. */
 export function recordKeySet(keys: readonly usage.PublicKey[]): JWTVerifyGetKey {

@@ -1,6 +1,7 @@
 import type { Client } from "@grpc/grpc-js";
 import { DomainError } from "@switchboard/kit";
 import { call, type Backend } from "../backends.js";
+import type { RpcMethod } from "../backend-rpc.js";
 
 /** Ends a step as `fail` with a detail that is safe to show. */
 export class StepFailure extends Error {
@@ -15,8 +16,6 @@ export class StepSkipped extends Error {
     super(detail);
   }
 }
-
-export type RpcMethod<C extends Client, Req, Res> = Parameters<typeof call<C, Req, Res>>[1];
 
 /** What a running step may use: its deadline, and gRPC calls and polls bounded by it. */
 export interface StepScope {
