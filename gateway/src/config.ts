@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { env, loadConfig } from "@switchboard/kit";
+import { env, loadConfig, publicBaseUrl } from "@switchboard/kit";
 import { parseRateLimits } from "./policies/rate-limit-config.js";
 
 const DEV_SIGNING_KEY_SECRET = "switchboard-development-signing-key-secret";
@@ -97,7 +97,7 @@ const schema = z
     }
   })
   .transform((value) => {
-    const publicUrl = (value.PUBLIC_URL ?? `http://localhost:${value.PORT}`).replace(/\/$/, "");
+    const publicUrl = publicBaseUrl(value.PUBLIC_URL, value.PORT);
     return {
       nodeEnv: value.NODE_ENV,
       port: value.PORT,

@@ -126,7 +126,6 @@ export async function startGateway(options: {
     ...callResourceRoutes(backends, config.grpcDeadlineMs),
     ...callRoutes(backends, {
       deadlineMs: config.grpcDeadlineMs,
-      publicUrl: config.publicUrl,
       sandbox: config.sandbox,
     }),
     ...agentRoutes(

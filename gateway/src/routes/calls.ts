@@ -1,3 +1,4 @@
+import { stirShakenCertificatePath } from "@switchboard/proto";
 import { call, type Backends } from "../backends.js";
 import {
   answerRequest,
@@ -15,13 +16,8 @@ import { defineRoute, type HandlerContext, type RouteSpec } from "./route-spec.j
 
 type Ctx = HandlerContext<unknown, unknown, unknown>;
 
-/** Where the gateway serves the STIR/SHAKEN certificate (the PASSporT `x5u`). */
-export const stirShakenCertificatePath = "/.well-known/stir-shaken/cert.pem";
-
 export interface CallRouteOptions {
   deadlineMs: number;
-  /** PUBLIC_URL: the PASSporT's x5u is `${publicUrl}${stirShakenCertificatePath}`. */
-  publicUrl: string;
   /** The sandbox carrier is active: its inbound endpoint exists. */
   sandbox: boolean;
 }
@@ -82,7 +78,6 @@ export function callRoutes(backends: Backends, options: CallRouteOptions): Route
             timeoutSeconds: b.timeout_seconds,
             timeLimitSeconds: b.time_limit_seconds,
             clientState: b.client_state,
-            certificateUrl: `${options.publicUrl}${stirShakenCertificatePath}`,
           },
           opts(ctx),
         );

@@ -1,6 +1,5 @@
 import { DomainError } from "@switchboard/kit";
 import type { callcontrol } from "@switchboard/proto";
-import { stirShakenCertificatePath } from "../routes/calls.js";
 import { runKey, type SmokeResources, type SmokeState } from "./smoke-state.js";
 import { StepFailure, StepSkipped, type StepScope } from "./step-scope.js";
 import type { StepSpec } from "./step-runner.js";
@@ -16,7 +15,6 @@ export interface CallStepOptions {
   sandbox: boolean;
   /** SANDBOX_CALL_SECONDS: how long an answered sandbox call lasts. */
   callSeconds: number;
-  publicUrl: string;
 }
 
 const ended = (call: callcontrol.Call | undefined) => call?.endedAt !== undefined;
@@ -85,7 +83,6 @@ export function callSteps(state: SmokeState, options: CallStepOptions): StepSpec
             seatId: r.seatId,
             timeLimitSeconds: Math.max(60, Math.ceil(options.callSeconds) + 30),
             clientState: JSON.stringify({ smoke: state.smokeId }),
-            certificateUrl: `${options.publicUrl}${stirShakenCertificatePath}`,
           },
           runKey(state, "outbound"),
         );

@@ -7,3 +7,4 @@ export * as callcontrol from "./gen/switchboard/callcontrol/v1/callcontrol.js";
 // The standard gRPC error model (google.rpc.Status and its details), vendored under protos/google.
 export * as rpcStatus from "./gen/google/rpc/status.js";
 export * as rpcErrorDetails from "./gen/google/rpc/error_details.js";
+export { stirShakenCertificatePath } from "./stir-shaken.js";

@@ -27,7 +27,6 @@ describe.each(testDatabaseKinds)("calls survive a restart of call-control on $na
         to,
         from,
         agent: "night-shift",
-        certificateUrl: "",
       })
     ).call!.id;
 

@@ -56,7 +56,6 @@ describe("the call state machine under concurrent carrier callbacks (real Postgr
       to: "+14155550999",
       from,
       agent: "racer",
-      certificateUrl: "",
     });
     const callId = call!.id;
     await eventually(
@@ -99,7 +98,6 @@ describe("the call state machine under concurrent carrier callbacks (real Postgr
           to: `+1415555${String(1000 + i)}`,
           from,
           agent: "racer",
-          certificateUrl: "",
         }),
       ),
     );
