@@ -1,4 +1,4 @@
-import { stirShakenCertificatePath } from "@switchboard/proto";
+import { stirShakenCertificatePath, wire } from "@switchboard/proto";
 import { call, type Backends } from "../backends.js";
 import {
   answerRequest,
@@ -104,8 +104,8 @@ export function callRoutes(backends: Backends, options: CallRouteOptions): Route
           (c) => c.listCalls,
           {
             accountId: accountId(ctx),
-            direction: q.direction,
-            status: q.status,
+            direction: q.direction && wire.callDirection.of(q.direction),
+            status: q.status && wire.callStatus.of(q.status),
             limit: q.limit,
             cursor: q.cursor ?? "",
           },

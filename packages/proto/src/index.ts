@@ -8,3 +8,5 @@ export * as callcontrol from "./gen/switchboard/callcontrol/v1/callcontrol.js";
 export * as rpcStatus from "./gen/google/rpc/status.js";
 export * as rpcErrorDetails from "./gen/google/rpc/error_details.js";
 export { stirShakenCertificatePath } from "./stir-shaken.js";
+export { wireEnum, type WireEnum } from "./wire-enum.js";
+export * as wire from "./wire.js";

@@ -1,5 +1,5 @@
 import { notFound, type Pool, type Queryable } from "@switchboard/kit";
-import type { callcontrol } from "@switchboard/proto";
+import { wire, type callcontrol } from "@switchboard/proto";
 import { afterId, pageLimit, toPage, type Page } from "../pagination.js";
 import { FieldErrors, requireAccount, requireId } from "../validation.js";
 import { callColumns, type CallRow } from "./call-rows.js";
@@ -33,26 +33,17 @@ export async function listCalls(
   request: callcontrol.ListCallsRequest,
 ): Promise<Page<CallRow>> {
   const errors = requireAccount(request.accountId, new FieldErrors());
-  if (
-    request.direction !== undefined &&
-    !(callDirections as readonly string[]).includes(request.direction)
-  ) {
+  const direction = request.direction && wire.callDirection.spell(request.direction);
+  if (request.direction !== undefined && direction === undefined) {
     errors.add("#/query/direction", `must be one of ${callDirections.join(", ")}`);
   }
-  if (
-    request.status !== undefined &&
-    !(callStatuses as readonly string[]).includes(request.status)
-  ) {
+  const status = request.status && wire.callStatus.spell(request.status);
+  if (request.status !== undefined && status === undefined) {
     errors.add("#/query/status", `must be one of ${callStatuses.join(", ")}`);
   }
   errors.throwIfAny();
   const limit = pageLimit(request.limit);
-  const binding = JSON.stringify([
-    "calls",
-    request.accountId,
-    request.direction ?? null,
-    request.status ?? null,
-  ]);
+  const binding = JSON.stringify(["calls", request.accountId, direction ?? null, status ?? null]);
   const after = afterId(request.cursor, binding);
   const { rows } = await pool.query<CallRow>(
     `SELECT ${callColumns} FROM call_control.calls c
@@ -61,13 +52,7 @@ export async function listCalls(
         AND ($3::text IS NULL OR c.status = $3)
         AND ($4::text IS NULL OR c.id < $4)
       ORDER BY c.id DESC LIMIT $5`,
-    [
-      request.accountId,
-      request.direction ?? null,
-      request.status ?? null,
-      after ?? null,
-      limit + 1,
-    ],
+    [request.accountId, direction ?? null, status ?? null, after ?? null, limit + 1],
   );
   return toPage(rows, limit, binding, (row) => row);
 }
