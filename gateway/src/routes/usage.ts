@@ -1,4 +1,4 @@
-import type { usage } from "@switchboard/proto";
+import { wire, type usage } from "@switchboard/proto";
 import { call, type Backends } from "../backends.js";
 import { idParam } from "../schemas/common.js";
 import { usageEvent, usageEventsPage, usageEventsQuery } from "../schemas/usage.js";
@@ -11,7 +11,7 @@ import { defineRoute, type HandlerContext, type RouteSpec } from "./route-spec.j
  */
 export const toUsageEvent = (r: usage.UsageRecord | undefined) => ({
   id: r?.id ?? "",
-  kind: r?.kind ?? "",
+  kind: (r && wire.usageKind.spell(r.kind)) ?? "",
   occurred_at: r?.occurredAt ?? "",
   account_id: r?.accountId ?? "",
   principal: r?.principal ?? null,
@@ -70,7 +70,7 @@ export function usageRoutes(backends: Backends, deadlineMs: number): RouteSpec[]
           (c) => c.listUsageEvents,
           {
             accountId: accountId(ctx),
-            kind: q.kind,
+            kind: q.kind && wire.usageKind.of(q.kind),
             resourceId: q.resource_id,
             since: q.since,
             until: q.until,
