@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { addressVariable, env, loadConfig } from "@switchboard/kit";
+import { addressVariable, env, loadConfig, publicBaseUrl } from "@switchboard/kit";
 import { backendNames, type BackendAddresses } from "./backends.js";
 import { gatewayComponent } from "./component.js";
 import { parseRateLimits } from "./policies/rate-limit-config.js";
@@ -235,7 +235,7 @@ export const gatewaySettings = z
     }
   })
   .transform((value) => {
-    const publicUrl = (value.PUBLIC_URL ?? `http://localhost:${value.PORT}`).replace(/\/$/, "");
+    const publicUrl = publicBaseUrl(value.PUBLIC_URL, value.PORT);
     return {
       nodeEnv: value.NODE_ENV,
       port: value.PORT,

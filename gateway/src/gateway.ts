@@ -125,7 +125,7 @@ export async function startGateway(options: {
     ...usageRoutes,
     ...messageRoutes,
     ...callResourceRoutes,
-    ...callRoutes({ publicUrl: config.publicUrl, sandbox: config.sandbox }),
+    ...callRoutes({ sandbox: config.sandbox }),
     ...agentRoutes(
       gatewaySmoke({ config, backends, pool, checks: policies.checks, records, logger }),
     ),

@@ -14,6 +14,7 @@ import {
   type Principal,
 } from "../src/auth/index.js";
 import { createAccessTokenVerifier } from "../src/auth/access-token-verifier.js";
+import { httpStatusOf } from "../src/http/problem.js";
 
 const ISSUER = "https://api.switchboard.test";
 const AUDIENCE = "switchboard-api";
@@ -49,7 +50,7 @@ describe.each(testDatabaseKinds)("authenticate on $name", ({ create }) => {
     const error = await failure(identity, `Bearer ${token}`);
     expect(error.kind).toBe("invalid-token");
     expect(error.detail).toMatch(detail);
-    expect(error.status).toBe(401);
+    expect(httpStatusOf(error.kind)).toBe(401);
   };
 
   beforeAll(async () => {
@@ -92,7 +93,7 @@ describe.each(testDatabaseKinds)("authenticate on $name", ({ create }) => {
     for (const header of [undefined, "", "   ", "Basic dXNlcjpwYXNz", "Token abc", "Bearerabc"]) {
       const error = await failure(identity, header);
       expect(error.kind).toBe("unauthenticated");
-      expect(error.status).toBe(401);
+      expect(httpStatusOf(error.kind)).toBe(401);
     }
   });
 
@@ -292,9 +293,9 @@ describe.each(testDatabaseKinds)("authenticate on $name", ({ create }) => {
     expect(error).toBeInstanceOf(DomainError);
     expect(error).toMatchObject({
       kind: "insufficient-scope",
-      status: 403,
       detail: "this operation requires the scope numbers:write",
       meta: { extensions: { required_scope: "numbers:write" } },
     });
+    expect(httpStatusOf((error as DomainError).kind)).toBe(403);
   });
 });

@@ -388,7 +388,6 @@ describe("outbound calls", () => {
             to: "+15550100000",
             from: plainNumber,
             agent: "alice",
-            certificateUrl: "",
           },
           { deadlineMs: 30_000, metadata: { "idempotency-key": key } },
         ),

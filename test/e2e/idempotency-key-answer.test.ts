@@ -51,7 +51,7 @@ describe("an over-long Idempotency-Key gets one answer from every service", () =
         "call-control",
         client,
         client.createOutboundCall,
-        { accountId, from: "+14155550100", to: "+14155550101", agent: "agent", certificateUrl: "" },
+        { accountId, from: "+14155550100", to: "+14155550101", agent: "agent" },
         settings,
       ),
     );

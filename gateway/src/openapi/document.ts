@@ -1,8 +1,9 @@
 import { sample } from "openapi-sampler";
 import type { z } from "zod";
-import { problemKinds, type ProblemKind } from "@switchboard/kit";
+import type { ProblemKind } from "@switchboard/kit";
 import { scopes } from "../auth/index.js";
 import type { RouteSpec } from "../routes/route-spec.js";
+import { httpStatusOf } from "../http/problem.js";
 import { problemSchema } from "../schemas/common.js";
 import { commonHeaders, headerComponents, responseHeader } from "./headers.js";
 import { isTokenEndpoint, oauthErrorSchema, withOAuthErrors } from "./oauth.js";
@@ -42,7 +43,7 @@ const replayable = (status: number) =>
 function problemResponses(kinds: ProblemKind[], idempotent: boolean) {
   const byStatus = new Map<number, ProblemKind[]>();
   for (const kind of new Set(kinds)) {
-    const status = problemKinds[kind].status;
+    const status = httpStatusOf(kind);
     byStatus.set(status, [...(byStatus.get(status) ?? []), kind]);
   }
   return Object.fromEntries(

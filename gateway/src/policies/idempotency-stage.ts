@@ -1,5 +1,6 @@
 import { DomainError, type Logger } from "@switchboard/kit";
 import type { Exchange, Stage } from "../http/pipeline.js";
+import { httpStatusOf } from "../http/problem.js";
 import type { Reply } from "../routes/route-spec.js";
 import { keyedRequest, type Keyed } from "./idempotency-key.js";
 import {
@@ -172,7 +173,7 @@ export function createIdempotencyLayer(options: IdempotencyStageOptions): Idempo
       return reply;
     } catch (error) {
       clearInterval(heartbeat);
-      const kept = error instanceof DomainError && isKeptStatus(error.status);
+      const kept = error instanceof DomainError && isKeptStatus(httpStatusOf(error.kind));
       const context = { requestId, errorsUrl: options.errorsUrl };
       writes.settle(claim, kept ? () => storedFromProblem(error, context) : null, requestId);
       throw error;

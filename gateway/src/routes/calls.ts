@@ -1,3 +1,4 @@
+import { stirShakenCertificatePath, wire } from "@switchboard/proto";
 import {
   answerRequest,
   call as callSchema,
@@ -12,63 +13,56 @@ import { created, ok, pageReply } from "./replies.js";
 import { defineRoute, type RouteSpec } from "./route-spec.js";
 import { toCall } from "./views/calls.js";
 
-/** Where the gateway serves the STIR/SHAKEN certificate (the PASSporT `x5u`). */
-export const stirShakenCertificatePath = "/.well-known/stir-shaken/cert.pem";
-
 const callPath = idParam("call", "call_id");
 
 export interface CallRouteOptions {
-  /** PUBLIC_URL: the PASSporT's x5u is `${publicUrl}${stirShakenCertificatePath}`. */
-  publicUrl: string;
   /** The sandbox carrier is active: its inbound endpoint exists. */
   sandbox: boolean;
 }
 
-const placeOutboundCall = (publicUrl: string): RouteSpec =>
-  defineRoute({
-    method: "post",
-    path: "/api/calls/outbound",
-    operationId: "placeOutboundCall",
-    examples: {
-      request: {
-        to: "+15550100000",
-        from: "+14155550123",
-        agent: "alice",
-        client_state: "order-1234",
-      },
+const placeOutboundCall = defineRoute({
+  method: "post",
+  path: "/api/calls/outbound",
+  operationId: "placeOutboundCall",
+  examples: {
+    request: {
+      to: "+15550100000",
+      from: "+14155550123",
+      agent: "alice",
+      client_state: "order-1234",
     },
-    summary: "Place a signed outbound call",
-    description: [
-      "Answers 201 with the call `queued`; the carrier is dialled right after. Every call carries a STIR/SHAKEN PASSporT (RFC 8225/8588, ES256, ppt shaken, x5u = this platform's certificate): attestation A when `from` is assigned to the account and to the call's seat, B when it is assigned to the account only.",
-      "`from` must be a number assigned to the account (422 caller-id-not-owned); `agent` must name an agent of the account (422 validation-failed at #/agent); `seat_id` must be a seat of the account (422 at #/seat_id); a disabled seat is 409 invalid-state; a seat at max_concurrent_calls is 409 seat-busy. When `seat_id` is omitted the call takes the seat `from` is assigned to, if that is a seat of the account.",
-      "Idempotency-Key: the key is also stored with the call (unique per account, 24 hours), so one key places one call on the network even under concurrent retries or if the gateway's store is lost; reusing it for another request is 409 idempotency-mismatch.",
-    ].join("\n\n"),
-    tag: "Calls",
-    scope: "calls:write",
-    body: outboundCallRequest,
-    success: {
-      status: 201,
-      description: "The call, queued",
-      schema: callSchema,
-      headers: ["Location"],
-    },
-    problems: ["validation-failed", "caller-id-not-owned", "seat-busy", "invalid-state"],
-    handler: async (ctx) => {
-      const b = ctx.body;
-      const response = await ctx.rpc.callControl((c) => c.createOutboundCall, {
-        to: b.to,
-        from: b.from,
-        agent: b.agent,
-        seatId: b.seat_id,
-        timeoutSeconds: b.timeout_seconds,
-        timeLimitSeconds: b.time_limit_seconds,
-        clientState: b.client_state,
-        certificateUrl: `${publicUrl}${stirShakenCertificatePath}`,
-      });
-      const body = toCall(response.call);
-      return created(`/v1/api/calls/${body.id}`, body);
-    },
-  });
+  },
+  summary: "Place a signed outbound call",
+  description: [
+    "Answers 201 with the call `queued`; the carrier is dialled right after. Every call carries a STIR/SHAKEN PASSporT (RFC 8225/8588, ES256, ppt shaken, x5u = this platform's certificate): attestation A when `from` is assigned to the account and to the call's seat, B when it is assigned to the account only.",
+    "`from` must be a number assigned to the account (422 caller-id-not-owned); `agent` must name an agent of the account (422 validation-failed at #/agent); `seat_id` must be a seat of the account (422 at #/seat_id); a disabled seat is 409 invalid-state; a seat at max_concurrent_calls is 409 seat-busy. When `seat_id` is omitted the call takes the seat `from` is assigned to, if that is a seat of the account.",
+    "Idempotency-Key: the key is also stored with the call (unique per account, 24 hours), so one key places one call on the network even under concurrent retries or if the gateway's store is lost; reusing it for another request is 409 idempotency-mismatch.",
+  ].join("\n\n"),
+  tag: "Calls",
+  scope: "calls:write",
+  body: outboundCallRequest,
+  success: {
+    status: 201,
+    description: "The call, queued",
+    schema: callSchema,
+    headers: ["Location"],
+  },
+  problems: ["validation-failed", "caller-id-not-owned", "seat-busy", "invalid-state"],
+  handler: async (ctx) => {
+    const b = ctx.body;
+    const response = await ctx.rpc.callControl((c) => c.createOutboundCall, {
+      to: b.to,
+      from: b.from,
+      agent: b.agent,
+      seatId: b.seat_id,
+      timeoutSeconds: b.timeout_seconds,
+      timeLimitSeconds: b.time_limit_seconds,
+      clientState: b.client_state,
+    });
+    const body = toCall(response.call);
+    return created(`/v1/api/calls/${body.id}`, body);
+  },
+});
 
 const listCalls = defineRoute({
   method: "get",
@@ -85,8 +79,8 @@ const listCalls = defineRoute({
   handler: async (ctx) => {
     const q = ctx.query;
     const r = await ctx.rpc.callControl((c) => c.listCalls, {
-      direction: q.direction,
-      status: q.status,
+      direction: q.direction && wire.callDirection.of(q.direction),
+      status: q.status && wire.callStatus.of(q.status),
       limit: q.limit,
       cursor: q.cursor ?? "",
     });
@@ -207,7 +201,7 @@ const deliverSandboxInboundCall = defineRoute({
 
 /** Outbound and inbound calls, the STIR/SHAKEN certificate and the sandbox network. */
 export const callRoutes = (options: CallRouteOptions): RouteSpec[] => [
-  placeOutboundCall(options.publicUrl),
+  placeOutboundCall,
   listCalls,
   getCall,
   hangupCall,

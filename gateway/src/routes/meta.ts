@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { DomainError, isProblemKind, problemKinds } from "@switchboard/kit";
+import { DomainError, isProblemKind } from "@switchboard/kit";
 import type { Identity, PublicJwk } from "../auth/index.js";
-import { problemCode, problemType } from "../http/problem.js";
+import { httpProblems, problemCode, problemType } from "../http/problem.js";
 import {
   authorizationServerMetadata,
   errorKindDoc,
@@ -100,7 +100,7 @@ export function metaRoutes(deps: MetaDeps): RouteSpec[] {
         const { kind } = ctx.params;
         if (!isProblemKind(kind))
           throw new DomainError("not-found", `no problem kind named ${kind}`);
-        const { status, title } = problemKinds[kind];
+        const { status, title } = httpProblems[kind];
         return ok({
           type: problemType(deps.errorsUrl, kind),
           kind,

@@ -1,3 +1,4 @@
+import { wire } from "@switchboard/proto";
 import { idParam } from "../schemas/common.js";
 import { usageEvent, usageEventsPage, usageEventsQuery } from "../schemas/usage.js";
 import { ok, pageReply } from "./replies.js";
@@ -32,7 +33,7 @@ export const usageRoutes: RouteSpec[] = [
     handler: async (ctx) => {
       const q = ctx.query;
       const response = await ctx.rpc.usage((c) => c.listUsageEvents, {
-        kind: q.kind,
+        kind: q.kind && wire.usageKind.of(q.kind),
         resourceId: q.resource_id,
         since: q.since,
         until: q.until,

@@ -1,38 +1,16 @@
+import { wire } from "@switchboard/proto";
 import { z } from "zod";
 import { agentName, seatId } from "./call-resources.js";
 import { cursorParam, e164, limitParam, page, resourceId, timestamp } from "./common.js";
 
 /** Calls (API.md "Calls", "Carrier and sandbox"). */
-export const callStatuses = [
-  "queued",
-  "initiated",
-  "ringing",
-  "in_progress",
-  "completed",
-  "busy",
-  "no_answer",
-  "failed",
-  "canceled",
-  "rejected",
-] as const;
-export const hangupCauses = [
-  "normal_clearing",
-  "user_busy",
-  "no_answer",
-  "timeout",
-  "time_limit",
-  "originator_cancel",
-  "call_rejected",
-  "no_route",
-  "network_error",
-] as const;
-const direction = z.enum(["outbound", "inbound"]);
+const direction = z.enum(wire.callDirection.values);
 
 export const call = z
   .object({
     id: resourceId("call"),
     direction,
-    status: z.enum(callStatuses),
+    status: z.enum(wire.callStatus.values),
     to: e164,
     from: e164,
     agent: z.string().nullable(),
@@ -48,8 +26,8 @@ export const call = z
     client_state: z.string().nullable(),
     timeout_seconds: z.number().int(),
     time_limit_seconds: z.number().int(),
-    hangup_cause: z.enum(hangupCauses).nullable(),
-    hangup_source: z.enum(["caller", "callee", "platform"]).nullable(),
+    hangup_cause: z.enum(wire.hangupCause.values).nullable(),
+    hangup_source: z.enum(wire.hangupSource.values).nullable(),
     sip_code: z.number().int().nullable(),
     created_at: timestamp,
     answered_at: timestamp.nullable(),
@@ -93,7 +71,7 @@ export const outboundCallRequest = z
 export const callsQuery = z
   .object({
     direction: direction.optional(),
-    status: z.enum(callStatuses).optional(),
+    status: z.enum(wire.callStatus.values).optional(),
     limit: limitParam,
     cursor: cursorParam,
   })

@@ -1,17 +1,9 @@
+import { wire } from "@switchboard/proto";
 import { z } from "zod";
 import { cursorParam, limitParam, page, resourceId, timestamp } from "./common.js";
 
 /** API.md "Usage": the kinds of record the ledger holds. */
-export const usageKinds = [
-  "api.request",
-  "number.held",
-  "number.assigned",
-  "call.placed",
-  "call.completed",
-  "message.sent",
-  "webhook.delivered",
-  "smoke.run",
-] as const;
+export const usageKinds = wire.usageKind.values;
 
 const dateTime = (description: string) =>
   z.iso

@@ -1,6 +1,5 @@
 import { DomainError } from "@switchboard/kit";
-import type { callcontrol } from "@switchboard/proto";
-import { stirShakenCertificatePath } from "../routes/calls.js";
+import { callcontrol, wire } from "@switchboard/proto";
 import { runKey, type SmokeResources, type SmokeState } from "./smoke-state.js";
 import { StepFailure, StepSkipped, type StepScope } from "./step-scope.js";
 import type { StepSpec } from "./step-runner.js";
@@ -16,7 +15,6 @@ export interface CallStepOptions {
   sandbox: boolean;
   /** SANDBOX_CALL_SECONDS: how long an answered sandbox call lasts. */
   callSeconds: number;
-  publicUrl: string;
 }
 
 const ended = (call: callcontrol.Call | undefined) => call?.endedAt !== undefined;
@@ -55,8 +53,10 @@ async function waitForEnd(scope: StepScope, state: SmokeState, callId: string, w
   return call!;
 }
 
-const outcome = (call: callcontrol.Call) =>
-  `${call.id} ended ${call.status}${call.hangupCause ? ` (${call.hangupCause})` : ""}`;
+const outcome = (call: callcontrol.Call) => {
+  const cause = call.hangupCause && wire.hangupCause.spell(call.hangupCause);
+  return `${call.id} ended ${wire.callStatus.spell(call.status)}${cause ? ` (${cause})` : ""}`;
+};
 
 function resourcesOf(state: SmokeState, options: CallStepOptions): SmokeResources {
   if (!options.sandbox) throw new StepSkipped("the sandbox carrier is not active");
@@ -85,7 +85,6 @@ export function callSteps(state: SmokeState, options: CallStepOptions): StepSpec
             seatId: r.seatId,
             timeLimitSeconds: Math.max(60, Math.ceil(options.callSeconds) + 30),
             clientState: JSON.stringify({ smoke: state.smokeId }),
-            certificateUrl: `${options.publicUrl}${stirShakenCertificatePath}`,
           },
           runKey(state, "outbound"),
         );
@@ -93,7 +92,7 @@ export function callSteps(state: SmokeState, options: CallStepOptions): StepSpec
         state.outboundCall = call;
         if (!call.stirShaken?.identity) throw new StepFailure(`${call.id} carries no PASSporT`);
         const done = await waitForEnd(scope, state, call.id, "the outbound call to complete");
-        if (done.status !== "completed") throw new StepFailure(outcome(done));
+        if (done.status !== callcontrol.CallStatus.COMPLETED) throw new StepFailure(outcome(done));
         state.records.set("calls.outbound", [
           { kind: "call.placed", resourceId: call.id },
           { kind: "call.completed", resourceId: call.id },
@@ -114,17 +113,19 @@ export function callSteps(state: SmokeState, options: CallStepOptions): StepSpec
         });
         const call = track(state, delivered.call);
         state.inboundCall = call;
-        if (call.status !== "ringing") throw new StepFailure(outcome(call));
+        if (call.status !== callcontrol.CallStatus.RINGING) throw new StepFailure(outcome(call));
         const { call: answered } = await scope.rpc(cc, (c) => c.answerInboundCall, {
           accountId: state.accountId,
           callId: call.id,
           routeId: r.routeId,
         });
-        if (answered?.status !== "in_progress") {
-          throw new StepFailure(`${call.id} is ${answered?.status ?? "unknown"} after answer`);
+        if (answered?.status !== callcontrol.CallStatus.IN_PROGRESS) {
+          throw new StepFailure(
+            `${call.id} is ${(answered && wire.callStatus.spell(answered.status)) ?? "unknown"} after answer`,
+          );
         }
         const done = await waitForEnd(scope, state, call.id, "the answered call to complete");
-        if (done.status !== "completed") throw new StepFailure(outcome(done));
+        if (done.status !== callcontrol.CallStatus.COMPLETED) throw new StepFailure(outcome(done));
         state.records.set("calls.inbound", [{ kind: "call.completed", resourceId: call.id }]);
         return `${call.id} answered by ${answered.agent ?? r.agent} and completed`;
       },

@@ -22,7 +22,6 @@ export function gatewaySmoke(options: {
     settings: config.smoke,
     grpcDeadlineMs: config.grpcDeadlineMs,
     sandbox: config.sandbox,
-    publicUrl: config.publicUrl,
     gatewayChecks: {
       postgres: () =>
         isDatabaseReady(options.pool, config.smoke.stepTimeoutMs).then((ready) =>

@@ -1,4 +1,4 @@
-import type { callcontrol, inventory, messaging, webhook } from "@switchboard/proto";
+import type { callcontrol, inventory, messaging, webhook, wire } from "@switchboard/proto";
 import type { Backends } from "../backends.js";
 import type { StepScope } from "./step-scope.js";
 
@@ -13,7 +13,7 @@ export interface SmokeResources {
 
 /** A usage record a step expects: `kind` about `resourceId` (and, optionally, more). */
 export interface ExpectedRecord {
-  kind: string;
+  kind: wire.UsageKindValue;
   resourceId: string;
   /** Attributes the record must carry (e.g. the hold id of a number.held record). */
   attributes?: Record<string, string>;

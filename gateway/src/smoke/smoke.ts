@@ -29,7 +29,6 @@ export interface SmokeDependencies {
   settings: SmokeSettings;
   grpcDeadlineMs: number;
   sandbox: boolean;
-  publicUrl: string;
   /** The gateway's own stores (postgres, redis when configured). */
   gatewayChecks: Record<string, ExtraCheck>;
   recordsOn: boolean;
@@ -88,7 +87,6 @@ export function createSmoke(deps: SmokeDependencies): Smoke {
             budgetMs,
             sandbox: deps.sandbox,
             callSeconds: settings.sandboxCallSeconds,
-            publicUrl: deps.publicUrl,
           }),
           messageStep(state, { budgetMs, sandbox: deps.sandbox }),
           webhookStep(state, budgetMs),

@@ -1,4 +1,4 @@
-import type { usage } from "@switchboard/proto";
+import { wire, type usage } from "@switchboard/proto";
 import { recordKeySet, recordVerifies } from "./record-signature.js";
 import type { ExpectedRecord, SmokeState } from "./smoke-state.js";
 import { StepFailure, StepSkipped } from "./step-scope.js";
@@ -43,7 +43,7 @@ export function usageStep(state: SmokeState, budgetMs: number): StepSpec {
             missing().map(async (e) => {
               const { records } = await scope.rpc(ledger, (c) => c.listUsageEvents, {
                 accountId: state.accountId,
-                kind: e.kind,
+                kind: wire.usageKind.of(e.kind),
                 resourceId: e.resourceId,
                 limit: 50,
                 cursor: "",

@@ -47,3 +47,10 @@ export const env = {
       ),
   nodeEnv: () => z.enum(["development", "test", "production"]).default("development"),
 };
+
+/**
+ * The platform's public base URL (no trailing slash): PUBLIC_URL, or else the gateway's own
+ * address on this machine (its PORT).
+ */
+export const publicBaseUrl = (publicUrl: string | undefined, gatewayPort: number): string =>
+  (publicUrl ?? `http://localhost:${gatewayPort}`).replace(/\/$/, "");

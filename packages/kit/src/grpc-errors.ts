@@ -1,38 +1,135 @@
 import { Metadata, status, type ServiceError } from "@grpc/grpc-js";
-import { DomainError, isProblemKind, type DomainErrorMeta, type ProblemKind } from "./errors.js";
+import { rpcErrorDetails, rpcStatus } from "@switchboard/proto";
+import {
+  DomainError,
+  isProblemKind,
+  type DomainErrorMeta,
+  type FieldError,
+  type ProblemKind,
+} from "./errors.js";
 
-/** The metadata entry that carries a DomainError across a gRPC boundary. */
-const PROBLEM_KEY = "switchboard-problem-bin";
+/**
+ * A DomainError crosses a gRPC boundary as the standard error model: a `google.rpc.Status` in
+ * the `grpc-status-details-bin` trailer, holding an `ErrorInfo` (reason: the problem kind) and,
+ * for field errors, a `BadRequest`.
+ */
+const STATUS_DETAILS_KEY = "grpc-status-details-bin";
+const ERROR_DOMAIN = "switchboard";
+const typeUrl = (name: string) => `type.googleapis.com/google.rpc.${name}`;
+const ERROR_INFO_URL = typeUrl("ErrorInfo");
+const BAD_REQUEST_URL = typeUrl("BadRequest");
 
-const grpcCodeByStatus: Record<number, status> = {
-  400: status.INVALID_ARGUMENT,
-  401: status.UNAUTHENTICATED,
-  403: status.PERMISSION_DENIED,
-  404: status.NOT_FOUND,
-  409: status.FAILED_PRECONDITION,
-  422: status.INVALID_ARGUMENT,
-  429: status.RESOURCE_EXHAUSTED,
-  503: status.UNAVAILABLE,
-  504: status.DEADLINE_EXCEEDED,
+/** The gRPC status code of each problem kind. */
+const grpcCodeOf: Record<ProblemKind, status> = {
+  "malformed-request": status.INVALID_ARGUMENT,
+  "invalid-idempotency-key": status.INVALID_ARGUMENT,
+  "invalid-cursor": status.INVALID_ARGUMENT,
+  unauthenticated: status.UNAUTHENTICATED,
+  "invalid-token": status.UNAUTHENTICATED,
+  "insufficient-scope": status.PERMISSION_DENIED,
+  "not-found": status.NOT_FOUND,
+  "unsupported-version": status.NOT_FOUND,
+  "method-not-allowed": status.INVALID_ARGUMENT,
+  "request-timeout": status.CANCELLED,
+  "idempotency-mismatch": status.FAILED_PRECONDITION,
+  "idempotency-in-progress": status.FAILED_PRECONDITION,
+  "number-unavailable": status.FAILED_PRECONDITION,
+  "invalid-state": status.FAILED_PRECONDITION,
+  "seat-busy": status.FAILED_PRECONDITION,
+  conflict: status.FAILED_PRECONDITION,
+  "payload-too-large": status.RESOURCE_EXHAUSTED,
+  "unsupported-media-type": status.INVALID_ARGUMENT,
+  "headers-too-large": status.RESOURCE_EXHAUSTED,
+  "validation-failed": status.INVALID_ARGUMENT,
+  "caller-id-not-owned": status.INVALID_ARGUMENT,
+  "consent-required": status.INVALID_ARGUMENT,
+  "recipient-opted-out": status.INVALID_ARGUMENT,
+  "template-signature-invalid": status.INVALID_ARGUMENT,
+  "unsafe-webhook-url": status.INVALID_ARGUMENT,
+  "hold-limit-reached": status.INVALID_ARGUMENT,
+  "rate-limited": status.RESOURCE_EXHAUSTED,
+  internal: status.INTERNAL,
+  "service-unavailable": status.UNAVAILABLE,
+  "upstream-timeout": status.DEADLINE_EXCEEDED,
 };
 
-interface WireProblem {
-  kind: ProblemKind;
-  detail: string;
-  meta: DomainErrorMeta;
+const serverFaultCodes: ReadonlySet<status> = new Set([
+  status.UNKNOWN,
+  status.INTERNAL,
+  status.UNAVAILABLE,
+  status.DEADLINE_EXCEEDED,
+  status.DATA_LOSS,
+]);
+
+/** True when a problem kind is the server's fault, not the caller's. */
+export const isServerFaultKind = (kind: ProblemKind): boolean =>
+  serverFaultCodes.has(grpcCodeOf[kind]);
+
+/** ErrorInfo metadata: the DomainError's meta (but field errors) as strings. */
+function metaToStrings(meta: DomainErrorMeta): Record<string, string> {
+  const strings: Record<string, string> = {};
+  if (meta.retryAfter !== undefined) strings.retryAfter = String(meta.retryAfter);
+  if (meta.extensions !== undefined) strings.extensions = JSON.stringify(meta.extensions);
+  if (meta.headers !== undefined) strings.headers = JSON.stringify(meta.headers);
+  return strings;
+}
+
+function metaFromStrings(strings: Record<string, string>, errors: FieldError[]): DomainErrorMeta {
+  const meta: DomainErrorMeta = {};
+  if (errors.length > 0) meta.errors = errors;
+  if (strings.retryAfter !== undefined) meta.retryAfter = Number(strings.retryAfter);
+  if (strings.extensions !== undefined) meta.extensions = JSON.parse(strings.extensions);
+  if (strings.headers !== undefined) meta.headers = JSON.parse(strings.headers);
+  return meta;
+}
+
+function encodeStatus(error: DomainError, code: status): Buffer {
+  const errorInfo = Buffer.from(
+    rpcErrorDetails.ErrorInfo.encode({
+      reason: error.kind,
+      domain: ERROR_DOMAIN,
+      metadata: metaToStrings(error.meta),
+    }).finish(),
+  );
+  const details = [{ typeUrl: ERROR_INFO_URL, value: errorInfo }];
+  if (error.meta.errors?.length) {
+    const badRequest = Buffer.from(
+      rpcErrorDetails.BadRequest.encode({
+        fieldViolations: error.meta.errors.map((e) => ({
+          field: e.pointer,
+          description: e.detail,
+        })),
+      }).finish(),
+    );
+    details.push({ typeUrl: BAD_REQUEST_URL, value: badRequest });
+  }
+  return Buffer.from(rpcStatus.Status.encode({ code, message: error.detail, details }).finish());
+}
+
+/** The DomainError a `google.rpc.Status` carries, if it is one of ours. */
+function decodeStatus(raw: Buffer): DomainError | undefined {
+  const decoded = rpcStatus.Status.decode(raw);
+  const infoDetail = decoded.details.find((d) => d.typeUrl === ERROR_INFO_URL);
+  if (infoDetail === undefined) return undefined;
+  const info = rpcErrorDetails.ErrorInfo.decode(infoDetail.value);
+  if (info.domain !== ERROR_DOMAIN || !isProblemKind(info.reason)) return undefined;
+  const badRequest = decoded.details.find((d) => d.typeUrl === BAD_REQUEST_URL);
+  const errors = badRequest
+    ? rpcErrorDetails.BadRequest.decode(badRequest.value).fieldViolations.map((v) => ({
+        pointer: v.field,
+        detail: v.description,
+      }))
+    : [];
+  return new DomainError(info.reason, decoded.message, metaFromStrings(info.metadata, errors));
 }
 
 /** Server side: turns any thrown value into a gRPC error. Unknown errors are masked. */
 export function toGrpcError(error: unknown): Partial<ServiceError> {
   if (error instanceof DomainError) {
+    const code = grpcCodeOf[error.kind];
     const metadata = new Metadata();
-    const wire: WireProblem = { kind: error.kind, detail: error.detail, meta: error.meta };
-    metadata.set(PROBLEM_KEY, Buffer.from(JSON.stringify(wire)));
-    return {
-      code: grpcCodeByStatus[error.status] ?? status.UNKNOWN,
-      details: error.detail,
-      metadata,
-    };
+    metadata.set(STATUS_DETAILS_KEY, encodeStatus(error, code));
+    return { code, details: error.detail, metadata };
   }
   return { code: status.INTERNAL, details: "internal error", metadata: new Metadata() };
 }
@@ -45,11 +142,11 @@ export function fromGrpcError(error: unknown, service: string): DomainError {
   if (!isServiceError(error)) {
     return new DomainError("internal", "internal error", {}, { cause: error });
   }
-  const raw = error.metadata?.get(PROBLEM_KEY)[0];
+  const raw = error.metadata?.get(STATUS_DETAILS_KEY)[0];
   if (raw !== undefined) {
     try {
-      const wire = JSON.parse(Buffer.from(raw as Buffer).toString("utf8")) as WireProblem;
-      if (isProblemKind(wire.kind)) return new DomainError(wire.kind, wire.detail, wire.meta ?? {});
+      const domain = decodeStatus(Buffer.from(raw as Buffer));
+      if (domain !== undefined) return domain;
     } catch {
       // fall through to the status mapping
     }

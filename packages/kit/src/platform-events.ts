@@ -1,3 +1,4 @@
+import { wire } from "@switchboard/proto";
 import type { ConsumerGroup } from "./events/index.js";
 
 /**
@@ -8,15 +9,8 @@ import type { ConsumerGroup } from "./events/index.js";
 export const platformConsumerGroups: ConsumerGroup[] = [
   {
     name: "usage",
-    types: [
-      "number.held",
-      "number.assigned",
-      "call.placed",
-      "call.completed",
-      "message.sent",
-      "webhook.delivered",
-      "smoke.run",
-    ],
+    // Every usage kind is a business fact's event type but api.request (the record path's).
+    types: wire.usageKind.values.filter((kind) => kind !== "api.request"),
   },
   { name: "webhook" },
 ];

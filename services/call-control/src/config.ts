@@ -1,10 +1,8 @@
-import { env, loadConfig } from "@switchboard/kit";
+import { env, loadConfig, publicBaseUrl } from "@switchboard/kit";
+import { stirShakenCertificatePath } from "@switchboard/proto";
 import { z } from "zod";
 
 const DEV_SIGNING_KEY_SECRET = "switchboard-development-signing-key-secret";
-
-/** The path the gateway serves the STIR/SHAKEN certificate at (the PASSporT's `x5u`). */
-export const certificatePath = "/.well-known/stir-shaken/cert.pem";
 
 /**
  * Settings of the call-control service that every run mode shares (embedded, tests and mesh
@@ -48,6 +46,9 @@ export const callControlSettings = z
       .describe(
         "the gateway's public base URL: token issuer, errors_url, links, the STIR/SHAKEN x5u (default http://localhost:$PORT)",
       ),
+    PORT: env
+      .port(8080)
+      .describe("the gateway's port: without PUBLIC_URL the x5u is the gateway's local address"),
     SIGNING_KEY_SECRET: z
       .string()
       .min(32, "must be at least 32 characters")
@@ -103,7 +104,6 @@ export const callControlSettings = z
     }
   })
   .transform((value) => {
-    const publicUrl = (value.PUBLIC_URL ?? "http://localhost:8080").replace(/\/$/, "");
     return {
       carrier: value.CARRIER ?? ("sandbox" as const),
       sandbox: {
@@ -111,7 +111,8 @@ export const callControlSettings = z
         ringDelayMs: value.SANDBOX_RING_DELAY_MS,
       },
       inboundRingTimeoutSeconds: value.INBOUND_RING_TIMEOUT_SECONDS,
-      certificateUrl: `${publicUrl}${certificatePath}`,
+      /** The PASSporT's x5u: where the gateway serves this service's certificate. */
+      certificateUrl: `${publicBaseUrl(value.PUBLIC_URL, value.PORT)}${stirShakenCertificatePath}`,
       signingKeySecret: value.SIGNING_KEY_SECRET ?? DEV_SIGNING_KEY_SECRET,
       serviceProviderCode: value.STIR_SHAKEN_SPC,
       timers: { pollIntervalMs: value.CALL_TIMER_POLL_MS, batchSize: value.CALL_TIMER_BATCH_SIZE },

@@ -1,6 +1,6 @@
 export { migrateCallControl, migrationsDir } from "./migrations.js";
 export { startCallControl, type CallControlOptions, type RunningCallControl } from "./server.js";
-export { certificatePath, loadCallControlSettings, type CallControlSettings } from "./config.js";
+export { loadCallControlSettings, type CallControlSettings } from "./config.js";
 export { createCallControlService, type CallControlServiceOptions } from "./service.js";
 export type { CarrierAdapter, CarrierEvent, DialRequest } from "./carrier/carrier.js";
 export { sandboxScript } from "./carrier/sandbox-script.js";

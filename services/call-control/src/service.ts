@@ -35,7 +35,7 @@ export interface CallControlServiceOptions {
   directory: NumberDirectory;
   signer: PassportSigner;
   certificates: StirCertificates;
-  /** The x5u when a request names none. */
+  /** The PASSporT's x5u: the public URL of the certificate. */
   certificateUrl: string;
   inboundRingTimeoutSeconds: number;
 }

@@ -1,3 +1,4 @@
+import { wire } from "@switchboard/proto";
 import { testDatabaseKinds } from "@switchboard/kit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually, startServiceHarness, type ServiceHarness } from "./harness.js";
@@ -18,8 +19,16 @@ describe.each(testDatabaseKinds)("calls survive a restart of call-control on $na
   });
   afterAll(async () => h?.stop());
 
-  const get = async (callId: string) =>
-    (await h.call(h.client.getCall, { accountId: account, callId })).call!;
+  /** The call with its status and hangup as the API spells them. */
+  const get = async (callId: string) => {
+    const call = (await h.call(h.client.getCall, { accountId: account, callId })).call!;
+    return {
+      ...call,
+      status: wire.callStatus.spell(call.status),
+      hangupCause: call.hangupCause && wire.hangupCause.spell(call.hangupCause),
+      hangupSource: call.hangupSource && wire.hangupSource.spell(call.hangupSource),
+    };
+  };
   const place = async (to: string) =>
     (
       await h.call(h.client.createOutboundCall, {
@@ -27,7 +36,6 @@ describe.each(testDatabaseKinds)("calls survive a restart of call-control on $na
         to,
         from,
         agent: "night-shift",
-        certificateUrl: "",
       })
     ).call!.id;
 

@@ -1,3 +1,4 @@
+import { callcontrol, wire } from "@switchboard/proto";
 import { DomainError } from "@switchboard/kit";
 import { createRealTestDatabase } from "@switchboard/kit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -48,7 +49,9 @@ describe("the call state machine under concurrent carrier callbacks (real Postgr
   afterAll(async () => h?.stop());
 
   const status = async (callId: string) =>
-    (await h.call(h.client.getCall, { accountId: account, callId })).call!.status;
+    wire.callStatus.spell(
+      (await h.call(h.client.getCall, { accountId: account, callId })).call!.status,
+    );
 
   it("ignores callbacks that arrive out of order or twice", async () => {
     const { call } = await h.call(h.client.createOutboundCall, {
@@ -56,7 +59,6 @@ describe("the call state machine under concurrent carrier callbacks (real Postgr
       to: "+14155550999",
       from,
       agent: "racer",
-      certificateUrl: "",
     });
     const callId = call!.id;
     await eventually(
@@ -88,7 +90,10 @@ describe("the call state machine under concurrent carrier callbacks (real Postgr
     ]);
     expect(await status(callId)).toBe("completed");
     const ended = (await h.call(h.client.getCall, { accountId: account, callId })).call!;
-    expect(ended).toMatchObject({ hangupCause: "normal_clearing", sipCode: 200 });
+    expect(ended).toMatchObject({
+      hangupCause: callcontrol.HangupCause.NORMAL_CLEARING,
+      sipCode: 200,
+    });
   });
 
   it("applies only forward steps, emits each once, never changes a terminal call, and frees the seat exactly once", async () => {
@@ -99,7 +104,6 @@ describe("the call state machine under concurrent carrier callbacks (real Postgr
           to: `+1415555${String(1000 + i)}`,
           from,
           agent: "racer",
-          certificateUrl: "",
         }),
       ),
     );

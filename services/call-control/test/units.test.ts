@@ -6,6 +6,7 @@ import { accountHangup } from "../src/calls/hangup.js";
 import { parseOutboundRequest } from "../src/calls/outbound-request.js";
 import { unansweredStatusFor, hangupCauses } from "../src/calls/states.js";
 import { sandboxScript } from "../src/carrier/sandbox-script.js";
+import { loadCallControlSettings } from "../src/config.js";
 import { canonicalTn, PassportSigner } from "../src/stir-shaken/passport.js";
 import { tnAuthListDer } from "../src/stir-shaken/tn-auth-list.js";
 
@@ -94,7 +95,6 @@ describe("outbound requests", () => {
     to: "+15550100000",
     from: "+14155550100",
     agent: "alice",
-    certificateUrl: "",
   };
 
   it("applies defaults and fingerprints the request", () => {
@@ -143,6 +143,15 @@ describe("cursors", () => {
 });
 
 describe("STIR/SHAKEN", () => {
+  it("names one x5u: PUBLIC_URL, else the gateway's local address, + the certificate path", () => {
+    expect(loadCallControlSettings({ PUBLIC_URL: "https://sb.example/" }).certificateUrl).toBe(
+      "https://sb.example/.well-known/stir-shaken/cert.pem",
+    );
+    expect(loadCallControlSettings({ PORT: "18080" }).certificateUrl).toBe(
+      "http://localhost:18080/.well-known/stir-shaken/cert.pem",
+    );
+  });
+
   it("encodes the TNAuthList extension with the SPC (RFC 8226, explicit tags)", () => {
     expect(Buffer.from(tnAuthListDer("SWBD")).toString("hex")).toBe("3008a00616045357424" + "4");
     expect(() => tnAuthListDer("")).toThrow(TypeError);

@@ -1,20 +1,12 @@
+import { wire } from "@switchboard/proto";
+
 /** The record kinds of API.md ("Usage") and the unit each one counts in. */
-export const recordKinds = [
-  "api.request",
-  "number.held",
-  "number.assigned",
-  "call.placed",
-  "call.completed",
-  "message.sent",
-  "webhook.delivered",
-  "smoke.run",
-] as const;
-export type RecordKind = (typeof recordKinds)[number];
+export const recordKinds = wire.usageKind.values;
+export type RecordKind = wire.UsageKindValue;
 
 export type FactKind = Exclude<RecordKind, "api.request">;
 
-export const isRecordKind = (value: string): value is RecordKind =>
-  (recordKinds as readonly string[]).includes(value);
+export const isRecordKind = wire.usageKind.is;
 
 export const isFactKind = (value: string): value is FactKind =>
   value !== "api.request" && isRecordKind(value);

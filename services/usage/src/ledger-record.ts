@@ -1,4 +1,4 @@
-import type { usage } from "@switchboard/proto";
+import { wire, type usage } from "@switchboard/proto";
 import type { RecordKind } from "./kinds.js";
 
 /**
@@ -59,7 +59,7 @@ const orUndefined = <T>(value: T | null): T | undefined => (value === null ? und
 export function toProtoRecord(record: SignedRecord): usage.UsageRecord {
   return {
     id: record.id,
-    kind: record.kind,
+    kind: wire.usageKind.of(record.kind),
     occurredAt: record.occurred_at,
     accountId: record.account_id,
     principal: orUndefined(record.principal),

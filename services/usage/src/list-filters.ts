@@ -1,6 +1,6 @@
 import { validationFailed, type FieldError } from "@switchboard/kit";
-import type { usage } from "@switchboard/proto";
-import { isRecordKind, recordKinds } from "./kinds.js";
+import { wire, type usage } from "@switchboard/proto";
+import { recordKinds } from "./kinds.js";
 import { normalizeTime } from "./timestamps.js";
 
 export const defaultPageLimit = 50;
@@ -25,7 +25,8 @@ export function listFilters(request: usage.ListUsageEventsRequest): ListFilters 
   if (request.accountId.trim() === "" || request.accountId.length > 255) {
     errors.push({ pointer: "#/account_id", detail: "must name the account" });
   }
-  if (request.kind !== undefined && !isRecordKind(request.kind)) {
+  const kind = request.kind && wire.usageKind.spell(request.kind);
+  if (request.kind !== undefined && kind === undefined) {
     add("kind", `must be one of ${recordKinds.join(", ")}`);
   }
   if (
@@ -50,7 +51,7 @@ export function listFilters(request: usage.ListUsageEventsRequest): ListFilters 
   if (errors.length > 0) throw validationFailed(errors);
   return {
     accountId: request.accountId,
-    kind: request.kind,
+    kind,
     resourceId: request.resourceId,
     since,
     until,

@@ -2,7 +2,7 @@ import { createLocalJWKSet, flattenedVerify, type JWK } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId, publishEvent, type EventEnvelope } from "@switchboard/kit";
 import { testDatabaseKinds } from "@switchboard/kit/testing";
-import { usage } from "@switchboard/proto";
+import { usage, wire } from "@switchboard/proto";
 import { canonicalPayload } from "../src/record-signer.js";
 import type { UnsignedRecord } from "../src/ledger-record.js";
 import { failure, requestRecord, startUsageHarness, type UsageHarness } from "./harness.js";
@@ -12,7 +12,7 @@ const postgres = testDatabaseKinds[0];
 /** The REST item of a gRPC record (what the gateway serves). */
 const item = (r: usage.UsageRecord) => ({
   id: r.id,
-  kind: r.kind,
+  kind: wire.usageKind.spell(r.kind)!,
   occurred_at: r.occurredAt,
   account_id: r.accountId,
   principal: r.principal ?? null,
@@ -94,7 +94,7 @@ describe.each(testDatabaseKinds)("usage ledger on $name", (kind) => {
     expect(await h.count("request_id = ANY($1)", [ids])).toBe(4);
     const { records: listed } = await h.call(h.client.listUsageEvents, {
       accountId: "acct_test",
-      kind: "api.request",
+      kind: usage.UsageKind.API_REQUEST,
       limit: 10,
       cursor: "",
     });
@@ -262,7 +262,7 @@ describe("usage ledger on postgres with BullMQ", () => {
     const other = failure(
       h.call(h.client.listUsageEvents, {
         accountId: account,
-        kind: "api.request",
+        kind: usage.UsageKind.API_REQUEST,
         limit: 5,
         cursor: first.nextCursor,
       }),

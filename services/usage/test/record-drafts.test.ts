@@ -146,7 +146,9 @@ describe("listing inputs", () => {
 
   it("reports every bad filter at once with query pointers", () => {
     try {
-      listFilters(request({ kind: "call.*", since: "monday", limit: 201, resourceId: "" }));
+      listFilters(
+        request({ kind: usage.UsageKind.UNSPECIFIED, since: "monday", limit: 201, resourceId: "" }),
+      );
       expect.unreachable();
     } catch (error) {
       expect(error).toBeInstanceOf(DomainError);
@@ -164,10 +166,10 @@ describe("listing inputs", () => {
   });
 
   it("binds a cursor to its filters and refuses altered ones", () => {
-    const binding = cursorBinding(listFilters(request({ kind: "api.request" })));
+    const binding = cursorBinding(listFilters(request({ kind: usage.UsageKind.API_REQUEST })));
     const cursor = encodeCursor(binding, ["2026-11-21T07:00:00.123456Z", newId("use")]);
     expect(decodeCursor(cursor, binding, ["instant", "id"])[0]).toBe("2026-11-21T07:00:00.123456Z");
-    const other = cursorBinding(listFilters(request({ kind: "smoke.run" })));
+    const other = cursorBinding(listFilters(request({ kind: usage.UsageKind.SMOKE_RUN })));
     expect(() => decodeCursor(cursor, other, ["instant", "id"])).toThrow(/different filters/);
     expect(() => decodeCursor(`${cursor}x`, binding, ["instant", "id"])).toThrow(/malformed/);
     expect(() => decodeCursor("garbage", binding, ["instant", "id"])).toThrow(/malformed/);

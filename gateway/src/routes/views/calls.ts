@@ -1,4 +1,4 @@
-import type { callcontrol } from "@switchboard/proto";
+import { wire, type callcontrol } from "@switchboard/proto";
 
 /** call-control's messages as the REST API shows them (snake_case, null for unset). */
 export const toSeat = (s: callcontrol.Seat | undefined) => ({
@@ -31,8 +31,8 @@ export const toRoute = (r: callcontrol.Route | undefined) => ({
 
 export const toCall = (c: callcontrol.Call | undefined) => ({
   id: c?.id ?? "",
-  direction: c?.direction ?? "",
-  status: c?.status ?? "",
+  direction: (c && wire.callDirection.spell(c.direction)) ?? "",
+  status: (c && wire.callStatus.spell(c.status)) ?? "",
   to: c?.to ?? "",
   from: c?.from ?? "",
   agent: c?.agent ?? null,
@@ -44,8 +44,8 @@ export const toCall = (c: callcontrol.Call | undefined) => ({
   client_state: c?.clientState ?? null,
   timeout_seconds: c?.timeoutSeconds ?? 0,
   time_limit_seconds: c?.timeLimitSeconds ?? 0,
-  hangup_cause: c?.hangupCause ?? null,
-  hangup_source: c?.hangupSource ?? null,
+  hangup_cause: (c?.hangupCause && wire.hangupCause.spell(c.hangupCause)) ?? null,
+  hangup_source: (c?.hangupSource && wire.hangupSource.spell(c.hangupSource)) ?? null,
   sip_code: c?.sipCode ?? null,
   created_at: c?.createdAt ?? "",
   answered_at: c?.answeredAt ?? null,

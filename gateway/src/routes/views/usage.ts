@@ -1,4 +1,4 @@
-import type { usage } from "@switchboard/proto";
+import { wire, type usage } from "@switchboard/proto";
 
 /**
  * The REST item of a record: every member present, null where it does not apply, so the item
@@ -6,7 +6,7 @@ import type { usage } from "@switchboard/proto";
  */
 export const toUsageEvent = (r: usage.UsageRecord | undefined) => ({
   id: r?.id ?? "",
-  kind: r?.kind ?? "",
+  kind: (r && wire.usageKind.spell(r.kind)) ?? "",
   occurred_at: r?.occurredAt ?? "",
   account_id: r?.accountId ?? "",
   principal: r?.principal ?? null,

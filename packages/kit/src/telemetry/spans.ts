@@ -7,6 +7,7 @@ import {
   type Tracer,
 } from "@opentelemetry/api";
 import { DomainError } from "../errors.js";
+import { isServerFaultKind } from "../grpc-errors.js";
 
 /**
  * The kit's own spans (gateway HTTP server, gRPC client and server, queue consumers, webhook
@@ -34,9 +35,9 @@ export function failSpan(span: Span, error: unknown): void {
   span.setStatus({ code: SpanStatusCode.ERROR });
 }
 
-/** True when an error is the server's fault (5xx), not the client's. */
+/** True when an error is the server's fault, not the client's. */
 export const isServerFault = (error: unknown): boolean =>
-  !(error instanceof DomainError) || error.status >= 500;
+  !(error instanceof DomainError) || isServerFaultKind(error.kind);
 
 export interface SpanOutcome<T> {
   /** Annotates the span with a result. */

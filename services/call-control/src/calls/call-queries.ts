@@ -10,7 +10,7 @@ import {
   requireAccount,
   requireId,
 } from "@switchboard/kit";
-import type { callcontrol } from "@switchboard/proto";
+import { wire, type callcontrol } from "@switchboard/proto";
 import { callColumns, type CallRow } from "./call-rows.js";
 import { callDirections, callStatuses } from "./states.js";
 
@@ -42,16 +42,12 @@ export async function listCalls(
   request: callcontrol.ListCallsRequest,
 ): Promise<IdPage<CallRow>> {
   const errors = requireAccount(request.accountId, new FieldErrors());
-  if (
-    request.direction !== undefined &&
-    !(callDirections as readonly string[]).includes(request.direction)
-  ) {
+  const direction = request.direction && wire.callDirection.spell(request.direction);
+  if (request.direction !== undefined && direction === undefined) {
     errors.add("#/query/direction", `must be one of ${callDirections.join(", ")}`);
   }
-  if (
-    request.status !== undefined &&
-    !(callStatuses as readonly string[]).includes(request.status)
-  ) {
+  const status = request.status && wire.callStatus.spell(request.status);
+  if (request.status !== undefined && status === undefined) {
     errors.add("#/query/status", `must be one of ${callStatuses.join(", ")}`);
   }
   errors.throwIfAny();
@@ -70,13 +66,7 @@ export async function listCalls(
         AND ($3::text IS NULL OR c.status = $3)
         AND ($4::text IS NULL OR c.id < $4)
       ORDER BY c.id DESC LIMIT $5`,
-    [
-      request.accountId,
-      request.direction ?? null,
-      request.status ?? null,
-      after ?? null,
-      limit + 1,
-    ],
+    [request.accountId, direction ?? null, status ?? null, after ?? null, limit + 1],
   );
   return idPage(rows, limit, binding, (row) => row);
 }

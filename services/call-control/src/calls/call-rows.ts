@@ -1,4 +1,4 @@
-import type { callcontrol } from "@switchboard/proto";
+import { wire, type callcontrol } from "@switchboard/proto";
 import { isTerminal } from "./states.js";
 
 /** A row of call_control.calls as the queries here select it (`callColumns`). */
@@ -44,8 +44,8 @@ export function durationSeconds(
 export function toCall(row: CallRow): callcontrol.Call {
   return {
     id: row.id,
-    direction: row.direction,
-    status: row.status,
+    direction: wire.callDirection.of(row.direction as wire.CallDirectionValue),
+    status: wire.callStatus.of(row.status as wire.CallStatusValue),
     to: row.to_number,
     from: row.from_number,
     agent: row.agent ?? undefined,
@@ -58,8 +58,12 @@ export function toCall(row: CallRow): callcontrol.Call {
     clientState: row.client_state ?? undefined,
     timeoutSeconds: row.timeout_seconds,
     timeLimitSeconds: row.time_limit_seconds,
-    hangupCause: row.hangup_cause ?? undefined,
-    hangupSource: row.hangup_source ?? undefined,
+    hangupCause: row.hangup_cause
+      ? wire.hangupCause.of(row.hangup_cause as wire.HangupCauseValue)
+      : undefined,
+    hangupSource: row.hangup_source
+      ? wire.hangupSource.of(row.hangup_source as wire.HangupSourceValue)
+      : undefined,
     sipCode: row.sip_code ?? undefined,
     createdAt: row.created_at.toISOString(),
     answeredAt: row.answered_at?.toISOString(),

@@ -24,7 +24,7 @@ export interface OutboundDeps {
   engine: CallEngine;
   directory: NumberDirectory;
   signer: PassportSigner;
-  /** The x5u used when the request names none. */
+  /** The PASSporT's x5u: the public URL of the certificate. */
   certificateUrl: string;
 }
 
@@ -89,7 +89,7 @@ export async function createOutboundCall(
     seatId = (await findSeat(deps.pool, call.accountId, owned.seatId)) ? owned.seatId : undefined;
   }
   const attest = seatId !== undefined && seatId === owned.seatId ? "A" : "B";
-  const x5u = request.certificateUrl || deps.certificateUrl;
+  const x5u = deps.certificateUrl;
   const { identity } = await deps.signer.sign({ attest, from: call.from, to: call.to, x5u });
 
   return deps.engine.transaction(async (tx) => {

@@ -1,3 +1,5 @@
+import { wire } from "@switchboard/proto";
+
 /**
  * The call state machine of API.md:
  *   queued → initiated → ringing → in_progress → completed
@@ -5,42 +7,31 @@
  * never change: every transition is one guarded UPDATE (`WHERE status = ANY(allowed)`), so of
  * concurrent or reordered carrier callbacks only the forward ones apply.
  */
-export const liveStatuses = ["queued", "initiated", "ringing", "in_progress"] as const;
-export const terminalStatuses = [
-  "completed",
-  "busy",
-  "no_answer",
-  "failed",
-  "canceled",
-  "rejected",
-] as const;
-export const callStatuses = [...liveStatuses, ...terminalStatuses] as const;
+export const callStatuses = wire.callStatus.values;
+export type CallStatus = wire.CallStatusValue;
 
+export const liveStatuses = [
+  "queued",
+  "initiated",
+  "ringing",
+  "in_progress",
+] as const satisfies readonly CallStatus[];
 export type LiveStatus = (typeof liveStatuses)[number];
-export type TerminalStatus = (typeof terminalStatuses)[number];
-export type CallStatus = (typeof callStatuses)[number];
+export type TerminalStatus = Exclude<CallStatus, LiveStatus>;
+export const terminalStatuses = callStatuses.filter(
+  (status): status is TerminalStatus => !(liveStatuses as readonly string[]).includes(status),
+);
 
-export const hangupCauses = [
-  "normal_clearing",
-  "user_busy",
-  "no_answer",
-  "timeout",
-  "time_limit",
-  "originator_cancel",
-  "call_rejected",
-  "no_route",
-  "network_error",
-] as const;
-export type HangupCause = (typeof hangupCauses)[number];
+export const hangupCauses = wire.hangupCause.values;
+export type HangupCause = wire.HangupCauseValue;
 
-export const hangupSources = ["caller", "callee", "platform"] as const;
-export type HangupSource = (typeof hangupSources)[number];
+export const hangupSources = wire.hangupSource.values;
+export type HangupSource = wire.HangupSourceValue;
 
-export const callDirections = ["outbound", "inbound"] as const;
-export type CallDirection = (typeof callDirections)[number];
+export const callDirections = wire.callDirection.values;
+export type CallDirection = wire.CallDirectionValue;
 
-export const isCallStatus = (value: string): value is CallStatus =>
-  (callStatuses as readonly string[]).includes(value);
+export const isCallStatus = wire.callStatus.is;
 
 export const isTerminal = (status: string): boolean =>
   (terminalStatuses as readonly string[]).includes(status);

@@ -1,0 +1,21 @@
+import {
+  CallDirection,
+  CallStatus,
+  HangupCause,
+  HangupSource,
+} from "./gen/switchboard/callcontrol/v1/callcontrol.js";
+import { UsageKind } from "./gen/switchboard/usage/v1/usage.js";
+import { wireEnum } from "./wire-enum.js";
+
+/** The closed value sets of the contracts, as the API spells them (wire-enum.ts). */
+export const callDirection = wireEnum(CallDirection);
+export const callStatus = wireEnum(CallStatus);
+export const hangupCause = wireEnum(HangupCause);
+export const hangupSource = wireEnum(HangupSource);
+export const usageKind = wireEnum(UsageKind, { dots: true });
+
+export type CallDirectionValue = (typeof callDirection.values)[number];
+export type CallStatusValue = (typeof callStatus.values)[number];
+export type HangupCauseValue = (typeof hangupCause.values)[number];
+export type HangupSourceValue = (typeof hangupSource.values)[number];
+export type UsageKindValue = (typeof usageKind.values)[number];
