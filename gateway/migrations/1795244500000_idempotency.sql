@@ -1,6 +1,6 @@
 -- Up Migration
 
--- The Idempotency-Key store (API.md §1 Idempotency). One row per (account, key): claimed
+-- The Idempotency-Key store (docs/api.md §1 Idempotency). One row per (account, key): claimed
 -- atomically by INSERT … ON CONFLICT before the operation runs, completed with the response
 -- to replay, or deleted when the response is not kept (401, 403, 429, 5xx). An in-progress
 -- claim holds a lease its gateway renews while the operation runs; a claim whose lease ran out

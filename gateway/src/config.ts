@@ -256,7 +256,7 @@ export const gatewaySettings = z
       signingKeySecret: value.SIGNING_KEY_SECRET ?? DEV_SIGNING_KEY_SECRET,
       tokenTtlSeconds: value.TOKEN_TTL_SECONDS,
       tokenAudience: value.TOKEN_AUDIENCE ?? publicUrl,
-      /** The platform's own account: only its credentials may use /v1/admin (API.md). */
+      /** The platform's own account: only its credentials may use /v1/admin (docs/api.md). */
       adminAccount: value.BOOTSTRAP_ACCOUNT,
       bootstrap:
         value.BOOTSTRAP_CLIENT_ID && value.BOOTSTRAP_CLIENT_SECRET

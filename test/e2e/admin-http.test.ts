@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, createServiceToken } from "@switchboard/gateway/auth";
 import { startTestPlatform, type TestPlatform } from "@switchboard/test-support/platform";
 
-/** API.md "Administration (admin)": every operation, as the document must list it. */
+/** docs/api.md "Administration (admin)": every operation, as the document must list it. */
 const ADMIN_OPERATIONS = [
   "GET /v1/admin/accounts",
   "POST /v1/admin/accounts",
@@ -56,7 +56,7 @@ describe("/v1/admin through the route table", () => {
     });
   const codeOf = async (response: Response) => ((await response.json()) as Problem).code;
 
-  it("lists every operation of API.md in the OpenAPI document, each needing admin", async () => {
+  it("lists every operation of docs/api.md in the OpenAPI document, each needing admin", async () => {
     const document = (await (await p.request("/v1/openapi.json")).json()) as {
       paths: Record<string, Record<string, { "x-required-scope": string; tags: string[] }>>;
     };

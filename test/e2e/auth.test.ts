@@ -19,7 +19,7 @@ async function expectInvalidToken(response: Response) {
   expect(((await response.json()) as { code: string }).code).toBe("INVALID_TOKEN");
 }
 
-/** Every authentication failure of API.md, over HTTP through the gateway. */
+/** Every authentication failure of docs/api.md, over HTTP through the gateway. */
 describe("authentication and permissions over HTTP", () => {
   let platform: TestPlatform;
   let token: string;

@@ -46,7 +46,7 @@ const signed = (key: Uint8Array, claims: { aud: string; acct: string; exp?: numb
     .sign(key);
 
 /**
- * Rule 10: no service trusts whoever reaches it. A gRPC call needs an internal credential for
+ * docs/architecture.md rule 10: no service trusts whoever reaches it. A gRPC call needs an internal credential for
  * that service, and the account a call acts for is the credential's, so one account's records
  * and webhook URLs cannot be read by naming it in a request.
  */

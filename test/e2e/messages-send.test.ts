@@ -20,7 +20,7 @@ import {
 
 const ended = terminal(["delivered", "undelivered", "failed", "expired", "read"]);
 
-/** API.md "Messages": each sandbox outcome, RCS fallback, MMS, events and reads. */
+/** docs/api.md "Messages": each sandbox outcome, RCS fallback, MMS, events and reads. */
 describe("sending messages through the gateway (PostgreSQL + Redis)", () => {
   let p: MessagingPlatform;
   let token: string;

@@ -19,7 +19,7 @@ async function expectProblem(response: Response, status: number, kind: string) {
   return body;
 }
 
-/** Every error path of the gateway answers RFC 9457 problem+json with the kind of API.md. */
+/** Every error path of the gateway answers RFC 9457 problem+json with the kind of docs/api.md. */
 describe("problem+json on every error path", () => {
   let platform: TestPlatform;
   let token: string;

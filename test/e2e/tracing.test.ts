@@ -33,7 +33,7 @@ const waitFor = async <T>(read: () => T | undefined, what: string, timeoutMs = 1
 };
 
 /**
- * ARCHITECTURE rules 7–8 end to end, in process, on PostgreSQL and Redis (BullMQ): one
+ * docs/architecture.md rules 7–8 end to end, in process, on PostgreSQL and Redis (BullMQ): one
  * outbound call is one trace from the gateway through call-control and inventory, its events
  * cross the queue into linked consumer traces, and its webhook delivery links back to it; and
  * nothing secret reaches a span or a log line.

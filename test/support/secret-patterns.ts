@@ -1,5 +1,5 @@
 /**
- * What must never appear in a log line (ARCHITECTURE rule 7): credentials by their shape, and
+ * What must never appear in a log line (docs/architecture.md rule 7): credentials by their shape, and
  * the fields that carry secrets or message content unless they were redacted.
  */
 export const secretPatterns: { name: string; pattern: RegExp }[] = [

@@ -1,4 +1,4 @@
-/** The permissions of API.md, in the order the contract lists them. Each route needs one. */
+/** The permissions of docs/api.md, in the order the contract lists them. Each route needs one. */
 export const scopes = [
   "numbers:read",
   "numbers:write",

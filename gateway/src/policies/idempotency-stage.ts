@@ -19,7 +19,7 @@ export interface IdempotencyStageOptions {
   counters: PolicyCounters;
   logger: Logger;
   errorsUrl: string;
-  /** How long a request waits for the original still running before 409 (API.md: 10 s). */
+  /** How long a request waits for the original still running before 409 (docs/api.md: 10 s). */
   waitMs: number;
   /**
    * The rate limit, which runs in this stage: its bucket check and the key's first claim go out
@@ -46,7 +46,7 @@ declare module "express-serve-static-core" {
 const MAX_POLL_MS = 250;
 
 /**
- * The rate limit and the Idempotency-Key layer (API.md §1) as one stage after authentication:
+ * The rate limit and the Idempotency-Key layer (docs/api.md §1) as one stage after authentication:
  * the rate limit first, then, for unsafe methods of authenticated routes, the key around the
  * operation. Exactly one request per (account, key) runs the operation; the others replay its
  * kept response, wait for it, or get 409.

@@ -24,7 +24,7 @@ export type ClaimOutcome =
   | { kind: "retry" };
 
 export interface IdempotencyStoreOptions {
-  /** How long a key is honoured from its first use (API.md: 24 h). */
+  /** How long a key is honoured from its first use (docs/api.md: 24 h). */
   windowSeconds: number;
   /** How long an in-progress claim lives without renewal before a retry may take it over. */
   leaseSeconds: number;

@@ -34,7 +34,7 @@ export interface PolicyConfig {
   idempotencySynchronousCommit: boolean;
 }
 
-/** The Idempotency-Key window of API.md. */
+/** The Idempotency-Key window of docs/api.md. */
 export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;
 
 export interface TrafficPolicies {

@@ -55,7 +55,7 @@ const adminRoute = <Path extends string, Q extends z.ZodType, B extends z.ZodTyp
 const onePage = <T>(data: T[]) => ok({ data, next_cursor: null, has_more: false });
 
 /**
- * The administration API (API.md "Administration"): the CLI's operations over HTTP, scope
+ * The administration API (docs/api.md "Administration"): the CLI's operations over HTTP, scope
  * `admin`, for credentials of the platform's own account only.
  */
 export function adminRoutes(deps: AdminDeps): RouteSpec[] {
@@ -69,7 +69,7 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       );
     }
   };
-  /** `admin` is held only within the platform's own account (API.md): elsewhere 422. */
+  /** `admin` is held only within the platform's own account (docs/api.md): elsewhere 422. */
   const adminOnlyForPlatform = (accountId: string, scopes: readonly string[] | undefined) => {
     if (accountId !== deps.platformAccount && scopes?.includes("admin")) {
       throw new DomainError(

@@ -10,7 +10,7 @@ const smokeDescription = [
   "Time: steps run concurrently where they can; each has SMOKE_STEP_TIMEOUT_MS (the call steps SANDBOX_CALL_SECONDS more) and all of them SMOKE_TIMEOUT_MS (default 30 s) less a cleanup reserve, so the reply comes within about SMOKE_TIMEOUT_MS. Each run lands one signed `smoke.run` usage record (resource_id the `smk_` id, attributes smoke_id, status, duration_ms). A 200 with Idempotency-Key is replayed like any other; without the sandbox carrier the call and message steps are skipped.",
 ].join("\n\n");
 
-/** The agent smoke (API.md "Agent smoke"). */
+/** The agent smoke (docs/api.md "Agent smoke"). */
 export function agentRoutes(smoke: Smoke): RouteSpec[] {
   return [
     defineRoute({

@@ -6,7 +6,7 @@ import { toConsentJson } from "./views/messages.js";
 
 const consentPath = idParam("cns", "consent_id");
 
-/** Consents (all under consents:write, as API.md lists them). */
+/** Consents (all under consents:write, as docs/api.md lists them). */
 export const consentRoutes: RouteSpec[] = [
   defineRoute({
     method: "post",

@@ -16,7 +16,7 @@ const signedNote =
 
 const templatePath = idParam("tpl", "template_id");
 
-/** Templates: versioned, immutable, signed (all under templates:write, as API.md lists them). */
+/** Templates: versioned, immutable, signed (all under templates:write, as docs/api.md lists them). */
 export const templateRoutes: RouteSpec[] = [
   defineRoute({
     method: "post",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { page, resourceId, timestamp } from "./common.js";
 
-/** Administration (API.md "Administration"): accounts, clients, service tokens, keys. */
+/** Administration (docs/api.md "Administration"): accounts, clients, service tokens, keys. */
 const accountId = z.string().describe("acct_…");
 const scopeList = z.array(z.string()).describe("Permissions, e.g. numbers:read");
 

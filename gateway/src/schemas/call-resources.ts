@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { cursorParam, e164, limitParam, page, resourceId, timestamp } from "./common.js";
 
-/** Seats, agents and routes of call-control (API.md "Seats, agents, routes"). */
+/** Seats, agents and routes of call-control (docs/api.md "Seats, agents, routes"). */
 export const seatId = z
   .string()
   .regex(/^seat_[0-9a-z]{26}$/, "must be a seat id (seat_…)")

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { agentName, seatId } from "./call-resources.js";
 import { cursorParam, e164, limitParam, page, resourceId, timestamp } from "./common.js";
 
-/** Calls (API.md "Calls", "Carrier and sandbox"). */
+/** Calls (docs/api.md "Calls", "Carriers: the real networks and the sandbox"). */
 const direction = z.enum(wire.callDirection.values);
 
 export const call = z

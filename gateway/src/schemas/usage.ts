@@ -2,7 +2,7 @@ import { wire } from "@switchboard/proto";
 import { z } from "zod";
 import { cursorParam, limitParam, page, resourceId, timestamp } from "./common.js";
 
-/** API.md "Usage": the kinds of record the ledger holds. */
+/** docs/api.md "Usage": the kinds of record the ledger holds. */
 export const usageKinds = wire.usageKind.values;
 
 const dateTime = (description: string) =>

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { cursorParam, limitParam, page, resourceId, timestamp } from "./common.js";
 
-/** API.md "Webhook subscriptions": the REST shapes of subscriptions and deliveries. */
+/** docs/api.md "Webhook subscriptions": the REST shapes of subscriptions and deliveries. */
 export const subscriptionStatuses = ["active", "paused", "disabled"] as const;
 export const deliveryStatuses = ["pending", "delivered", "failed"] as const;
 

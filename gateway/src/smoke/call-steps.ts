@@ -4,7 +4,7 @@ import { runKey, type SmokeResources, type SmokeState } from "./smoke-state.js";
 import { StepFailure, StepSkipped, type StepScope } from "./step-scope.js";
 import type { StepSpec } from "./step-runner.js";
 
-/** Sandbox network (API.md "Carrier and sandbox"): `+1555010xxx0` answers, then completes. */
+/** Sandbox network (docs/api.md "Carriers: the real networks and the sandbox"): `+1555010xxx0` answers, then completes. */
 export const sandboxAnsweringNumber = "+15550109990";
 /** The simulated caller of the inbound call (any E.164 number). */
 export const sandboxCaller = "+15550109991";

@@ -9,7 +9,7 @@ export function recordKeySet(keys: readonly usage.PublicKey[]): JWTVerifyGetKey 
   return createLocalJWKSet({ keys: keys.map(toJwk) });
 }
 
-/** Verifies a record as API.md tells clients to, in its REST form (what a client receives). */
+/** Verifies a record as docs/api.md tells clients to, in its REST form (what a client receives). */
 export const recordVerifies = (
   record: usage.UsageRecord,
   keys: JWTVerifyGetKey,

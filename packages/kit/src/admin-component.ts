@@ -4,7 +4,7 @@ import { startAdminServer, type RunningAdminServer } from "./admin-server.js";
 import { env, loadConfig } from "./config.js";
 import { recordBuildInfo } from "./metrics/build-info.js";
 
-/** ADMIN_PORT (default per component, see the README) and ADMIN_HOST (default `0.0.0.0`). */
+/** ADMIN_PORT (default per component, see docs/configuration.md) and ADMIN_HOST (default `127.0.0.1`). */
 export function loadAdminAddress(
   defaults: { port: number; host?: string },
   source: NodeJS.ProcessEnv = process.env,

@@ -1,5 +1,5 @@
 /**
- * The one error taxonomy. A DomainError carries a problem `kind` from API.md; the gRPC codec
+ * The one error taxonomy. A DomainError carries a problem `kind` from docs/api.md; the gRPC codec
  * (grpc-errors.ts) and the gateway's problem mapper (gateway/src/http/problem.ts, the only
  * place that knows HTTP statuses) are the only places that translate it.
  */

@@ -13,7 +13,7 @@ import { CREDENTIAL_METADATA, mintInternalCredential } from "./internal-credenti
 import { traceClientInterceptor } from "./telemetry/grpc-spans.js";
 import { startGrpcClientTimer } from "./metrics/grpc.js";
 
-/** Retries UNAVAILABLE only, through the service config (rule 5). */
+/** Retries UNAVAILABLE only, through the service config (docs/architecture.md rule 5). */
 export function clientChannelOptions(serviceName: string) {
   return {
     "grpc.enable_retries": 1,

@@ -21,7 +21,7 @@ import {
 } from "./internal-credential.js";
 import { grpcServerCredentials } from "./grpc-tls.js";
 
-/** Keepalive and connection-age settings so clients rebalance across pods (rule 5). */
+/** Keepalive and connection-age settings so clients rebalance across pods (docs/architecture.md rule 5). */
 export const serverChannelOptions = {
   "grpc.keepalive_time_ms": 30_000,
   "grpc.keepalive_timeout_ms": 10_000,
@@ -69,7 +69,7 @@ type CredentialedCall = ServerUnaryCall<unknown, unknown> & { credential: Intern
 type UnaryHandler = (call: ServerUnaryCall<unknown, unknown>, send: sendUnaryData<unknown>) => void;
 
 /**
- * Rule 10: a call runs only with a valid internal credential for this service. The account it
+ * docs/architecture.md rule 10: a call runs only with a valid internal credential for this service. The account it
  * acts for comes from the credential: a request naming another account is refused, one naming
  * none gets the credential's.
  */

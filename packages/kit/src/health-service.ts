@@ -17,7 +17,7 @@ export const busCheck =
     (await bus.isReady(timeoutMs).catch(() => false)) ? "pass" : "fail";
 
 /**
- * Health that tells the truth (ARCHITECTURE rule 9) for a gRPC service: its grpc.health.v1
+ * Health that tells the truth (docs/architecture.md rule 9) for a gRPC service: its grpc.health.v1
  * status is SERVING only while its PostgreSQL pool and (when the queue is on Redis) Redis
  * answer, re-checked every `intervalMs` (default 2 s) and whenever `check()` is called (the
  * admin port's /readyz). Resolves after the first check has set the status, so a service is

@@ -1,7 +1,7 @@
 import { randomFillSync } from "node:crypto";
 import { monotonicFactory } from "ulid";
 
-/** Prefixes of API.md; every id is `<prefix>_<ULID>` so ids sort by creation time. */
+/** Prefixes of docs/api.md; every id is `<prefix>_<ULID>` so ids sort by creation time. */
 export const idPrefixes = [
   "num",
   "hld",

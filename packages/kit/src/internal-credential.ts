@@ -3,7 +3,7 @@ import { internalKey } from "./platform-secret.js";
 import { createTtlCache } from "./ttl-cache.js";
 
 /**
- * The internal credential every gRPC call carries (rule 10): a short-lived JWT signed with a key
+ * The internal credential every gRPC call carries (docs/architecture.md rule 10): a short-lived JWT signed with a key
  * derived from INTERNAL_SECRET, which every platform process holds and no client does. Its
  * audience is the service called; it names the account the call acts for and the principal
  * behind it. The service takes the account from it, never from the request alone.

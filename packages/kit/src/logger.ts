@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from "pino";
 import { traceLogFields } from "./telemetry/log-fields.js";
 
-/** Paths whose values never reach a log line (ARCHITECTURE rule 7). */
+/** Paths whose values never reach a log line (docs/architecture.md rule 7). */
 export const redactedPaths = [
   "authorization",
   "*.authorization",

@@ -20,7 +20,7 @@ import {
 } from "../src/events/index.js";
 
 describe("backoff", () => {
-  it("parses the webhook retry schedule of API.md", () => {
+  it("parses the webhook retry schedule of docs/api.md", () => {
     expect(parseRetrySchedule("5s,5m,30m,2h,5h,10h,14h,20h,24h")).toEqual([
       5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000,
       86_400_000,

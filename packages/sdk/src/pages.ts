@@ -1,4 +1,4 @@
-/** One page of a listing (API.md pagination). */
+/** One page of a listing (docs/api.md pagination). */
 export interface Page<T> {
   data: T[];
   next_cursor: string | null;

@@ -1,6 +1,6 @@
 import { injectTraceContext, newId, type Queryable } from "@switchboard/kit";
 
-/** The inventory's events (API.md webhook types), written to inventory.outbox. */
+/** The inventory's events (docs/api.md webhook types), written to inventory.outbox. */
 export type InventoryEventType =
   "number.held" | "number.assigned" | "number.released" | "number.hold_expired";
 
@@ -15,7 +15,7 @@ export interface InventoryEvent {
 
 /**
  * Appends an event in the caller's transaction, so it commits together with the state change
- * it describes (ARCHITECTURE rule 4); the kit's outbox relay publishes rows whose published_at
+ * it describes (docs/architecture.md rule 4); the kit's outbox relay publishes rows whose published_at
  * is null. The sequence is the number's own counter, bumped under the row lock the state change
  * already holds, so it needs no counter table of its own.
  */

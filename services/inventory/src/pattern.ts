@@ -1,5 +1,5 @@
 /**
- * Vanity/number patterns of API.md, matched against the national number: digits; `?` one digit;
+ * Vanity/number patterns of docs/api.md, matched against the national number: digits; `?` one digit;
  * `*` any run of digits; letters map to keypad digits (COFFEE → 263333); `^` anchors the start,
  * `$` the end; unanchored means "anywhere". A pattern compiles to one SQL LIKE expression (which
  * the pg_trgm GIN index serves) plus, when anchored, the literal digits it must start with (which

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { env, loadConfig } from "@switchboard/kit";
 
-/** The development key-encryption secret; refused in production (ARCHITECTURE rule 6). */
+/** The development key-encryption secret; refused in production (docs/architecture.md rule 6). */
 const DEV_SIGNING_KEY_SECRET = "switchboard-development-signing-key-secret";
 
 const ms = (fallback: number, min = 0, max = 86_400_000) =>

@@ -1,6 +1,6 @@
 import { wire } from "@switchboard/proto";
 
-/** The record kinds of API.md ("Usage") and the unit each one counts in. */
+/** The record kinds of docs/api.md ("Usage") and the unit each one counts in. */
 export const recordKinds = wire.usageKind.values;
 export type RecordKind = wire.UsageKindValue;
 

@@ -2,7 +2,7 @@ import { wire, type usage } from "@switchboard/proto";
 import type { RecordKind } from "./kinds.js";
 
 /**
- * A ledger record as the API serves it (API.md "Usage"), without `signature`: exactly the
+ * A ledger record as the API serves it (docs/api.md "Usage"), without `signature`: exactly the
  * object whose RFC 8785 canonical JSON is signed. Every member is always present; what does not
  * apply to a kind is null.
  */

@@ -37,7 +37,7 @@ async function signerWithKey(threads = 1) {
   return { signer, kid, verifyKey: await importJWK(jwk, "EdDSA") };
 }
 
-/** The record a client sees (payload + signature) verified the way API.md tells clients to. */
+/** The record a client sees (payload + signature) verified the way docs/api.md tells clients to. */
 async function verifies(
   record: UnsignedRecord,
   signature: string,

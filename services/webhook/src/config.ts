@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { env, loadConfig, parseDuration, parseRetrySchedule } from "@switchboard/kit";
 
-/** API.md's schedule: the delays before the 2nd … 10th attempt. */
+/** docs/api.md's schedule: the delays before the 2nd … 10th attempt. */
 export const defaultRetrySchedule = "5s,5m,30m,2h,5h,10h,14h,20h,24h";
 
 const DEV_SECRET_KEY = "switchboard-development-signing-key-secret";

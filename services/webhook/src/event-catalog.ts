@@ -1,7 +1,7 @@
 import { eventTypeMatches } from "@switchboard/kit";
 
 /**
- * The events a subscription can receive (API.md "Webhook subscriptions", plus the webhook
+ * The events a subscription can receive (docs/api.md "Webhook subscriptions", plus the webhook
  * service's own `webhook.subscription_disabled`). Anything else on the bus — usage facts such
  * as `webhook.delivered` or `smoke.run` — is internal and never delivered, which also keeps a
  * `*` subscription from feeding on its own deliveries.

@@ -146,7 +146,7 @@ describe("delivery outcomes", () => {
     expect(await ask({})).toEqual([null, "93.184.215.14", 4]);
   });
 
-  it("the default schedule is API.md's, and jitter only ever shortens a delay", () => {
+  it("the default schedule is docs/api.md's, and jitter only ever shortens a delay", () => {
     const settings = loadWebhookSettings({});
     expect(settings.retryDelaysMs).toEqual(
       [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400].map((s) => s * 1000),

@@ -1,6 +1,6 @@
 import type { messaging } from "@switchboard/proto";
 
-/** gRPC messaging resources → the JSON of API.md (snake_case, explicit nulls). */
+/** gRPC messaging resources → the JSON of docs/api.md (snake_case, explicit nulls). */
 export const toMessageJson = (m: messaging.Message | undefined) => ({
   id: m?.id ?? "",
   direction: m?.direction ?? "",

@@ -4,7 +4,7 @@ import { createBullmqBus } from "./bus-bullmq.js";
 import { createMemoryBus } from "./bus-memory.js";
 
 /**
- * The run-mode switch of ARCHITECTURE.md: BullMQ on Redis when `redisUrl` (REDIS_URL) is set
+ * The run-mode switch of docs/architecture.md: BullMQ on Redis when `redisUrl` (REDIS_URL) is set
  * (mesh), the in-process bus otherwise (embedded). In the embedded mode every service in the
  * process must share the one bus this returns.
  */

@@ -2,7 +2,7 @@ import type { TraceCarrier } from "./trace-context.js";
 
 /**
  * One domain event as it travels from the outbox through the bus to consumers. The public
- * webhook payload of API.md is its subset `{id, type, timestamp, account_id, sequence, data}`;
+ * webhook payload of docs/api.md is its subset `{id, type, timestamp, account_id, sequence, data}`;
  * `resource_id` and `trace` are internal.
  */
 export interface EventEnvelope<TData = Record<string, unknown>> {
@@ -22,7 +22,7 @@ export interface EventEnvelope<TData = Record<string, unknown>> {
   trace?: TraceCarrier;
 }
 
-/** The webhook payload of API.md ("Delivery"). */
+/** The webhook payload of docs/api.md ("Delivery"). */
 export interface PublicEvent<TData = Record<string, unknown>> {
   id: string;
   type: string;

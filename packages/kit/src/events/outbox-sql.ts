@@ -1,5 +1,5 @@
 /**
- * DDL for the event tables a service keeps in its own schema (ARCHITECTURE rules 3 and 4).
+ * DDL for the event tables a service keeps in its own schema (docs/architecture.md rules 3 and 4).
  * A service pastes the output into one of its own migrations, e.g.
  *   node -e 'import("@switchboard/kit").then(k => console.log(k.createOutboxTable("inventory")))'
  * so the tables are versioned with the rest of its schema; nothing here migrates by itself.

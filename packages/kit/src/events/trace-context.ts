@@ -1,5 +1,5 @@
 /**
- * The trace-context seam (ARCHITECTURE rule 8). The event plumbing *carries* W3C trace context:
+ * The trace-context seam (docs/architecture.md rule 8). The event plumbing *carries* W3C trace context:
  * a `TraceCarrier` rides in the outbox row, the event envelope and every job's data. The
  * installed `TracePropagator` writes and continues it; by default the OpenTelemetry one
  * (telemetry/event-propagator.ts), which does nothing while no tracer provider is registered.

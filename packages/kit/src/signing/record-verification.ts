@@ -2,7 +2,7 @@ import canonicalize from "canonicalize";
 import { flattenedVerify, type JWTVerifyGetKey } from "jose";
 
 /**
- * Verifies a signed record the way API.md tells clients to: the detached compact JWS in
+ * Verifies a signed record the way docs/api.md tells clients to: the detached compact JWS in
  * `signature` (EdDSA, `kid` in its header) over the RFC 8785 canonical JSON of the record
  * without `signature`, with the key the JWKS names. Resolves false instead of throwing.
  */

@@ -21,7 +21,7 @@ import {
 } from "./env.js";
 
 /**
- * Starts the OpenTelemetry Node SDK once per process (see register.ts and the README's
+ * Starts the OpenTelemetry Node SDK once per process (see register.ts and docs/observability.md,
  * "Tracing and logs"). Traces only: metrics are Prometheus on the admin port, logs are pino on
  * stdout, so the SDK's metric readers and log processors stay empty whatever OTEL_*_EXPORTER
  * says. Library instrumentation is limited to what our own spans do not cover:

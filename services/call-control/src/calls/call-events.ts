@@ -2,7 +2,7 @@ import { appendEvent, platformConsumerGroups, type ConsumerGroup } from "@switch
 import type { Tx } from "../scheduler/tx.js";
 import { toPublicCall, type CallRow } from "./call-rows.js";
 
-/** The call events of API.md plus the usage fact `call.placed`. */
+/** The call events of docs/api.md plus the usage fact `call.placed`. */
 export type CallEventType =
   | "call.placed"
   | "call.initiated"
@@ -13,7 +13,7 @@ export type CallEventType =
 
 export const callSchema = "call_control";
 
-/** The call events subscriptions can receive (API.md); `call.placed` is a usage fact only. */
+/** The call events subscriptions can receive (docs/api.md); `call.placed` is a usage fact only. */
 export const publicCallEvents = [
   "call.incoming",
   "call.initiated",

@@ -73,7 +73,7 @@ export function toCall(row: CallRow): callcontrol.Call {
 }
 
 /**
- * The call as the public JSON of API.md (the REST representation, snake_case, nulls for unset
+ * The call as the public JSON of docs/api.md (the REST representation, snake_case, nulls for unset
  * fields): the `data` of every call event.
  */
 export function toPublicCall(row: CallRow): Record<string, unknown> {

@@ -34,7 +34,7 @@ export interface PlacedCall {
   replayed: boolean;
 }
 
-/** API.md: a key is honoured for 24 hours from first use. */
+/** docs/api.md: a key is honoured for 24 hours from first use. */
 const keyWindow = "24 hours";
 
 type Settled<T> = { value: T } | { error: unknown };

@@ -1,7 +1,7 @@
 import { wire } from "@switchboard/proto";
 
 /**
- * The call state machine of API.md:
+ * The call state machine of docs/api.md:
  *   queued → initiated → ringing → in_progress → completed
  * and the other terminal states busy, no_answer, failed, canceled, rejected. Terminal states
  * never change: every transition is one guarded UPDATE (`WHERE status = ANY(allowed)`), so of

@@ -1,7 +1,7 @@
 import type { Hangup } from "../calls/states.js";
 
 /**
- * The sandbox network of API.md, as data: what a destination does after the INVITE, as events
+ * The sandbox network of docs/api.md, as data: what a destination does after the INVITE, as events
  * at offsets from the dial. Destinations in +1555010xxxx behave by their last digit:
  *   0 rings, answers, and the callee hangs up after SANDBOX_CALL_SECONDS (normal_clearing);
  *   1 is busy (486); 2 rings and the far end gives up after SANDBOX_CALL_SECONDS (480, no

@@ -1,5 +1,5 @@
 /**
- * The sandbox network's deterministic behaviour (API.md "Carrier and sandbox"), by the last
+ * The sandbox network's deterministic behaviour (docs/api.md "Carriers: the real networks and the sandbox"), by the last
  * digit of a destination in +1555020xxxx:
  *
  * | digit | outcome |

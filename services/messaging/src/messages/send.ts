@@ -9,7 +9,7 @@ import { loadSendFacts } from "./send-facts.js";
 import { checkRecipient, checkSender, checkTemplate, render } from "./send-rules.js";
 
 /**
- * SendMessage: every check of API.md, each with its own problem, then one statement that
+ * SendMessage: every check of docs/api.md, each with its own problem, then one statement that
  * stores the message `queued` with its `message.queued` event. The event reaches the
  * dispatcher through the outbox relay, so a stored message is always sent (or expires); a
  * refused request stores nothing and sends nothing.
