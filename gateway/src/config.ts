@@ -1,18 +1,16 @@
 import { z } from "zod";
-import { addressVariable, env, loadConfig, publicBaseUrl } from "@switchboard/kit";
+import {
+  addressVariable,
+  env,
+  loadConfig,
+  publicBaseUrl,
+  requireInProduction,
+  secretSettings,
+  signingKeySecretOf,
+} from "@switchboard/kit";
 import { backendNames, type BackendAddresses } from "./backends.js";
 import { gatewayComponent } from "./component.js";
 import { parseRateLimits } from "./policies/rate-limit-config.js";
-
-const DEV_SIGNING_KEY_SECRET = "switchboard-development-signing-key-secret";
-
-/** The key-encryption secret; the development default is refused in production. */
-export function signingKeySecretFrom(source: NodeJS.ProcessEnv = process.env): string {
-  if (source.SIGNING_KEY_SECRET) return source.SIGNING_KEY_SECRET;
-  if (source.NODE_ENV === "production")
-    throw new Error("SIGNING_KEY_SECRET is required in production");
-  return DEV_SIGNING_KEY_SECRET;
-}
 
 /** Each backend's gRPC address (<NAME>_ADDR, host:port): the platform or the chart sets them. */
 const backendAddressSchema = Object.fromEntries(
@@ -27,9 +25,7 @@ const backendAddressSchema = Object.fromEntries(
 
 export const gatewaySettings = z
   .object({
-    NODE_ENV: env
-      .nodeEnv()
-      .describe("`production` refuses the development defaults of secrets and the carrier"),
+    ...secretSettings,
     PORT: env.port(gatewayComponent.httpPort).describe("gateway HTTP port"),
     HOST: z
       .string()
@@ -58,13 +54,6 @@ export const gatewaySettings = z
       .max(60_000)
       .default(5_000)
       .describe("deadline of every gateway → service call"),
-    SIGNING_KEY_SECRET: z
-      .string()
-      .min(32, "must be at least 32 characters")
-      .optional()
-      .describe(
-        "encrypts signing keys at rest (at least 32 characters); a development default outside production",
-      ),
     TOKEN_TTL_SECONDS: z.coerce
       .number()
       .int()
@@ -219,13 +208,7 @@ export const gatewaySettings = z
       ),
   })
   .superRefine((value, ctx) => {
-    if (value.NODE_ENV === "production" && !value.SIGNING_KEY_SECRET) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["SIGNING_KEY_SECRET"],
-        message: "is required in production",
-      });
-    }
+    requireInProduction(value, ctx);
     if (Boolean(value.BOOTSTRAP_CLIENT_ID) !== Boolean(value.BOOTSTRAP_CLIENT_SECRET)) {
       ctx.addIssue({
         code: "custom",
@@ -253,7 +236,7 @@ export const gatewaySettings = z
       sandbox:
         (value.CARRIER ?? (value.NODE_ENV === "production" ? undefined : "sandbox")) === "sandbox",
       grpcDeadlineMs: value.GRPC_DEADLINE_MS,
-      signingKeySecret: value.SIGNING_KEY_SECRET ?? DEV_SIGNING_KEY_SECRET,
+      signingKeySecret: signingKeySecretOf(value),
       tokenTtlSeconds: value.TOKEN_TTL_SECONDS,
       tokenAudience: value.TOKEN_AUDIENCE ?? publicUrl,
       /** The platform's own account: only its credentials may use /v1/admin (docs/api.md). */

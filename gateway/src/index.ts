@@ -1,9 +1,4 @@
-export {
-  gatewaySettings,
-  loadGatewayConfig,
-  signingKeySecretFrom,
-  type GatewayConfig,
-} from "./config.js";
+export { gatewaySettings, loadGatewayConfig, type GatewayConfig } from "./config.js";
 export { startGateway, GATEWAY_VERSION, type RunningGateway } from "./gateway.js";
 export { runAdminCli } from "./admin/cli.js";
 export { gatewayComponent } from "./component.js";

@@ -1,4 +1,5 @@
-import { runAdminCli, signingKeySecretFrom } from "@switchboard/gateway";
+import { runAdminCli } from "@switchboard/gateway";
+import { signingKeySecretOf } from "@switchboard/kit";
 import { dataDirFrom, readRuntime } from "./data-dir.js";
 
 const usage = `usage: switchboard <command>
@@ -20,7 +21,7 @@ if (command === "start") {
   }
   const code = await runAdminCli(rest, {
     databaseUrl,
-    signingKeySecret: signingKeySecretFrom(),
+    signingKeySecret: signingKeySecretOf(process.env),
     out: (line) => process.stdout.write(`${line}\n`),
   });
   process.exit(code);

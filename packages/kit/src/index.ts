@@ -30,3 +30,4 @@ export * from "./run-component.js";
 export * from "./field-errors.js";
 export * from "./paging.js";
 export * from "./idempotency.js";
+export * from "./secret-settings.js";

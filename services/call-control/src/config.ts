@@ -1,8 +1,13 @@
-import { env, loadConfig, publicBaseUrl } from "@switchboard/kit";
+import {
+  env,
+  loadConfig,
+  publicBaseUrl,
+  requireInProduction,
+  secretSettings,
+  signingKeySecretOf,
+} from "@switchboard/kit";
 import { stirShakenCertificatePath } from "@switchboard/proto";
 import { z } from "zod";
-
-const DEV_SIGNING_KEY_SECRET = "switchboard-development-signing-key-secret";
 
 /**
  * Settings of the call-control service that every run mode shares (embedded, tests and mesh
@@ -10,9 +15,7 @@ const DEV_SIGNING_KEY_SECRET = "switchboard-development-signing-key-secret";
  */
 export const callControlSettings = z
   .object({
-    NODE_ENV: env
-      .nodeEnv()
-      .describe("`production` refuses the development defaults of secrets and the carrier"),
+    ...secretSettings,
     CARRIER: z
       .enum(["sandbox"])
       .optional()
@@ -49,13 +52,6 @@ export const callControlSettings = z
     PORT: env
       .port(8080)
       .describe("the gateway's port: without PUBLIC_URL the x5u is the gateway's local address"),
-    SIGNING_KEY_SECRET: z
-      .string()
-      .min(32, "must be at least 32 characters")
-      .optional()
-      .describe(
-        "encrypts signing keys at rest (at least 32 characters); a development default outside production",
-      ),
     STIR_SHAKEN_SPC: z
       .string()
       .regex(/^[A-Za-z0-9]{1,16}$/, "must be 1–16 letters or digits")
@@ -90,19 +86,7 @@ export const callControlSettings = z
       .default(60)
       .describe("call-control: how long live calls keep running in a draining process"),
   })
-  .superRefine((value, ctx) => {
-    if (value.NODE_ENV !== "production") return;
-    if (!value.SIGNING_KEY_SECRET) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["SIGNING_KEY_SECRET"],
-        message: "is required in production",
-      });
-    }
-    if (!value.CARRIER) {
-      ctx.addIssue({ code: "custom", path: ["CARRIER"], message: "is required in production" });
-    }
-  })
+  .superRefine((value, ctx) => requireInProduction(value, ctx, ["SIGNING_KEY_SECRET", "CARRIER"]))
   .transform((value) => {
     return {
       carrier: value.CARRIER ?? ("sandbox" as const),
@@ -113,7 +97,7 @@ export const callControlSettings = z
       inboundRingTimeoutSeconds: value.INBOUND_RING_TIMEOUT_SECONDS,
       /** The PASSporT's x5u: where the gateway serves this service's certificate. */
       certificateUrl: `${publicBaseUrl(value.PUBLIC_URL, value.PORT)}${stirShakenCertificatePath}`,
-      signingKeySecret: value.SIGNING_KEY_SECRET ?? DEV_SIGNING_KEY_SECRET,
+      signingKeySecret: signingKeySecretOf(value),
       serviceProviderCode: value.STIR_SHAKEN_SPC,
       timers: { pollIntervalMs: value.CALL_TIMER_POLL_MS, batchSize: value.CALL_TIMER_BATCH_SIZE },
       inventoryDeadlineMs: value.INVENTORY_DEADLINE_MS,

@@ -1,8 +1,10 @@
 import { z } from "zod";
-import { env, loadConfig } from "@switchboard/kit";
-
-/** The development key-encryption secret; refused in production (docs/architecture.md rule 6). */
-const DEV_SIGNING_KEY_SECRET = "switchboard-development-signing-key-secret";
+import {
+  loadConfig,
+  requireInProduction,
+  secretSettings,
+  signingKeySecretOf,
+} from "@switchboard/kit";
 
 const ms = (fallback: number, min = 0, max = 86_400_000) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
@@ -13,21 +15,12 @@ const ms = (fallback: number, min = 0, max = 86_400_000) =>
  */
 export const messagingSettings = z
   .object({
-    NODE_ENV: env
-      .nodeEnv()
-      .describe("`production` refuses the development defaults of secrets and the carrier"),
+    ...secretSettings,
     CARRIER: z
       .string()
       .optional()
       .describe(
         "voice and messaging carrier adapter; `sandbox` is the simulated network and enables /api/sandbox/* (required in production)",
-      ),
-    SIGNING_KEY_SECRET: z
-      .string()
-      .min(32, "must be at least 32 characters")
-      .optional()
-      .describe(
-        "encrypts signing keys at rest (at least 32 characters); a development default outside production",
       ),
     SANDBOX_RECEIPT_DELAY_MS: ms(1_000, 0, 600_000).describe(
       "delay before a sandbox delivery receipt",
@@ -101,16 +94,7 @@ export const messagingSettings = z
       .describe("default reply to START"),
   })
   .superRefine((value, ctx) => {
-    if (value.NODE_ENV === "production" && !value.SIGNING_KEY_SECRET) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["SIGNING_KEY_SECRET"],
-        message: "is required in production",
-      });
-    }
-    if (value.NODE_ENV === "production" && !value.CARRIER) {
-      ctx.addIssue({ code: "custom", path: ["CARRIER"], message: "is required in production" });
-    }
+    requireInProduction(value, ctx, ["SIGNING_KEY_SECRET", "CARRIER"]);
     if ((value.CARRIER ?? "sandbox") !== "sandbox") {
       ctx.addIssue({
         code: "custom",
@@ -121,7 +105,7 @@ export const messagingSettings = z
   })
   .transform((value) => ({
     carrier: "sandbox" as const,
-    signingKeySecret: value.SIGNING_KEY_SECRET ?? DEV_SIGNING_KEY_SECRET,
+    signingKeySecret: signingKeySecretOf(value),
     sandboxReceiptDelayMs: value.SANDBOX_RECEIPT_DELAY_MS,
     senderRate: value.MESSAGING_SENDER_RATE,
     sendAttempts: value.MESSAGING_SEND_ATTEMPTS,

@@ -1,16 +1,15 @@
-import { defineComponent, env } from "@switchboard/kit";
+import {
+  defineComponent,
+  requireInProduction,
+  secretSettings,
+  signingKeySecretOf,
+} from "@switchboard/kit";
 import { z } from "zod";
 import { startUsage } from "./server.js";
-import { usageSigningKeySecret } from "./signing-keys.js";
 
 const settings = z
   .object({
-    NODE_ENV: env.nodeEnv(),
-    SIGNING_KEY_SECRET: z
-      .string()
-      .min(32, "must be at least 32 characters")
-      .optional()
-      .describe("seals the record-signing keys (required in production)"),
+    ...secretSettings,
     USAGE_RECORD_CONCURRENCY: z.coerce
       .number()
       .int()
@@ -40,15 +39,7 @@ const settings = z
       .optional()
       .describe("threads that sign records (default one per spare core, 1–4; 0 signs in line)"),
   })
-  .superRefine((value, ctx) => {
-    if (value.NODE_ENV === "production" && !value.SIGNING_KEY_SECRET) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["SIGNING_KEY_SECRET"],
-        message: "is required in production",
-      });
-    }
-  });
+  .superRefine(requireInProduction);
 
 /** The signed usage ledger. */
 export const usageComponent = defineComponent({
@@ -65,10 +56,7 @@ export const usageComponent = defineComponent({
       host,
       port,
       logger,
-      signingKeySecret: usageSigningKeySecret({
-        NODE_ENV: config.NODE_ENV,
-        SIGNING_KEY_SECRET: config.SIGNING_KEY_SECRET,
-      }),
+      signingKeySecret: signingKeySecretOf(config),
       recordConcurrency: config.USAGE_RECORD_CONCURRENCY,
       factConcurrency: config.USAGE_FACT_CONCURRENCY,
       maxBatch: config.USAGE_BATCH_SIZE,

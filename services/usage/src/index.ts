@@ -10,7 +10,7 @@ export {
   RECORD_SIGNING_PURPOSE,
   type RecordSigner,
 } from "./record-signer.js";
-export { createUsageKeyStore, usageSigningKeySecret } from "./signing-keys.js";
+export { createUsageKeyStore } from "./signing-keys.js";
 export { factContracts, recordKinds, unitOf, type FactKind, type RecordKind } from "./kinds.js";
 export type { RecordDraft, SignedRecord, UnsignedRecord } from "./ledger-record.js";
 export { usageComponent } from "./component.js";

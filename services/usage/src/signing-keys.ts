@@ -2,18 +2,6 @@ import { SigningKeyStore, type Logger, type Pool, type PublicJwk } from "@switch
 import type { usage } from "@switchboard/proto";
 import { RECORD_SIGNING_PURPOSE } from "./record-signer.js";
 
-/** The development secret; refused in production (SIGNING_KEY_SECRET must be set there). */
-const DEV_SIGNING_KEY_SECRET = "switchboard-development-signing-key-secret";
-
-/** SIGNING_KEY_SECRET, sealing the private keys at rest; the development default outside production. */
-export function usageSigningKeySecret(source: NodeJS.ProcessEnv = process.env): string {
-  if (source.SIGNING_KEY_SECRET) return source.SIGNING_KEY_SECRET;
-  if (source.NODE_ENV === "production") {
-    throw new Error("SIGNING_KEY_SECRET is required in production");
-  }
-  return DEV_SIGNING_KEY_SECRET;
-}
-
 /** The record-signing keys in usage.signing_keys: Ed25519, purpose usage-record. */
 export function createUsageKeyStore(options: {
   pool: Pool;

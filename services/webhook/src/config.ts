@@ -1,10 +1,16 @@
 import { z } from "zod";
-import { env, loadConfig, parseDuration, parseRetrySchedule } from "@switchboard/kit";
+import {
+  env,
+  loadConfig,
+  parseDuration,
+  parseRetrySchedule,
+  requireInProduction,
+  secretSettings,
+  signingKeySecretOf,
+} from "@switchboard/kit";
 
 /** docs/api.md's schedule: the delays before the 2nd … 10th attempt. */
 export const defaultRetrySchedule = "5s,5m,30m,2h,5h,10h,14h,20h,24h";
-
-const DEV_SECRET_KEY = "switchboard-development-signing-key-secret";
 
 /** What the webhook service needs besides its stores; the same in every run mode. */
 export interface WebhookSettings {
@@ -52,16 +58,7 @@ const duration = (fallback: string) =>
 
 export const webhookEnvSchema = z
   .object({
-    NODE_ENV: env
-      .nodeEnv()
-      .describe("`production` refuses the development defaults of secrets and the carrier"),
-    SIGNING_KEY_SECRET: z
-      .string()
-      .min(32, "must be at least 32 characters")
-      .optional()
-      .describe(
-        "encrypts signing keys at rest (at least 32 characters); a development default outside production",
-      ),
+    ...secretSettings,
     WEBHOOK_ALLOW_PRIVATE_HOSTS: env
       .list()
       .describe(
@@ -128,15 +125,7 @@ export const webhookEnvSchema = z
       .bool(true)
       .describe("run delivery workers in the service process (`worker-main.js` runs them apart)"),
   })
-  .superRefine((value, ctx) => {
-    if (value.NODE_ENV === "production" && !value.SIGNING_KEY_SECRET) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["SIGNING_KEY_SECRET"],
-        message: "is required in production",
-      });
-    }
-  })
+  .superRefine(requireInProduction)
   .transform((value): WebhookSettings => ({
     allowPrivateHosts: value.WEBHOOK_ALLOW_PRIVATE_HOSTS.map((host) => host.toLowerCase()),
     retryDelaysMs: value.WEBHOOK_RETRY_SCHEDULE,
@@ -146,7 +135,7 @@ export const webhookEnvSchema = z
     concurrency: value.WEBHOOK_DELIVERY_CONCURRENCY,
     disableAfterMs: value.WEBHOOK_DISABLE_AFTER,
     secretOverlapMs: value.WEBHOOK_SECRET_OVERLAP,
-    secretKey: value.SIGNING_KEY_SECRET ?? DEV_SECRET_KEY,
+    secretKey: signingKeySecretOf(value),
     redispatchAfterMs: value.WEBHOOK_REDISPATCH_AFTER,
     sweepIntervalMs: value.WEBHOOK_SWEEP_INTERVAL,
     sinkPort: value.WEBHOOK_SINK_PORT,

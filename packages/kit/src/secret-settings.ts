@@ -1,0 +1,45 @@
+import { z } from "zod";
+import { env } from "./config.js";
+
+/** The development key-encryption secret: refused in production (docs/architecture.md rule 6). */
+const developmentSigningKeySecret = "switchboard-development-signing-key-secret";
+
+/** The variables every process that seals keys reads: NODE_ENV and SIGNING_KEY_SECRET. */
+export const secretSettings = {
+  NODE_ENV: env
+    .nodeEnv()
+    .describe("`production` refuses the development defaults of secrets and the carrier"),
+  SIGNING_KEY_SECRET: z
+    .string()
+    .min(32, "must be at least 32 characters")
+    .optional()
+    .describe(
+      "encrypts signing keys at rest (at least 32 characters); a development default outside production",
+    ),
+};
+
+/** Adds "is required in production" for each named variable left unset under NODE_ENV=production. */
+export function requireInProduction(
+  value: Record<string, unknown> & { NODE_ENV: string },
+  ctx: z.RefinementCtx,
+  names: readonly string[] = ["SIGNING_KEY_SECRET"],
+): void {
+  if (value.NODE_ENV !== "production") return;
+  for (const name of names) {
+    if (!value[name]) {
+      ctx.addIssue({ code: "custom", path: [name], message: "is required in production" });
+    }
+  }
+}
+
+/** The key-encryption secret of settings (or an environment): the development one outside production. */
+export function signingKeySecretOf(value: {
+  NODE_ENV?: string;
+  SIGNING_KEY_SECRET?: string;
+}): string {
+  if (value.SIGNING_KEY_SECRET) return value.SIGNING_KEY_SECRET;
+  if (value.NODE_ENV === "production") {
+    throw new Error("SIGNING_KEY_SECRET is required in production");
+  }
+  return developmentSigningKeySecret;
+}

@@ -1,0 +1,44 @@
+import { gatewaySettings } from "@switchboard/gateway";
+import { loadConfig, signingKeySecretOf } from "@switchboard/kit";
+import { serviceComponents } from "@switchboard/platform";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+
+const secret = "s".repeat(32);
+const gatewayRequired = {
+  DATABASE_URL: "postgres://x",
+  INVENTORY_ADDR: "127.0.0.1:9",
+  USAGE_ADDR: "127.0.0.1:9",
+  MESSAGING_ADDR: "127.0.0.1:9",
+  CALL_CONTROL_ADDR: "127.0.0.1:9",
+  WEBHOOK_ADDR: "127.0.0.1:9",
+};
+/** Whether a settings schema reads SIGNING_KEY_SECRET (inventory seals no keys). */
+const sealsKeys = (schema: z.ZodType) =>
+  "SIGNING_KEY_SECRET" in
+  ((z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as { properties?: object })
+    .properties ?? {});
+
+const settings = [
+  ["gateway", gatewaySettings, gatewayRequired] as const,
+  ...serviceComponents
+    .filter((c) => sealsKeys(c.settings))
+    .map((c) => [c.name, c.settings, {}] as const),
+];
+
+// docs/architecture.md rule 6: production refuses the development secret.
+describe("NODE_ENV=production refuses the development signing secret", () => {
+  it.each(settings)("%s", (_name, schema, required) => {
+    const production = { ...required, NODE_ENV: "production", CARRIER: "sandbox" };
+    expect(() => loadConfig(schema, production)).toThrow(
+      /SIGNING_KEY_SECRET: is required in production/,
+    );
+    expect(() => loadConfig(schema, { ...production, SIGNING_KEY_SECRET: secret })).not.toThrow();
+  });
+
+  it("hands out the development secret only outside production", () => {
+    expect(signingKeySecretOf({ SIGNING_KEY_SECRET: secret })).toBe(secret);
+    expect(signingKeySecretOf({ NODE_ENV: "development" })).toMatch(/development/);
+    expect(() => signingKeySecretOf({ NODE_ENV: "production" })).toThrow(/required in production/);
+  });
+});
