@@ -1,17 +1,11 @@
-import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from "node:crypto";
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { scryptAsync, type ScryptParams } from "@switchboard/kit";
 
 /**
  * Client secrets at rest: scrypt with a random 16-byte salt per secret, stored as a PHC-style
  * string `$scrypt$ln=14,r=8,p=1$<salt>$<hash>` (base64url). The parameters travel with the
  * hash, so they can be raised later without invalidating stored secrets.
  */
-export interface ScryptParams {
-  /** log2 of the CPU/memory cost N. */
-  ln: number;
-  r: number;
-  p: number;
-}
-
 /**
  * N = 2^14, r = 8, p = 1: 16 MiB and about 45 ms per hash on one core. Generated secrets carry
  * 256 bits of randomness; the work factor is there for operator-chosen (bootstrap) secrets,
@@ -22,24 +16,6 @@ export const defaultScryptParams: ScryptParams = { ln: 14, r: 8, p: 1 };
 const HASH_BYTES = 32;
 const SALT_BYTES = 16;
 const MAX_SECRET_LENGTH = 1024;
-
-export function scryptAsync(
-  secret: string | Buffer,
-  salt: Buffer | string,
-  params: ScryptParams,
-  length = HASH_BYTES,
-): Promise<Buffer> {
-  const cost = 2 ** params.ln;
-  const options: ScryptOptions = {
-    N: cost,
-    r: params.r,
-    p: params.p,
-    maxmem: 128 * cost * params.r * params.p + 16 * 1024 * 1024,
-  };
-  return new Promise((resolve, reject) =>
-    scrypt(secret, salt, length, options, (error, key) => (error ? reject(error) : resolve(key))),
-  );
-}
 
 export async function hashSecret(
   secret: string,

@@ -26,3 +26,4 @@ export {
 } from "./signing-key-store.js";
 export { createSigningKeysTable } from "./signing-keys-sql.js";
 export { verifySignedRecord } from "./record-verification.js";
+export { scryptAsync, type ScryptParams } from "./scrypt.js";
