@@ -19,6 +19,7 @@ import {
 } from "../src/policies/rate-limit-config.js";
 import { rateLimitHeaders } from "../src/policies/rate-limit-headers.js";
 import { decisionFor } from "../src/policies/token-bucket.js";
+import { unreachableBackends } from "@switchboard/test-support/grpc";
 
 describe("RATE_LIMITS", () => {
   it("overrides the defaults per permission and keeps the others", () => {
@@ -50,14 +51,7 @@ describe("RATE_LIMITS", () => {
     expect(() => parseRateLimits(value)).toThrow(message);
   });
 
-  const required = {
-    DATABASE_URL: "postgres://x",
-    INVENTORY_ADDR: "127.0.0.1:9",
-    USAGE_ADDR: "127.0.0.1:9",
-    MESSAGING_ADDR: "127.0.0.1:9",
-    CALL_CONTROL_ADDR: "127.0.0.1:9",
-    WEBHOOK_ADDR: "127.0.0.1:9",
-  };
+  const required = { DATABASE_URL: "postgres://x", ...unreachableBackends };
 
   it("fails the boot config with the variable's name", () => {
     expect(() => loadGatewayConfig({ DATABASE_URL: "postgres://x" })).toThrow(

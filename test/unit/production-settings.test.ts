@@ -1,18 +1,12 @@
 import { gatewaySettings } from "@switchboard/gateway";
 import { loadConfig, signingKeySecretOf } from "@switchboard/kit";
 import { serviceComponents } from "@switchboard/platform";
+import { unreachableBackends } from "@switchboard/test-support/grpc";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 
 const secret = "s".repeat(32);
-const gatewayRequired = {
-  DATABASE_URL: "postgres://x",
-  INVENTORY_ADDR: "127.0.0.1:9",
-  USAGE_ADDR: "127.0.0.1:9",
-  MESSAGING_ADDR: "127.0.0.1:9",
-  CALL_CONTROL_ADDR: "127.0.0.1:9",
-  WEBHOOK_ADDR: "127.0.0.1:9",
-};
+const gatewayRequired = { DATABASE_URL: "postgres://x", ...unreachableBackends };
 /** Whether a settings schema reads SIGNING_KEY_SECRET (inventory seals no keys). */
 const sealsKeys = (schema: z.ZodType) =>
   "SIGNING_KEY_SECRET" in

@@ -15,6 +15,7 @@ import {
   startCallControl,
   type RunningCallControl,
 } from "../src/index.js";
+import { type UnaryMethod } from "@switchboard/test-support/grpc";
 
 export type DatabaseKind = (typeof testDatabaseKinds)[number];
 
@@ -29,12 +30,7 @@ export interface ServiceHarness {
   running: RunningCallControl;
   client: callcontrol.CallControlServiceClient;
   call<Req, Res>(
-    method: (
-      request: Req,
-      metadata: import("@grpc/grpc-js").Metadata,
-      options: Partial<import("@grpc/grpc-js").CallOptions>,
-      callback: (error: import("@grpc/grpc-js").ServiceError | null, response: Res) => void,
-    ) => import("@grpc/grpc-js").ClientUnaryCall,
+    method: UnaryMethod<Req, Res>,
     request: Req,
     metadata?: Record<string, string>,
   ): Promise<Res>;

@@ -9,6 +9,7 @@ import {
 import type { testDatabaseKinds } from "@switchboard/kit/testing";
 import { inventory } from "@switchboard/proto";
 import { seedInventory, startInventory, type RunningInventory } from "../src/index.js";
+import { failure, type UnaryMethod } from "@switchboard/test-support/grpc";
 
 export type DatabaseKind = (typeof testDatabaseKinds)[number];
 
@@ -18,12 +19,7 @@ export interface Harness {
   running: RunningInventory;
   client: inventory.InventoryServiceClient;
   call<Req, Res>(
-    method: (
-      request: Req,
-      metadata: import("@grpc/grpc-js").Metadata,
-      options: Partial<import("@grpc/grpc-js").CallOptions>,
-      callback: (error: import("@grpc/grpc-js").ServiceError | null, response: Res) => void,
-    ) => import("@grpc/grpc-js").ClientUnaryCall,
+    method: UnaryMethod<Req, Res>,
     request: Req,
     metadata?: Record<string, string>,
   ): Promise<Res>;
@@ -71,12 +67,4 @@ export async function outcome(promise: Promise<unknown>): Promise<string> {
   }
 }
 
-export async function failure(promise: Promise<unknown>): Promise<DomainError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof DomainError) return error;
-    throw error;
-  }
-  throw new Error("expected the call to fail");
-}
+export { failure };

@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-import type { CallOptions, ClientUnaryCall, Metadata, ServiceError } from "@grpc/grpc-js";
 import {
   callUnary,
   createBullmqBus,
@@ -7,7 +6,6 @@ import {
   createLogger,
   createMemoryBus,
   createPool,
-  DomainError,
   newId,
   usageRecordQueue,
   type EventBus,
@@ -16,17 +14,11 @@ import {
 import type { testDatabaseKinds } from "@switchboard/kit/testing";
 import { usage } from "@switchboard/proto";
 import { startUsage, type RunningUsage } from "../src/index.js";
+import { failure, type UnaryMethod } from "@switchboard/test-support/grpc";
 
 export type DatabaseKind = (typeof testDatabaseKinds)[number];
 
 export const testRedisUrl = (): string => process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
-
-type Unary<Req, Res> = (
-  request: Req,
-  metadata: Metadata,
-  options: Partial<CallOptions>,
-  callback: (error: ServiceError | null, response: Res) => void,
-) => ClientUnaryCall;
 
 /** A real usage service (gRPC + consumers) on a fresh database and its own queue namespace. */
 export interface UsageHarness {
@@ -34,7 +26,7 @@ export interface UsageHarness {
   bus: EventBus;
   running: RunningUsage;
   client: usage.UsageServiceClient;
-  call<Req, Res>(method: Unary<Req, Res>, request: Req): Promise<Res>;
+  call<Req, Res>(method: UnaryMethod<Req, Res>, request: Req): Promise<Res>;
   /** Publishes gateway records the way the gateway does (one job per batch). */
   publishRequests(records: usage.RequestRecord[], jobId?: string): Promise<void>;
   /** Waits until `count` records match the SQL condition (on usage.records r). */
@@ -159,13 +151,4 @@ export function requestRecord(overrides: Partial<usage.RequestRecord> = {}): usa
   };
 }
 
-/** The DomainError a call failed with. */
-export async function failure(promise: Promise<unknown>): Promise<DomainError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof DomainError) return error;
-    throw error;
-  }
-  throw new Error("expected the call to fail");
-}
+export { failure };

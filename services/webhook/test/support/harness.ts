@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-import type { CallOptions, ClientUnaryCall, Metadata, ServiceError } from "@grpc/grpc-js";
 import {
   appendEvent,
   callUnary,
@@ -9,7 +8,6 @@ import {
   createMemoryBus,
   createPool,
   createOutboxTable,
-  DomainError,
   platformConsumerGroups,
   startOutboxRelay,
   withTransaction,
@@ -30,6 +28,7 @@ import {
   type WebhookSettings,
 } from "../../src/index.js";
 import { systemResolver, type Resolver } from "../../src/url-guard.js";
+import { failure, type UnaryMethod } from "@switchboard/test-support/grpc";
 
 export const testRedisUrl = (): string => process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 export const logger = createLogger("webhook-test", {
@@ -63,12 +62,7 @@ export interface Harness {
   client: webhook.WebhookServiceClient;
   /** Calls a method of the generated client: `h.call(h.client.getSubscription, {...})`. */
   call<Req, Res>(
-    method: (
-      request: Req,
-      metadata: Metadata,
-      options: Partial<CallOptions>,
-      callback: (error: ServiceError | null, response: Res) => void,
-    ) => ClientUnaryCall,
+    method: UnaryMethod<Req, Res>,
     request: Req,
     metadata?: Record<string, string>,
   ): Promise<Res>;
@@ -195,13 +189,4 @@ export const waitFor = async (
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The DomainError a call failed with. */
-export async function failure(promise: Promise<unknown>): Promise<DomainError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof DomainError) return error;
-    throw error;
-  }
-  throw new Error("expected the call to fail");
-}
+export { failure };
