@@ -50,6 +50,18 @@ export interface ComponentDeclaration<Settings = unknown, Name extends string = 
   start(deps: ComponentDeps, settings: Settings): Promise<RunningComponent>;
 }
 
+/** What a service's start function returns, as a running component. */
+export const runningComponent = (service: {
+  port: number;
+  health: { check(): Promise<ReadinessReport> };
+  stop(): Promise<void>;
+}): RunningComponent => ({
+  port: service.port,
+  instance: service,
+  readiness: () => service.health.check(),
+  stop: () => service.stop(),
+});
+
 /** Declares a component, keeping its settings type tied to its start function. */
 export const defineComponent = <Settings, const Name extends string>(
   declaration: ComponentDeclaration<Settings, Name>,

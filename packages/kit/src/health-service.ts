@@ -41,3 +41,12 @@ export async function startServiceHealth(options: {
   await watch.check();
   return watch;
 }
+
+/** What every service's start function returns: its gRPC server, its health, its stop. */
+export interface RunningService {
+  port: number;
+  server: RunningGrpcServer;
+  /** Its dependencies' health, which drives grpc.health.v1 (and the admin port's /readyz). */
+  health: DependencyWatch;
+  stop(): Promise<void>;
+}

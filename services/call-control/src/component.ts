@@ -1,4 +1,4 @@
-import { defineComponent } from "@switchboard/kit";
+import { defineComponent, runningComponent } from "@switchboard/kit";
 import { callControlSettings } from "./config.js";
 import { startCallControl } from "./server.js";
 
@@ -10,13 +10,9 @@ export const callControlComponent = defineComponent({
   needs: ["inventory"],
   poolSize: 10,
   settings: callControlSettings,
-  start: async ({ pool, bus, logger, host, port, addresses, ownProcess }, settings) => {
+  start: async ({ addresses, ownProcess, ...deps }, settings) => {
     const callControl = await startCallControl({
-      pool,
-      bus,
-      host,
-      port,
-      logger,
+      ...deps,
       inventoryAddress: addresses.inventory!,
       settings,
     });
@@ -25,9 +21,7 @@ export const callControlComponent = defineComponent({
     // another replica) fires.
     const callDrainMs = ownProcess ? settings.callDrainMs : 0;
     return {
-      port: callControl.port,
-      instance: callControl,
-      readiness: () => callControl.health.check(),
+      ...runningComponent(callControl),
       stop: () => callControl.stop({ callDrainMs }),
       drainMs: callDrainMs,
     };

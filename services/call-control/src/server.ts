@@ -1,14 +1,13 @@
 import {
+  type EventBus,
+  type Logger,
+  type Pool,
+  type RunningService,
   SigningKeyStore,
   startGrpcServer,
   startOutboxRelay,
   startServiceHealth,
   trackLiveCalls,
-  type DependencyWatch,
-  type EventBus,
-  type Logger,
-  type Pool,
-  type RunningGrpcServer,
 } from "@switchboard/kit";
 import { createCallEngine, type CallEngine } from "./calls/call-engine.js";
 import { drainLiveCalls } from "./calls/call-drain.js";
@@ -34,11 +33,7 @@ export interface CallControlOptions {
   settings: CallControlSettings;
 }
 
-export interface RunningCallControl {
-  port: number;
-  server: RunningGrpcServer;
-  /** Its dependencies' health, which drives grpc.health.v1 (and the admin port's /readyz). */
-  health: DependencyWatch;
+export interface RunningCallControl extends RunningService {
   engine: CallEngine;
   /** The durable timers (tests drain them). */
   timers: ActionRunner;

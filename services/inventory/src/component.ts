@@ -1,4 +1,4 @@
-import { defineComponent } from "@switchboard/kit";
+import { defineComponent, runningComponent } from "@switchboard/kit";
 import { z } from "zod";
 import { defaultHoldLimit } from "./holds.js";
 import { startInventory } from "./server.js";
@@ -28,21 +28,12 @@ export const inventoryComponent = defineComponent({
   needs: [],
   poolSize: 10,
   settings,
-  start: async ({ pool, bus, logger, host, port }, config) => {
-    const inventory = await startInventory({
-      pool,
-      bus,
-      host,
-      port,
-      logger,
-      holdLimit: config.HOLD_LIMIT_PER_ACCOUNT,
-      sweepIntervalMs: config.HOLD_SWEEP_INTERVAL_MS,
-    });
-    return {
-      port: inventory.port,
-      instance: inventory,
-      readiness: () => inventory.health.check(),
-      stop: () => inventory.stop(),
-    };
-  },
+  start: async ({ addresses: _addresses, ownProcess: _ownProcess, ...deps }, config) =>
+    runningComponent(
+      await startInventory({
+        ...deps,
+        holdLimit: config.HOLD_LIMIT_PER_ACCOUNT,
+        sweepIntervalMs: config.HOLD_SWEEP_INTERVAL_MS,
+      }),
+    ),
 });

@@ -1,13 +1,12 @@
 import {
+  type EventBus,
+  type Logger,
   platformConsumerGroups,
+  type Pool,
+  type RunningService,
   startGrpcServer,
   startOutboxRelay,
   startServiceHealth,
-  type DependencyWatch,
-  type EventBus,
-  type Logger,
-  type Pool,
-  type RunningGrpcServer,
 } from "@switchboard/kit";
 import { migrateInventory } from "./migrations.js";
 import { createInventoryService } from "./service.js";
@@ -25,11 +24,7 @@ export interface InventoryOptions {
   bus?: EventBus;
 }
 
-export interface RunningInventory {
-  port: number;
-  server: RunningGrpcServer;
-  /** Its dependencies' health, which drives grpc.health.v1 (and the admin port's /readyz). */
-  health: DependencyWatch;
+export interface RunningInventory extends RunningService {
   /** Drains the gRPC server, then stops the sweeper. The pool stays open (the caller owns it). */
   stop(): Promise<void>;
 }

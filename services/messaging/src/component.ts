@@ -1,4 +1,4 @@
-import { defineComponent } from "@switchboard/kit";
+import { defineComponent, runningComponent } from "@switchboard/kit";
 import { messagingSettings } from "./config.js";
 import { startMessaging } from "./server.js";
 
@@ -10,21 +10,8 @@ export const messagingComponent = defineComponent({
   needs: ["inventory"],
   poolSize: 10,
   settings: messagingSettings,
-  start: async ({ pool, bus, logger, host, port, addresses }, config) => {
-    const messaging = await startMessaging({
-      pool,
-      bus,
-      host,
-      port,
-      logger,
-      inventoryAddress: addresses.inventory!,
-      config,
-    });
-    return {
-      port: messaging.port,
-      instance: messaging,
-      readiness: () => messaging.health.check(),
-      stop: () => messaging.stop(),
-    };
-  },
+  start: async ({ addresses, ownProcess: _ownProcess, ...deps }, config) =>
+    runningComponent(
+      await startMessaging({ ...deps, inventoryAddress: addresses.inventory!, config }),
+    ),
 });

@@ -1,12 +1,12 @@
 import {
-  SigningKeyStore,
-  startGrpcServer,
-  startServiceHealth,
-  type DependencyWatch,
   type EventBus,
   type Logger,
   type Pool,
   type RunningGrpcServer,
+  type RunningService,
+  SigningKeyStore,
+  startGrpcServer,
+  startServiceHealth,
 } from "@switchboard/kit";
 import { SandboxCarrier } from "./carrier/sandbox-carrier.js";
 import { loadMessagingConfig, type MessagingConfig } from "./config.js";
@@ -41,11 +41,7 @@ export interface MessagingOptions {
   config?: MessagingConfig;
 }
 
-export interface RunningMessaging {
-  port: number;
-  server: RunningGrpcServer;
-  /** Its dependencies' health, which drives grpc.health.v1 (and the admin port's /readyz). */
-  health: DependencyWatch;
+export interface RunningMessaging extends RunningService {
   /** What the API path works with (the `pool` given). */
   context: MessagingContext;
   /** What the delivery pipeline works with (the delivery pool). */

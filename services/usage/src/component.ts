@@ -1,6 +1,7 @@
 import {
   defineComponent,
   requireInProduction,
+  runningComponent,
   secretSettings,
   signingKeySecretOf,
 } from "@switchboard/kit";
@@ -49,13 +50,9 @@ export const usageComponent = defineComponent({
   needs: [],
   poolSize: 10,
   settings,
-  start: async ({ pool, bus, logger, host, port }, config) => {
+  start: async ({ addresses: _addresses, ownProcess: _ownProcess, ...deps }, config) => {
     const usage = await startUsage({
-      pool,
-      bus,
-      host,
-      port,
-      logger,
+      ...deps,
       signingKeySecret: signingKeySecretOf(config),
       recordConcurrency: config.USAGE_RECORD_CONCURRENCY,
       factConcurrency: config.USAGE_FACT_CONCURRENCY,
@@ -64,14 +61,6 @@ export const usageComponent = defineComponent({
         ? { signingThreads: config.USAGE_SIGNING_THREADS }
         : {}),
     });
-    return {
-      port: usage.port,
-      instance: usage,
-      readiness: () => usage.health.check(),
-      stop: async () => {
-        usage.server.setServing(false);
-        await usage.stop();
-      },
-    };
+    return runningComponent(usage);
   },
 });

@@ -1,12 +1,11 @@
 import {
-  startGrpcServer,
-  startServiceHealth,
-  type DependencyWatch,
   type EventBus,
   type Logger,
   type Pool,
-  type RunningGrpcServer,
+  type RunningService,
   type SigningKeyStore,
+  startGrpcServer,
+  startServiceHealth,
 } from "@switchboard/kit";
 import { startUsageConsumers, type UsageConsumers } from "./consumers.js";
 import { migrateUsage } from "./migrations.js";
@@ -35,13 +34,9 @@ export interface UsageOptions {
   signingThreads?: number;
 }
 
-export interface RunningUsage {
-  port: number;
-  server: RunningGrpcServer;
+export interface RunningUsage extends RunningService {
   keys: SigningKeyStore;
   consumers: UsageConsumers;
-  /** Its dependencies' health, which drives grpc.health.v1 (and the admin port's /readyz). */
-  health: DependencyWatch;
   /** Stops the consumers (jobs in flight commit first), then drains the gRPC server. */
   stop(): Promise<void>;
 }
@@ -86,6 +81,8 @@ export async function startUsage(options: UsageOptions): Promise<RunningUsage> {
     consumers,
     health,
     stop: async () => {
+      // Not ready from the first moment: the consumers may take a while to finish their jobs.
+      server.setServing(false);
       health.stop();
       await consumers.close();
       await signer.close();

@@ -1,4 +1,4 @@
-import { defineComponent } from "@switchboard/kit";
+import { defineComponent, runningComponent } from "@switchboard/kit";
 import { webhookEnvSchema } from "./config.js";
 import { startWebhook } from "./server.js";
 
@@ -13,13 +13,6 @@ export const webhookComponent = defineComponent({
   // Every replica listens on the same sink port: a delivery to the sink reaches the loopback
   // of whichever replica runs it.
   ownProcessDefaults: { WEBHOOK_SINK_PORT: "50056" },
-  start: async ({ pool, bus, logger, host, port }, settings) => {
-    const webhook = await startWebhook({ pool, bus, host, port, logger, settings });
-    return {
-      port: webhook.port,
-      instance: webhook,
-      readiness: () => webhook.health.check(),
-      stop: () => webhook.stop(),
-    };
-  },
+  start: async ({ addresses: _addresses, ownProcess: _ownProcess, ...deps }, settings) =>
+    runningComponent(await startWebhook({ ...deps, settings })),
 });
