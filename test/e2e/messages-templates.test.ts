@@ -14,20 +14,9 @@ import {
   send,
   type MessageJson,
 } from "@switchboard/test-support/fixtures/messages";
+import type { components } from "@switchboard/sdk";
 
-interface TemplateJson {
-  id: string;
-  name: string;
-  version: number;
-  latest_version: number;
-  channels: string[];
-  body: string;
-  variables: string[];
-  status: string;
-  content_sha256: string;
-  signature: string;
-  kid: string;
-}
+type TemplateJson = components["schemas"]["Template"];
 
 /** Templates: versions, signatures verified against the served JWKS, rotation. */
 describe("templates through the gateway (PostgreSQL + Redis)", () => {

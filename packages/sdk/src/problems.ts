@@ -1,14 +1,7 @@
-/** An RFC 9457 problem the API answered, as a typed error. */
-export interface ProblemDetails {
-  type: string;
-  title: string;
-  status: number;
-  code: string;
-  detail: string;
-  instance: string;
-  errors?: { pointer: string; detail: string }[];
-  [extension: string]: unknown;
-}
+import type { components } from "./schema.js";
+
+/** An RFC 9457 problem the API answered (the document's Problem schema). */
+export type ProblemDetails = components["schemas"]["Problem"];
 
 export class SwitchboardProblem extends Error {
   override readonly name = "SwitchboardProblem";
