@@ -4,6 +4,12 @@ import {
   HangupCause,
   HangupSource,
 } from "./gen/switchboard/callcontrol/v1/callcontrol.js";
+import {
+  Capability,
+  HoldStatus,
+  NumberStatus,
+  NumberType,
+} from "./gen/switchboard/inventory/v1/inventory.js";
 import { UsageKind } from "./gen/switchboard/usage/v1/usage.js";
 import { wireEnum } from "./wire-enum.js";
 
@@ -13,9 +19,17 @@ export const callStatus = wireEnum(CallStatus);
 export const hangupCause = wireEnum(HangupCause);
 export const hangupSource = wireEnum(HangupSource);
 export const usageKind = wireEnum(UsageKind, { dots: true });
+export const numberType = wireEnum(NumberType);
+export const capability = wireEnum(Capability);
+export const numberStatus = wireEnum(NumberStatus);
+export const holdStatus = wireEnum(HoldStatus);
 
 export type CallDirectionValue = (typeof callDirection.values)[number];
 export type CallStatusValue = (typeof callStatus.values)[number];
 export type HangupCauseValue = (typeof hangupCause.values)[number];
 export type HangupSourceValue = (typeof hangupSource.values)[number];
 export type UsageKindValue = (typeof usageKind.values)[number];
+export type NumberTypeValue = (typeof numberType.values)[number];
+export type CapabilityValue = (typeof capability.values)[number];
+export type NumberStatusValue = (typeof numberStatus.values)[number];
+export type HoldStatusValue = (typeof holdStatus.values)[number];

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { callcontrol, wire, wireEnum } from "../src/index.js";
 
 describe("proto enums as the API spells them", () => {
@@ -30,5 +30,19 @@ describe("proto enums as the API spells them", () => {
     );
     expect(kinds.values).toEqual(["api.request", "smoke.run"]);
     expect(kinds.of("smoke.run")).toBe("K_SMOKE_RUN");
+  });
+
+  it("spell each member as named when the rule cannot", () => {
+    const encodings = wireEnum(
+      { UNSPECIFIED: "E_UNSPECIFIED", GSM_7: "E_GSM_7", UCS_2: "E_UCS_2" },
+      { spellings: { GSM_7: "GSM-7", UCS_2: "UCS-2" } },
+    );
+    expect(encodings.values).toEqual(["GSM-7", "UCS-2"]);
+    expectTypeOf(encodings.values).toEqualTypeOf<
+      readonly ["GSM-7" | "UCS-2", ...("GSM-7" | "UCS-2")[]]
+    >();
+    expect(encodings.of("UCS-2")).toBe("E_UCS_2");
+    expect(encodings.spell("E_GSM_7")).toBe("GSM-7");
+    expect(encodings.is("gsm_7")).toBe(false);
   });
 });
