@@ -11,6 +11,12 @@ import {
   NumberType,
 } from "./gen/switchboard/inventory/v1/inventory.js";
 import { UsageKind } from "./gen/switchboard/usage/v1/usage.js";
+import {
+  AttemptOutcome,
+  DeliveryStatus,
+  DisabledReason,
+  SubscriptionStatus,
+} from "./gen/switchboard/webhook/v1/webhook.js";
 import { wireEnum } from "./wire-enum.js";
 
 /** The closed value sets of the contracts, as the API spells them (wire-enum.ts). */
@@ -23,6 +29,10 @@ export const numberType = wireEnum(NumberType);
 export const capability = wireEnum(Capability);
 export const numberStatus = wireEnum(NumberStatus);
 export const holdStatus = wireEnum(HoldStatus);
+export const subscriptionStatus = wireEnum(SubscriptionStatus);
+export const disabledReason = wireEnum(DisabledReason);
+export const deliveryStatus = wireEnum(DeliveryStatus);
+export const attemptOutcome = wireEnum(AttemptOutcome);
 
 export type CallDirectionValue = (typeof callDirection.values)[number];
 export type CallStatusValue = (typeof callStatus.values)[number];
@@ -33,3 +43,7 @@ export type NumberTypeValue = (typeof numberType.values)[number];
 export type CapabilityValue = (typeof capability.values)[number];
 export type NumberStatusValue = (typeof numberStatus.values)[number];
 export type HoldStatusValue = (typeof holdStatus.values)[number];
+export type SubscriptionStatusValue = (typeof subscriptionStatus.values)[number];
+export type DisabledReasonValue = (typeof disabledReason.values)[number];
+export type DeliveryStatusValue = (typeof deliveryStatus.values)[number];
+export type AttemptOutcomeValue = (typeof attemptOutcome.values)[number];
