@@ -10,6 +10,16 @@ import {
   NumberStatus,
   NumberType,
 } from "./gen/switchboard/inventory/v1/inventory.js";
+import {
+  Channel,
+  ConsentSource,
+  ConsentStatus,
+  Encoding,
+  MessageDirection,
+  MessageStatus,
+  RevocationSource,
+  TemplateStatus,
+} from "./gen/switchboard/messaging/v1/messaging.js";
 import { UsageKind } from "./gen/switchboard/usage/v1/usage.js";
 import {
   AttemptOutcome,
@@ -29,6 +39,14 @@ export const numberType = wireEnum(NumberType);
 export const capability = wireEnum(Capability);
 export const numberStatus = wireEnum(NumberStatus);
 export const holdStatus = wireEnum(HoldStatus);
+export const messageDirection = wireEnum(MessageDirection);
+export const channel = wireEnum(Channel);
+export const messageStatus = wireEnum(MessageStatus);
+export const encoding = wireEnum(Encoding, { spellings: { GSM_7: "GSM-7", UCS_2: "UCS-2" } });
+export const templateStatus = wireEnum(TemplateStatus);
+export const consentSource = wireEnum(ConsentSource);
+export const consentStatus = wireEnum(ConsentStatus);
+export const revocationSource = wireEnum(RevocationSource);
 export const subscriptionStatus = wireEnum(SubscriptionStatus);
 export const disabledReason = wireEnum(DisabledReason);
 export const deliveryStatus = wireEnum(DeliveryStatus);
@@ -43,6 +61,14 @@ export type NumberTypeValue = (typeof numberType.values)[number];
 export type CapabilityValue = (typeof capability.values)[number];
 export type NumberStatusValue = (typeof numberStatus.values)[number];
 export type HoldStatusValue = (typeof holdStatus.values)[number];
+export type MessageDirectionValue = (typeof messageDirection.values)[number];
+export type ChannelValue = (typeof channel.values)[number];
+export type MessageStatusValue = (typeof messageStatus.values)[number];
+export type EncodingValue = (typeof encoding.values)[number];
+export type TemplateStatusValue = (typeof templateStatus.values)[number];
+export type ConsentSourceValue = (typeof consentSource.values)[number];
+export type ConsentStatusValue = (typeof consentStatus.values)[number];
+export type RevocationSourceValue = (typeof revocationSource.values)[number];
 export type SubscriptionStatusValue = (typeof subscriptionStatus.values)[number];
 export type DisabledReasonValue = (typeof disabledReason.values)[number];
 export type DeliveryStatusValue = (typeof deliveryStatus.values)[number];
