@@ -1,5 +1,5 @@
 import { DomainError } from "@switchboard/kit";
-import { inventory } from "@switchboard/proto";
+import { callcontrol, inventory } from "@switchboard/proto";
 import { findListed } from "./find-in-pages.js";
 import { holdOneOf } from "./number-steps.js";
 import { runKey, type SmokeResources, type SmokeState } from "./smoke-state.js";
@@ -66,7 +66,7 @@ async function ensureSeat(scope: StepScope, state: SmokeState, created: string[]
       request: { accountId: state.accountId },
       items: (r) => r.seats,
     },
-    (seat) => seat.name === smokeMarker && seat.status === "active",
+    (seat) => seat.name === smokeMarker && seat.status === callcontrol.SeatStatus.ACTIVE,
   );
   if (existing) return existing.id;
   const { seat } = await scope.rpc(cc, (c) => c.createSeat, {

@@ -1,8 +1,10 @@
 import {
+  Attestation,
   CallDirection,
   CallStatus,
   HangupCause,
   HangupSource,
+  SeatStatus,
 } from "./gen/switchboard/callcontrol/v1/callcontrol.js";
 import {
   Capability,
@@ -34,6 +36,8 @@ export const callDirection = wireEnum(CallDirection);
 export const callStatus = wireEnum(CallStatus);
 export const hangupCause = wireEnum(HangupCause);
 export const hangupSource = wireEnum(HangupSource);
+export const seatStatus = wireEnum(SeatStatus);
+export const attestation = wireEnum(Attestation, { spellings: { A: "A", B: "B", C: "C" } });
 export const usageKind = wireEnum(UsageKind, { dots: true });
 export const numberType = wireEnum(NumberType);
 export const capability = wireEnum(Capability);
@@ -56,6 +60,8 @@ export type CallDirectionValue = (typeof callDirection.values)[number];
 export type CallStatusValue = (typeof callStatus.values)[number];
 export type HangupCauseValue = (typeof hangupCause.values)[number];
 export type HangupSourceValue = (typeof hangupSource.values)[number];
+export type SeatStatusValue = (typeof seatStatus.values)[number];
+export type AttestationValue = (typeof attestation.values)[number];
 export type UsageKindValue = (typeof usageKind.values)[number];
 export type NumberTypeValue = (typeof numberType.values)[number];
 export type CapabilityValue = (typeof capability.values)[number];
