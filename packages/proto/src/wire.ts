@@ -22,7 +22,7 @@ import {
   RevocationSource,
   TemplateStatus,
 } from "./gen/switchboard/messaging/v1/messaging.js";
-import { UsageKind } from "./gen/switchboard/usage/v1/usage.js";
+import { KeyStatus, UsageKind, UsageUnit } from "./gen/switchboard/usage/v1/usage.js";
 import {
   AttemptOutcome,
   DeliveryStatus,
@@ -39,6 +39,8 @@ export const hangupSource = wireEnum(HangupSource);
 export const seatStatus = wireEnum(SeatStatus);
 export const attestation = wireEnum(Attestation, { spellings: { A: "A", B: "B", C: "C" } });
 export const usageKind = wireEnum(UsageKind, { dots: true });
+export const usageUnit = wireEnum(UsageUnit);
+export const keyStatus = wireEnum(KeyStatus);
 export const numberType = wireEnum(NumberType);
 export const capability = wireEnum(Capability);
 export const numberStatus = wireEnum(NumberStatus);
@@ -63,6 +65,8 @@ export type HangupSourceValue = (typeof hangupSource.values)[number];
 export type SeatStatusValue = (typeof seatStatus.values)[number];
 export type AttestationValue = (typeof attestation.values)[number];
 export type UsageKindValue = (typeof usageKind.values)[number];
+export type UsageUnitValue = (typeof usageUnit.values)[number];
+export type KeyStatusValue = (typeof keyStatus.values)[number];
 export type NumberTypeValue = (typeof numberType.values)[number];
 export type CapabilityValue = (typeof capability.values)[number];
 export type NumberStatusValue = (typeof numberStatus.values)[number];
