@@ -1,5 +1,5 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { callcontrol, wire, wireEnum } from "../src/index.js";
+import { callcontrol, inventory, messaging, wire, wireEnum } from "../src/index.js";
 
 describe("proto enums as the API spells them", () => {
   it("are the lower-case names without the prefix, in proto order, placeholders left out", () => {
@@ -44,5 +44,17 @@ describe("proto enums as the API spells them", () => {
     expect(encodings.of("UCS-2")).toBe("E_UCS_2");
     expect(encodings.spell("E_GSM_7")).toBe("GSM-7");
     expect(encodings.is("gsm_7")).toBe(false);
+  });
+
+  it("spell the contracts' sets as the API and the databases do", () => {
+    expect(wire.encoding.values).toEqual(["GSM-7", "UCS-2"]);
+    expect(wire.encoding.of("GSM-7")).toBe(messaging.Encoding.GSM_7);
+    expect(wire.attestation.values).toEqual(["A", "B", "C"]);
+    expect(wire.consentSource.values).toEqual(["web_form", "api", "keyword", "import", "verbal"]);
+    expect(wire.numberType.spell(inventory.NumberType.TOLL_FREE)).toBe("toll_free");
+  });
+
+  it("keep the capabilities in the order of the inventory's stored bitmasks", () => {
+    expect(wire.capability.values).toEqual(["voice", "sms", "mms", "rcs"]);
   });
 });
