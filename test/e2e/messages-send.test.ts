@@ -292,7 +292,7 @@ describe("sending messages through the gateway (PostgreSQL + Redis)", () => {
       const consent = await createConsent(p, token, to);
       const request: messaging.SendMessageRequest = {
         accountId: p.accountId,
-        channel: "sms",
+        channel: messaging.Channel.SMS,
         to,
         from,
         templateId: template.id,

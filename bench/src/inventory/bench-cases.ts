@@ -1,7 +1,9 @@
 import { blocks, e164PrefixOf } from "@switchboard/inventory/area-codes";
 import { capabilityNames } from "@switchboard/inventory/capabilities";
 import { seededRandom, type Random } from "@switchboard/inventory/random";
-import type { inventory } from "@switchboard/proto";
+import { inventory, wire } from "@switchboard/proto";
+
+const { MMS, SMS, VOICE } = inventory.Capability;
 
 /** Varied search requests per filter kind, deterministic from a seed. */
 export type SearchFilters = Partial<inventory.SearchNumbersRequest>;
@@ -57,7 +59,8 @@ export const benchKinds: Record<string, (random: Random) => SearchFilters> = {
   area_code: (r) => ({ areaCode: pick(r, blocks).areaCode }),
   capabilities: (r) => {
     const chosen = capabilityNames.filter(() => r.next() < 0.5);
-    return { capabilities: chosen.length > 0 ? chosen : [pick(r, capabilityNames)] };
+    const names = chosen.length > 0 ? chosen : [pick(r, capabilityNames)];
+    return { capabilities: names.map(wire.capability.of) };
   },
   "country+type": (r) => {
     const [country, type] = pick(r, [
@@ -68,7 +71,7 @@ export const benchKinds: Record<string, (random: Random) => SearchFilters> = {
       ["GB", "mobile"],
       ["GB", "toll_free"],
     ] as const);
-    return { country: randomCase(r, country), type };
+    return { country: randomCase(r, country), type: wire.numberType.of(type) };
   },
   combined: (r) => {
     const block = pick(r, geographic);
@@ -86,9 +89,9 @@ export const benchKinds: Record<string, (random: Random) => SearchFilters> = {
     ])();
     return {
       country: block.country,
-      type: "local",
+      type: inventory.NumberType.LOCAL,
       ...location,
-      capabilities: r.next() < 0.5 ? ["sms"] : ["voice", "sms", "mms"],
+      capabilities: r.next() < 0.5 ? [SMS] : [VOICE, SMS, MMS],
       ...extra,
     };
   },

@@ -1,3 +1,4 @@
+import { wire } from "@switchboard/proto";
 import { idParam } from "../schemas/common.js";
 import { created, noContent, ok, pageReply } from "./replies.js";
 import { defineRoute, type RouteSpec } from "./route-spec.js";
@@ -24,7 +25,7 @@ export const callSeatRoutes: RouteSpec[] = [
       const response = await ctx.rpc.callControl((c) => c.createSeat, {
         name: ctx.body.name,
         maxConcurrentCalls: ctx.body.max_concurrent_calls,
-        status: ctx.body.status,
+        status: ctx.body.status && wire.seatStatus.of(ctx.body.status),
       });
       const body = toSeat(response.seat);
       return created(`/v1/api/seats/${body.id}`, body);
@@ -83,7 +84,7 @@ export const callSeatRoutes: RouteSpec[] = [
         seatId: ctx.params.seat_id,
         name: ctx.body.name,
         maxConcurrentCalls: ctx.body.max_concurrent_calls,
-        status: ctx.body.status,
+        status: ctx.body.status && wire.seatStatus.of(ctx.body.status),
       });
       return ok(toSeat(r.seat));
     },

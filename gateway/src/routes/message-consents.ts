@@ -1,3 +1,4 @@
+import { wire } from "@switchboard/proto";
 import { idParam } from "../schemas/common.js";
 import { consent, consentListQuery, consentRequest, consentsPage } from "../schemas/messages.js";
 import { created, ok, pageReply } from "./replies.js";
@@ -27,8 +28,8 @@ export const consentRoutes: RouteSpec[] = [
       const b = ctx.body;
       const response = await ctx.rpc.messaging((c) => c.createConsent, {
         phoneNumber: b.phone_number,
-        channels: b.channels,
-        source: b.source,
+        channels: b.channels.map(wire.channel.of),
+        source: wire.consentSource.of(b.source),
         evidenceJson: b.evidence ? JSON.stringify(b.evidence) : "",
         capturedAt: b.captured_at,
       });
@@ -52,7 +53,7 @@ export const consentRoutes: RouteSpec[] = [
       const q = ctx.query;
       const response = await ctx.rpc.messaging((c) => c.listConsents, {
         phoneNumber: q.phone_number,
-        status: q.status,
+        status: q.status && wire.consentStatus.of(q.status),
         limit: q.limit,
         cursor: q.cursor ?? "",
       });

@@ -1,3 +1,4 @@
+import { wire } from "@switchboard/proto";
 import { idParam } from "../schemas/common.js";
 import {
   pageQuery,
@@ -38,7 +39,7 @@ export const templateRoutes: RouteSpec[] = [
     handler: async (ctx) => {
       const response = await ctx.rpc.messaging((c) => c.createTemplate, {
         name: ctx.body.name,
-        channels: ctx.body.channels,
+        channels: ctx.body.channels.map(wire.channel.of),
         body: ctx.body.body,
       });
       const body = toTemplateJson(response.template);
@@ -105,7 +106,7 @@ export const templateRoutes: RouteSpec[] = [
     handler: async (ctx) => {
       const response = await ctx.rpc.messaging((c) => c.createTemplateVersion, {
         templateId: ctx.params.template_id,
-        channels: ctx.body.channels ?? [],
+        channels: (ctx.body.channels ?? []).map(wire.channel.of),
         body: ctx.body.body,
       });
       const body = toTemplateJson(response.template);

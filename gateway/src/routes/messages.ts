@@ -1,3 +1,4 @@
+import { wire } from "@switchboard/proto";
 import { idParam } from "../schemas/common.js";
 import {
   message,
@@ -56,7 +57,7 @@ export const messageRoutes: RouteSpec[] = [
     handler: async (ctx) => {
       const b = ctx.body;
       const response = await ctx.rpc.messaging((c) => c.sendMessage, {
-        channel: b.channel,
+        channel: wire.channel.of(b.channel),
         to: b.to,
         from: b.from,
         templateId: b.template_id,
@@ -64,7 +65,7 @@ export const messageRoutes: RouteSpec[] = [
         variables: b.variables,
         consentId: b.consent_id,
         mediaUrls: b.media_urls,
-        fallback: b.fallback ?? undefined,
+        fallback: b.fallback ? wire.channel.of(b.fallback) : undefined,
         ttlSeconds: b.ttl_seconds,
       });
       const body = toMessageJson(response.message);
@@ -86,8 +87,8 @@ export const messageRoutes: RouteSpec[] = [
     handler: async (ctx) => {
       const q = ctx.query;
       const response = await ctx.rpc.messaging((c) => c.listMessages, {
-        direction: q.direction,
-        status: q.status,
+        direction: q.direction && wire.messageDirection.of(q.direction),
+        status: q.status && wire.messageStatus.of(q.status),
         to: q.to,
         from: q.from,
         limit: q.limit,

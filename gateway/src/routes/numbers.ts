@@ -1,3 +1,4 @@
+import { wire } from "@switchboard/proto";
 import { idParam } from "../schemas/common.js";
 import {
   assignRequest,
@@ -33,7 +34,7 @@ export const numberRoutes: RouteSpec[] = [
       const q = ctx.query;
       const response = await ctx.rpc.inventory((c) => c.searchNumbers, {
         country: q.country?.toUpperCase(),
-        type: q.type,
+        type: q.type && wire.numberType.of(q.type),
         prefix: q.prefix,
         pattern: q.pattern,
         minRepeat: q.min_repeat,
@@ -41,7 +42,7 @@ export const numberRoutes: RouteSpec[] = [
         region: q.region,
         locality: q.locality,
         areaCode: q.area_code,
-        capabilities: q.capabilities ?? [],
+        capabilities: (q.capabilities ?? []).map(wire.capability.of),
         limit: q.limit,
         cursor: q.cursor ?? "",
       });

@@ -1,3 +1,4 @@
+import { wire } from "@switchboard/proto";
 import { idParam } from "../schemas/common.js";
 import {
   createSubscriptionRequest,
@@ -131,7 +132,7 @@ export const webhookRoutes: RouteSpec[] = [
         url: body.url,
         events: body.events ? { types: body.events } : undefined,
         description: body.description === null ? "" : body.description,
-        status: body.status,
+        status: body.status && wire.subscriptionStatus.of(body.status),
       });
       return ok(toSubscription(response.subscription));
     },
@@ -213,7 +214,7 @@ export const webhookRoutes: RouteSpec[] = [
     handler: async (ctx) => {
       const response = await ctx.rpc.webhook((c) => c.listDeliveries, {
         subscriptionId: ctx.params.subscription_id,
-        status: ctx.query.status,
+        status: ctx.query.status && wire.deliveryStatus.of(ctx.query.status),
         limit: ctx.query.limit,
         cursor: ctx.query.cursor ?? "",
       });

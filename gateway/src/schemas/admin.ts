@@ -1,3 +1,4 @@
+import { wire } from "@switchboard/proto";
 import { z } from "zod";
 import { page, resourceId, timestamp } from "./common.js";
 
@@ -66,7 +67,7 @@ export const signingKey = z
     kid: z.string(),
     purpose: z.string(),
     alg: z.string(),
-    status: z.enum(["active", "retired"]),
+    status: z.enum(wire.keyStatus.values),
     created_at: timestamp,
     retired_at: timestamp.nullable(),
   })

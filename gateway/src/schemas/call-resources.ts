@@ -1,3 +1,4 @@
+import { wire } from "@switchboard/proto";
 import { z } from "zod";
 import { cursorParam, e164, limitParam, page, resourceId, timestamp } from "./common.js";
 
@@ -14,7 +15,7 @@ const resourceName = z
   .string()
   .max(128)
   .refine((value) => value.trim() !== "", "must not be empty or only spaces");
-const seatStatus = z.enum(["active", "disabled"]);
+const seatStatus = z.enum(wire.seatStatus.values);
 const maxConcurrentCalls = z.number().int().min(1).max(10_000);
 
 export const seat = z

@@ -18,7 +18,7 @@ export const call = z
     route_id: resourceId("rte").nullable().describe("Inbound: the route the call rings under"),
     stir_shaken: z
       .object({
-        attestation: z.enum(["A", "B", "C"]),
+        attestation: z.enum(wire.attestation.values),
         identity: z.string().describe("The PASSporT (RFC 8225/8588, ES256) handed to the carrier"),
       })
       .nullable()

@@ -1,20 +1,14 @@
+import { wire } from "@switchboard/proto";
 import { z } from "zod";
 import { cursorParam, e164, limitParam, page, resourceId, timestamp } from "./common.js";
 
-export const messageChannels = ["sms", "mms", "rcs"] as const;
-export const messageStatuses = [
-  "queued",
-  "sending",
-  "sent",
-  "delivered",
-  "undelivered",
-  "failed",
-  "expired",
-  "read",
-  "received",
-] as const;
+export const messageChannels = wire.channel.values;
+export const messageStatuses = wire.messageStatus.values;
+/** The channels rcs may fall back to. */
+const fallbackChannels = ["sms", "mms"] as const satisfies wire.ChannelValue[];
 
 const channel = z.enum(messageChannels);
+const direction = z.enum(wire.messageDirection.values);
 const idOf = (prefix: string) =>
   z
     .string()
@@ -65,7 +59,7 @@ export const sendRequest = z
       .default([])
       .describe("mms (required, 1–10) and rcs (0–10) only; https URLs"),
     fallback: z
-      .enum(["sms", "mms"])
+      .enum(fallbackChannels)
       .nullable()
       .optional()
       .describe(
@@ -87,21 +81,21 @@ export const sendRequest = z
 export const message = z
   .object({
     id: resourceId("msg"),
-    direction: z.enum(["outbound", "inbound"]),
+    direction,
     channel: channel.describe("The channel requested (outbound) or received on (inbound)"),
     channel_used: channel
       .nullable()
       .describe(
         "The channel the message went out on once decided; differs from channel after an RCS fallback",
       ),
-    fallback: z.enum(["sms", "mms"]).nullable(),
+    fallback: z.enum(fallbackChannels).nullable(),
     fallback_applied: z.boolean(),
     status: z.enum(messageStatuses),
     to: e164,
     from: e164,
     body: z.string().describe("The rendered text"),
     media_urls: z.array(z.string()),
-    encoding: z.enum(["GSM-7", "UCS-2"]),
+    encoding: z.enum(wire.encoding.values),
     segments: z
       .number()
       .int()
@@ -130,7 +124,7 @@ export const messagesPage = page(message).meta({ id: "MessagePage" });
 
 export const messageListQuery = z
   .object({
-    direction: z.enum(["outbound", "inbound"]).optional(),
+    direction: direction.optional(),
     status: z.enum(messageStatuses).optional(),
     to: e164.optional(),
     from: e164.optional(),
@@ -174,7 +168,7 @@ export const template = z
     channels: z.array(channel),
     body: z.string(),
     variables: z.array(z.string()).describe("The {{names}} of the body, in order of first use"),
-    status: z.enum(["approved"]),
+    status: z.enum(wire.templateStatus.values),
     content_sha256: z
       .string()
       .describe("Hex SHA-256 of the RFC 8785 canonical JSON {body, channels, name, version}"),
@@ -204,7 +198,8 @@ export const templateQuery = z
 
 export const pageQuery = z.object({ limit: limitParam, cursor: cursorParam }).strict();
 
-export const consentSources = ["web_form", "api", "keyword", "import", "verbal"] as const;
+export const consentSources = wire.consentSource.values;
+const consentStatus = z.enum(wire.consentStatus.values);
 
 export const consentRequest = z
   .object({
@@ -237,10 +232,10 @@ export const consent = z
     source: z.enum(consentSources),
     evidence: z.record(z.string(), z.unknown()).nullable(),
     captured_at: timestamp,
-    status: z.enum(["granted", "revoked"]),
+    status: consentStatus,
     created_at: timestamp,
     revoked_at: timestamp.nullable(),
-    revocation_source: z.enum(["api", "keyword"]).nullable(),
+    revocation_source: z.enum(wire.revocationSource.values).nullable(),
     revocation_keyword: z.string().nullable(),
   })
   .meta({ id: "Consent" });
@@ -250,7 +245,7 @@ export const consentsPage = page(consent).meta({ id: "ConsentPage" });
 export const consentListQuery = z
   .object({
     phone_number: e164.optional().describe("Only this recipient's consents"),
-    status: z.enum(["granted", "revoked"]).optional(),
+    status: consentStatus.optional(),
     limit: limitParam,
     cursor: cursorParam,
   })

@@ -1,8 +1,9 @@
+import { wire } from "@switchboard/proto";
 import { z } from "zod";
 import { cursorParam, e164, limitParam, page, resourceId, timestamp } from "./common.js";
 
-export const capabilityNames = ["voice", "sms", "mms", "rcs"] as const;
-export const numberTypes = ["local", "toll_free", "mobile"] as const;
+export const capabilityNames = wire.capability.values;
+export const numberTypes = wire.numberType.values;
 
 export const phoneNumber = z
   .object({
@@ -14,7 +15,7 @@ export const phoneNumber = z
     area_code: z.string(),
     type: z.enum(numberTypes),
     capabilities: z.array(z.enum(capabilityNames)),
-    status: z.enum(["available", "held", "assigned"]),
+    status: z.enum(wire.numberStatus.values),
     seat_id: resourceId("seat").nullable().optional(),
     assigned_at: timestamp.nullable().optional(),
   })
@@ -25,7 +26,7 @@ export const hold = z
     id: resourceId("hld"),
     number_id: resourceId("num"),
     number: e164,
-    status: z.enum(["active", "converted", "released", "expired"]),
+    status: z.enum(wire.holdStatus.values),
     expires_at: timestamp,
     created_at: timestamp,
     released_at: timestamp.nullable(),

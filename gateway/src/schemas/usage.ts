@@ -62,7 +62,7 @@ export const usageEvent = z
       .describe(
         "1 per request, hold, number, call, delivery or run; seconds for call.completed; segments for message.sent",
       ),
-    unit: z.string().describe("request | hold | number | call | second | segment | delivery | run"),
+    unit: z.string().describe(wire.usageUnit.values.join(" | ")),
     attributes: z
       .record(z.string(), z.unknown())
       .describe("Kind-specific details, e.g. latency_ms of api.request"),

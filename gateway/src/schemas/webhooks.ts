@@ -1,9 +1,12 @@
+import { wire } from "@switchboard/proto";
 import { z } from "zod";
 import { cursorParam, limitParam, page, resourceId, timestamp } from "./common.js";
 
 /** docs/api.md "Webhook subscriptions": the REST shapes of subscriptions and deliveries. */
-export const subscriptionStatuses = ["active", "paused", "disabled"] as const;
-export const deliveryStatuses = ["pending", "delivered", "failed"] as const;
+export const subscriptionStatuses = wire.subscriptionStatus.values;
+export const deliveryStatuses = wire.deliveryStatus.values;
+/** The statuses an account may set (disabled is the platform's). */
+const settableStatuses = ["active", "paused"] as const satisfies wire.SubscriptionStatusValue[];
 
 const eventPattern = z
   .string()
@@ -21,7 +24,7 @@ export const webhookSubscription = z
       .enum(subscriptionStatuses)
       .describe("active; paused (by you); disabled (by the platform: see disabled_reason)"),
     disabled_reason: z
-      .enum(["gone", "failing"])
+      .enum(wire.disabledReason.values)
       .nullable()
       .describe("gone: the endpoint answered 410; failing: every attempt failed for days"),
     previous_secret_expires_at: timestamp
@@ -60,7 +63,7 @@ export const updateSubscriptionRequest = z
     events: z.array(eventPattern).min(1).max(100).optional(),
     description: z.string().max(500).nullable().optional().describe("null clears it"),
     status: z
-      .enum(["active", "paused"])
+      .enum(settableStatuses)
       .optional()
       .describe("paused stops deliveries; active resumes (and re-enables a disabled subscription)"),
   })
@@ -72,7 +75,7 @@ export const webhookDeliveryAttempt = z
     started_at: timestamp,
     duration_ms: z.number().int(),
     status_code: z.number().int().nullable().describe("The endpoint's HTTP status, if it answered"),
-    outcome: z.enum(["delivered", "retrying", "failed"]),
+    outcome: z.enum(wire.attemptOutcome.values),
     error: z
       .string()
       .nullable()

@@ -97,7 +97,7 @@ export function callSteps(state: SmokeState, options: CallStepOptions): StepSpec
           { kind: "call.placed", resourceId: call.id },
           { kind: "call.completed", resourceId: call.id },
         ]);
-        return `${call.id} to ${call.to} completed (attestation ${call.stirShaken.attestation})`;
+        return `${call.id} to ${call.to} completed (attestation ${wire.attestation.spell(call.stirShaken.attestation)})`;
       },
     },
     {

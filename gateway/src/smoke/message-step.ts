@@ -1,5 +1,5 @@
 import { DomainError } from "@switchboard/kit";
-import type { messaging } from "@switchboard/proto";
+import { messaging, wire } from "@switchboard/proto";
 import { findListed } from "./find-in-pages.js";
 import { smokeMarker } from "./smoke-resources.js";
 import { runKey, type SmokeState } from "./smoke-state.js";
@@ -11,7 +11,14 @@ export const sandboxRecipient = "+15550209990";
 const templateBody = "Switchboard smoke check {{run}}";
 /** One key per account: every run after the first gets the same template back. */
 const templateKey = "smoke.template.v1";
-const terminal = new Set(["delivered", "undelivered", "failed", "expired", "read"]);
+const { Channel, ConsentStatus, MessageStatus } = messaging;
+const terminal = new Set([
+  MessageStatus.DELIVERED,
+  MessageStatus.UNDELIVERED,
+  MessageStatus.FAILED,
+  MessageStatus.EXPIRED,
+  MessageStatus.READ,
+]);
 
 const isSmokeEvidence = (json: string): boolean => {
   try {
@@ -28,7 +35,12 @@ async function smokeTemplate(scope: StepScope, state: SmokeState): Promise<messa
     const { template } = await scope.rpc(
       svc,
       (c) => c.createTemplate,
-      { accountId: state.accountId, name: smokeMarker, channels: ["sms"], body: templateBody },
+      {
+        accountId: state.accountId,
+        name: smokeMarker,
+        channels: [Channel.SMS],
+        body: templateBody,
+      },
       templateKey,
     );
     if (template) return template;
@@ -46,7 +58,7 @@ async function smokeTemplate(scope: StepScope, state: SmokeState): Promise<messa
     },
     (t) => t.name === smokeMarker,
   );
-  if (!found || found.variables.join() !== "run" || !found.channels.includes("sms")) {
+  if (!found || found.variables.join() !== "run" || !found.channels.includes(Channel.SMS)) {
     throw new StepFailure('the template named "smoke" is not the smoke\'s (sms, {{run}})');
   }
   return found;
@@ -60,10 +72,14 @@ async function smokeConsent(scope: StepScope, state: SmokeState): Promise<messag
     {
       backend: svc,
       method: (c) => c.listConsents,
-      request: { accountId: state.accountId, phoneNumber: sandboxRecipient, status: "granted" },
+      request: {
+        accountId: state.accountId,
+        phoneNumber: sandboxRecipient,
+        status: ConsentStatus.GRANTED,
+      },
       items: (r) => r.consents,
     },
-    (c) => c.channels.includes("sms") && isSmokeEvidence(c.evidenceJson),
+    (c) => c.channels.includes(Channel.SMS) && isSmokeEvidence(c.evidenceJson),
   );
   if (found) return found;
   const { consent } = await scope.rpc(
@@ -72,8 +88,8 @@ async function smokeConsent(scope: StepScope, state: SmokeState): Promise<messag
     {
       accountId: state.accountId,
       phoneNumber: sandboxRecipient,
-      channels: ["sms"],
-      source: "api",
+      channels: [Channel.SMS],
+      source: messaging.ConsentSource.API,
       evidenceJson: JSON.stringify({ smoke: state.smokeId }),
     },
     runKey(state, "consent"),
@@ -98,7 +114,7 @@ export function messageStep(state: SmokeState, options: { budgetMs: number; sand
         (c) => c.sendMessage,
         {
           accountId: state.accountId,
-          channel: "sms",
+          channel: Channel.SMS,
           to: sandboxRecipient,
           from: state.resources!.number,
           templateId: template.id,
@@ -115,10 +131,10 @@ export function messageStep(state: SmokeState, options: { budgetMs: number; sand
         "the message to be delivered",
         () =>
           scope.rpc(svc, (c) => c.getMessage, { accountId: state.accountId, messageId: queued.id }),
-        (r) => terminal.has(r.message?.status ?? ""),
+        (r) => r.message !== undefined && terminal.has(r.message.status),
       );
-      const status = message?.status ?? "unknown";
-      if (status !== "delivered" && status !== "read") {
+      if (message?.status !== MessageStatus.DELIVERED && message?.status !== MessageStatus.READ) {
+        const status = (message && wire.messageStatus.spell(message.status)) ?? "unknown";
         throw new StepFailure(`${queued.id} ended ${status}`);
       }
       state.records.set("messages.send", [{ kind: "message.sent", resourceId: queued.id }]);

@@ -1,5 +1,5 @@
 import { DomainError } from "@switchboard/kit";
-import type { inventory } from "@switchboard/proto";
+import { inventory, wire } from "@switchboard/proto";
 import { runKey, type SmokeState } from "./smoke-state.js";
 import { StepFailure, type StepScope } from "./step-scope.js";
 import type { StepSpec } from "./step-runner.js";
@@ -84,7 +84,9 @@ export function numberSteps(state: SmokeState, budgetMs: number): StepSpec[] {
       budgetMs,
       run: async (scope) => {
         const hold = await holdOneOf(scope, state, state.candidates, "hold");
-        if (hold.status !== "active") throw new StepFailure(`the new hold is ${hold.status}`);
+        if (hold.status !== inventory.HoldStatus.ACTIVE) {
+          throw new StepFailure(`the new hold is ${wire.holdStatus.spell(hold.status)}`);
+        }
         state.hold = hold;
         state.records.set("numbers.hold", [
           { kind: "number.held", resourceId: hold.numberId, attributes: { hold_id: hold.id } },
@@ -99,7 +101,7 @@ export function numberSteps(state: SmokeState, budgetMs: number): StepSpec[] {
       run: async (scope) => {
         const holdId = state.hold?.id ?? "";
         const released = await releaseHold(scope, state, holdId);
-        if (released?.status !== "released") {
+        if (released?.status !== inventory.HoldStatus.RELEASED) {
           throw new StepFailure(`${holdId} could not be released: it had already ended`);
         }
         return `${holdId} released`;

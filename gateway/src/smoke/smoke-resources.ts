@@ -1,4 +1,5 @@
 import { DomainError } from "@switchboard/kit";
+import { callcontrol, inventory } from "@switchboard/proto";
 import { findListed } from "./find-in-pages.js";
 import { holdOneOf } from "./number-steps.js";
 import { runKey, type SmokeResources, type SmokeState } from "./smoke-state.js";
@@ -8,7 +9,7 @@ import type { StepSpec } from "./step-runner.js";
 /** The marker: the agent, seat and route the smoke keeps in an account are all named this. */
 export const smokeMarker = "smoke";
 const smokeSeatCalls = 4;
-const numberCapabilities = ["voice", "sms"];
+const numberCapabilities = [inventory.Capability.VOICE, inventory.Capability.SMS];
 
 /**
  * The account's smoke resources, reused across runs: the agent named `smoke`, the seat named
@@ -65,7 +66,7 @@ async function ensureSeat(scope: StepScope, state: SmokeState, created: string[]
       request: { accountId: state.accountId },
       items: (r) => r.seats,
     },
-    (seat) => seat.name === smokeMarker && seat.status === "active",
+    (seat) => seat.name === smokeMarker && seat.status === callcontrol.SeatStatus.ACTIVE,
   );
   if (existing) return existing.id;
   const { seat } = await scope.rpc(cc, (c) => c.createSeat, {

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { DomainError } from "@switchboard/kit";
-import type { webhook } from "@switchboard/proto";
+import { webhook, wire } from "@switchboard/proto";
 import { pageSize } from "./find-in-pages.js";
 import { runKey, type SmokeState } from "./smoke-state.js";
 import { StepFailure, type StepScope } from "./step-scope.js";
@@ -116,10 +116,11 @@ export function webhookStep(state: SmokeState, budgetMs: number): StepSpec {
       const { delivery: final } = await scope.poll(
         "the delivery to be recorded as delivered",
         () => scope.rpc(hooks, (c) => c.getDelivery, { accountId, deliveryId: delivery.id }),
-        (r) => r.delivery?.status !== "pending",
+        (r) => r.delivery?.status !== webhook.DeliveryStatus.PENDING,
       );
-      if (final?.status !== "delivered") {
-        throw new StepFailure(`${delivery.id} ended ${final?.status ?? "unknown"}`);
+      if (final?.status !== webhook.DeliveryStatus.DELIVERED) {
+        const status = final && wire.deliveryStatus.spell(final.status);
+        throw new StepFailure(`${delivery.id} ended ${status ?? "unknown"}`);
       }
       state.delivery = delivery;
       state.records.set("webhooks.delivery", [

@@ -2,15 +2,29 @@
  * The REST API, the events and the databases spell a proto enum value in lower case without the
  * enum's prefix: CallStatus.IN_PROGRESS (`CALL_STATUS_IN_PROGRESS` in the proto) is
  * `in_progress`. Dotted enums (usage kinds) put a dot at the first underscore: API_REQUEST is
- * `api.request`. The generated enum (ts-proto, stringEnums and removeEnumPrefix) is the one list.
+ * `api.request`. A set the rule cannot spell (`GSM-7`, `A`) names each spelling. The generated
+ * enum (ts-proto, stringEnums and removeEnumPrefix) is the one list.
  */
 type Placeholder = "UNSPECIFIED" | "UNRECOGNIZED";
 type Member<E> = Exclude<keyof E & string, Placeholder>;
 type Dotted<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Head}.${Tail}` : S;
 
-export type Spelled<E, Dots extends boolean = false> = Dots extends true
-  ? Dotted<Lowercase<Member<E>>>
-  : Lowercase<Member<E>>;
+/** Every member of the enum with its API spelling. */
+export type Spellings<E> = { readonly [K in Member<E>]: string };
+
+export interface WireEnumOptions<E> {
+  /** Put a dot at the first underscore (`api.request`). */
+  readonly dots?: boolean;
+  /** Spell each member so (`GSM-7`), instead of the lower-casing rule. */
+  readonly spellings?: Spellings<E>;
+}
+
+/** The API spelling of E's members under options O. */
+export type Spelled<E, O> = O extends { spellings: infer S extends Spellings<E> }
+  ? S[Member<E>]
+  : O extends { dots: true }
+    ? Dotted<Lowercase<Member<E>>>
+    : Lowercase<Member<E>>;
 
 export interface WireEnum<V extends string, W extends string> {
   /** Every value as the API spells it, in proto order (for zod `enum` and SQL). */
@@ -22,14 +36,16 @@ export interface WireEnum<V extends string, W extends string> {
   readonly of: (wire: W) => V;
 }
 
-export function wireEnum<E extends Record<string, string>, Dots extends boolean = false>(
-  generated: E,
-  options: { dots?: Dots } = {},
-): WireEnum<E[keyof E], Spelled<E, Dots>> {
-  type W = Spelled<E, Dots>;
-  const spellKey = (key: string) => {
+export function wireEnum<
+  E extends Record<string, string>,
+  const O extends WireEnumOptions<E> = Record<never, never>,
+>(generated: E, options?: O): WireEnum<E[keyof E], Spelled<E, O>> {
+  type W = Spelled<E, O>;
+  const spellKey = (key: string): W => {
+    const spelling = options?.spellings?.[key as Member<E>];
+    if (spelling !== undefined) return spelling as W;
     const lower = key.toLowerCase();
-    return (options.dots ? lower.replace("_", ".") : lower) as W;
+    return (options?.dots ? lower.replace("_", ".") : lower) as W;
   };
   const members = Object.keys(generated).filter((k) => k !== "UNSPECIFIED" && k !== "UNRECOGNIZED");
   const toWire = new Map(members.map((k) => [generated[k], spellKey(k)]));

@@ -28,7 +28,7 @@ export function connectInventory(address: string, deadlineMs: number): NumberDir
           { accountId, numberIdOrE164: e164 },
           { deadlineMs },
         );
-        if (!number || number.status !== "assigned") return undefined;
+        if (!number || number.status !== inventory.NumberStatus.ASSIGNED) return undefined;
         return { id: number.id, number: number.number, seatId: number.seatId };
       } catch (error) {
         if (error instanceof DomainError && error.kind === "not-found") return undefined;

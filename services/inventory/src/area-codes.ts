@@ -1,9 +1,11 @@
+import type { wire } from "@switchboard/proto";
+
 /**
  * Reference data for the inventory generator: real calling codes, area codes, regions
  * (ISO 3166-2 subdivision codes; UK nations ENG/SCT/WLS/NIR) and localities.
  * Every national significant number the generator makes has 10 digits.
  */
-export type NumberType = "local" | "toll_free" | "mobile";
+export type NumberType = wire.NumberTypeValue;
 
 export interface Country {
   iso: string;

@@ -1,9 +1,14 @@
-/** Number capabilities, stored as a bitmask so "all of these" is `(capabilities & m) = m`. */
-export const capabilityNames = ["voice", "sms", "mms", "rcs"] as const;
-export type Capability = (typeof capabilityNames)[number];
+import { wire } from "@switchboard/proto";
 
-export const isCapability = (value: string): value is Capability =>
-  (capabilityNames as readonly string[]).includes(value);
+/**
+ * Number capabilities, stored as a bitmask so "all of these" is `(capabilities & m) = m`. A
+ * capability's bit is its place in the proto enum (voice 0, sms 1, mms 2, rcs 3): stored masks
+ * depend on that order, so new capabilities go at the end.
+ */
+export const capabilityNames = wire.capability.values;
+export type Capability = wire.CapabilityValue;
+
+export const isCapability = wire.capability.is;
 
 export const capabilityMask = (names: readonly Capability[]): number =>
   names.reduce((mask, name) => mask | (1 << capabilityNames.indexOf(name)), 0);

@@ -1,4 +1,4 @@
-import type { inventory } from "@switchboard/proto";
+import { wire, type inventory } from "@switchboard/proto";
 import { capabilitiesOf } from "./capabilities.js";
 
 /** Database rows and their mapping to the contract's messages (times as RFC 3339 UTC). */
@@ -9,9 +9,9 @@ export interface NumberRow {
   region: string | null;
   locality: string | null;
   area_code: string;
-  type: string;
+  type: wire.NumberTypeValue;
   capabilities: number;
-  status?: string;
+  status?: wire.NumberStatusValue;
   seat_id?: string | null;
   assigned_at?: Date | null;
 }
@@ -22,7 +22,7 @@ export interface HoldRow {
   number_id: string;
   e164: string;
   /** The effective status: an active hold past expires_at reads `expired`. */
-  status: string;
+  status: wire.HoldStatusValue;
   expires_at: Date;
   created_at: Date;
   released_at: Date | null;
@@ -52,9 +52,9 @@ export function toPhoneNumber(row: NumberRow): inventory.PhoneNumber {
     region: row.region ?? "",
     locality: row.locality ?? "",
     areaCode: row.area_code,
-    type: row.type,
-    capabilities: capabilitiesOf(row.capabilities),
-    status: row.status ?? "available",
+    type: wire.numberType.of(row.type),
+    capabilities: capabilitiesOf(row.capabilities).map(wire.capability.of),
+    status: wire.numberStatus.of(row.status ?? "available"),
     seatId: assigned ? (row.seat_id ?? undefined) : undefined,
     assignedAt: assigned && row.assigned_at ? rfc3339(row.assigned_at) : undefined,
   };
@@ -65,7 +65,7 @@ export function toHold(row: HoldRow): inventory.Hold {
     id: row.id,
     numberId: row.number_id,
     number: row.e164,
-    status: row.status,
+    status: wire.holdStatus.of(row.status),
     expiresAt: rfc3339(row.expires_at),
     createdAt: rfc3339(row.created_at),
     releasedAt: row.released_at ? rfc3339(row.released_at) : undefined,

@@ -5,9 +5,9 @@ import {
   pageLimit,
   validationFailed,
 } from "@switchboard/kit";
-import type { inventory } from "@switchboard/proto";
+import { wire, type inventory } from "@switchboard/proto";
 import type { NumberType } from "./area-codes.js";
-import { capabilityMask, isCapability, type Capability } from "./capabilities.js";
+import { capabilityMask, capabilityNames, type Capability } from "./capabilities.js";
 import { parsePattern, type NumberPattern } from "./pattern.js";
 
 /** Validated, normalised search filters. */
@@ -34,8 +34,6 @@ export interface SearchQuery {
   after?: string;
 }
 
-const numberTypes: readonly NumberType[] = ["local", "toll_free", "mobile"];
-
 /** Validates a SearchNumbersRequest; every bad value becomes one `#/query/<name>` error. */
 export function parseSearchRequest(request: inventory.SearchNumbersRequest): SearchQuery {
   const errors: FieldError[] = [];
@@ -48,9 +46,9 @@ export function parseSearchRequest(request: inventory.SearchNumbersRequest): Sea
     else fail("country", "must be an ISO 3166-1 alpha-2 code such as US");
   }
   if (request.type !== undefined) {
-    const type = request.type.toLowerCase() as NumberType;
-    if (numberTypes.includes(type)) filters.type = type;
-    else fail("type", `must be one of ${numberTypes.join(", ")}`);
+    const type = wire.numberType.spell(request.type);
+    if (type !== undefined) filters.type = type;
+    else fail("type", `must be one of ${wire.numberType.values.join(", ")}`);
   }
   if (request.prefix !== undefined) {
     if (/^\+[1-9][0-9]{0,14}$/.test(request.prefix)) filters.prefix = request.prefix;
@@ -87,12 +85,9 @@ export function parseSearchRequest(request: inventory.SearchNumbersRequest): Sea
     if (/^[0-9]{1,5}$/.test(request.areaCode)) filters.areaCode = request.areaCode;
     else fail("area_code", "must be 1 to 5 digits");
   }
-  const names = request.capabilities.flatMap((entry) =>
-    entry.split(",").map((name) => name.trim().toLowerCase()),
-  );
-  const unknown = names.filter((name) => !isCapability(name));
-  if (unknown.length > 0) {
-    fail("capabilities", "must be a comma list of voice, sms, mms, rcs");
+  const names = request.capabilities.map(wire.capability.spell);
+  if (names.includes(undefined)) {
+    fail("capabilities", `must be a comma list of ${capabilityNames.join(", ")}`);
   } else filters.capabilities = capabilityMask(names as Capability[]);
 
   const limitErrors = new FieldErrors();

@@ -24,9 +24,9 @@ describe("search cursors", () => {
     expect(kindOf(() => parseSearchRequest({ ...base, country: "CA", cursor }))).toBe(
       "invalid-cursor",
     );
-    expect(kindOf(() => parseSearchRequest({ ...base, type: "local", cursor }))).toBe(
-      "invalid-cursor",
-    );
+    expect(
+      kindOf(() => parseSearchRequest({ ...base, type: inventory.NumberType.LOCAL, cursor })),
+    ).toBe("invalid-cursor");
     // another limit is fine
     expect(parseSearchRequest({ ...base, limit: 10, cursor }).limit).toBe(10);
   });

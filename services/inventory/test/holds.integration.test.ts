@@ -5,6 +5,7 @@ import { generateNumbers } from "../src/generator.js";
 import { sweepExpiredHolds } from "../src/sweeper.js";
 import { failure, outcome, startHarness, type Harness } from "./harness.js";
 
+const { HoldStatus, NumberStatus } = inventory;
 const seed = 23;
 const count = 2_000;
 const numbers = [...generateNumbers({ count, seed })].map((n) => n.e164);
@@ -75,7 +76,7 @@ describe.each(testDatabaseKinds)("holds and assignment on $name", (kind) => {
     const before = Date.now();
     const hold = await createHold("acct_a", number);
     expect(hold.id).toMatch(/^hld_[0-9a-z]{26}$/);
-    expect(hold).toMatchObject({ number, status: "active" });
+    expect(hold).toMatchObject({ number, status: HoldStatus.ACTIVE });
     expect(hold.numberId).toMatch(/^num_/);
     expect(hold.expiresAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     const ttl = (Date.parse(hold.expiresAt) - Date.parse(hold.createdAt)) / 1000;
@@ -149,31 +150,31 @@ describe.each(testDatabaseKinds)("holds and assignment on $name", (kind) => {
     expect((await failure(releaseHold("acct_e", hold.id))).kind).toBe("not-found");
     expect((await failure(assignHold("acct_e", hold.id))).kind).toBe("not-found");
     expect((await failure(getHold("acct_d", "hld_nope"))).kind).toBe("not-found");
-    expect((await getHold("acct_d", hold.id)).status).toBe("active");
+    expect((await getHold("acct_d", hold.id)).status).toBe(HoldStatus.ACTIVE);
     await releaseHold("acct_d", hold.id);
   });
 
   it("releases a hold: the number is available again; a second release is invalid-state", async () => {
     const hold = await createHold("acct_f", fresh());
     const released = await releaseHold("acct_f", hold.id);
-    expect(released.status).toBe("released");
+    expect(released.status).toBe(HoldStatus.RELEASED);
     expect(released.releasedAt).toMatch(/Z$/);
     expect(await searchFor(hold.number)).toEqual([hold.number]);
     expect((await failure(releaseHold("acct_f", hold.id))).kind).toBe("invalid-state");
     expect((await failure(assignHold("acct_f", hold.id))).kind).toBe("invalid-state");
-    expect((await getHold("acct_f", hold.id)).status).toBe("released");
+    expect((await getHold("acct_f", hold.id)).status).toBe(HoldStatus.RELEASED);
   });
 
   it("expires lazily, and the sweeper records number.hold_expired", async () => {
     const hold = await createHold("acct_g", fresh());
     await expire(hold.id);
-    expect((await getHold("acct_g", hold.id)).status).toBe("expired");
+    expect((await getHold("acct_g", hold.id)).status).toBe(HoldStatus.EXPIRED);
     expect(await searchFor(hold.number)).toEqual([hold.number]);
     expect((await failure(releaseHold("acct_g", hold.id))).kind).toBe("invalid-state");
     expect((await failure(assignHold("acct_g", hold.id))).kind).toBe("invalid-state");
     // the number can be held again before any sweep
     const again = await createHold("acct_h", hold.number);
-    expect(again.status).toBe("active");
+    expect(again.status).toBe(HoldStatus.ACTIVE);
 
     const other = await createHold("acct_g", fresh());
     await expire(other.id);
@@ -198,7 +199,7 @@ describe.each(testDatabaseKinds)("holds and assignment on $name", (kind) => {
       ["number.held", 2],
       ["number.hold_expired", 3],
     ]);
-    expect((await getHold("acct_h", again.id)).status).toBe("active");
+    expect((await getHold("acct_h", again.id)).status).toBe(HoldStatus.ACTIVE);
     expect(await searchFor(hold.number)).toEqual([]);
     expect(await sweepExpiredHolds(h.pool)).toBe(0);
     await releaseHold("acct_h", again.id);
@@ -207,12 +208,12 @@ describe.each(testDatabaseKinds)("holds and assignment on $name", (kind) => {
   it("assigns a held number to the account and seat, then releases it back", async () => {
     const hold = await createHold("acct_i", fresh());
     const { hold: converted, number } = await assignHold("acct_i", hold.id, seatId);
-    expect(converted).toMatchObject({ id: hold.id, status: "converted" });
+    expect(converted).toMatchObject({ id: hold.id, status: HoldStatus.CONVERTED });
     expect(converted!.convertedAt).toMatch(/Z$/);
     expect(number).toMatchObject({
       id: hold.numberId,
       number: hold.number,
-      status: "assigned",
+      status: NumberStatus.ASSIGNED,
       seatId,
     });
     expect(number!.assignedAt).toMatch(/Z$/);
@@ -250,7 +251,7 @@ describe.each(testDatabaseKinds)("holds and assignment on $name", (kind) => {
       accountId: "acct_i",
       numberId: hold.numberId,
     });
-    expect(released.number).toMatchObject({ id: hold.numberId, status: "available" });
+    expect(released.number).toMatchObject({ id: hold.numberId, status: NumberStatus.AVAILABLE });
     expect(released.number!.seatId).toBeUndefined();
     expect(await searchFor(hold.number)).toEqual([hold.number]);
     expect(
@@ -296,7 +297,7 @@ describe.each(testDatabaseKinds)("holds and assignment on $name", (kind) => {
     for (;;) {
       const page = await list("acct_l", 2, cursor);
       seen.push(...page.numbers.map((n) => n.id));
-      for (const n of page.numbers) expect(n.status).toBe("assigned");
+      for (const n of page.numbers) expect(n.status).toBe(NumberStatus.ASSIGNED);
       if (!page.hasMore) break;
       cursor = page.nextCursor;
     }

@@ -5,6 +5,8 @@ import { buildSearchSql, e164Prefixes, patternPlan } from "../src/search-sql.js"
 import { estimateMatchShare } from "../src/pattern.js";
 import { parseSearchRequest } from "../src/search-query.js";
 
+const { Capability, NumberType } = inventory;
+
 const request = (fields: Partial<inventory.SearchNumbersRequest>) =>
   inventory.SearchNumbersRequest.fromPartial({ accountId: "acct_x", ...fields });
 
@@ -21,7 +23,7 @@ describe("search request validation", () => {
   it.each([
     [{ country: "USA" }, "#/query/country"],
     [{ country: "1" }, "#/query/country"],
-    [{ type: "landline" }, "#/query/type"],
+    [{ type: NumberType.UNRECOGNIZED }, "#/query/type"],
     [{ prefix: "1415" }, "#/query/prefix"],
     [{ prefix: "+0415" }, "#/query/prefix"],
     [{ prefix: "+" }, "#/query/prefix"],
@@ -35,8 +37,8 @@ describe("search request validation", () => {
     [{ locality: "   " }, "#/query/locality"],
     [{ locality: "x".repeat(101) }, "#/query/locality"],
     [{ areaCode: "41a" }, "#/query/area_code"],
-    [{ capabilities: ["voice", "fax"] }, "#/query/capabilities"],
-    [{ capabilities: ["voice,"] }, "#/query/capabilities"],
+    [{ capabilities: [Capability.VOICE, Capability.UNRECOGNIZED] }, "#/query/capabilities"],
+    [{ capabilities: [Capability.UNSPECIFIED] }, "#/query/capabilities"],
     [{ limit: 201 }, "#/query/limit"],
     [{ limit: -1 }, "#/query/limit"],
   ])("rejects %j", (fields, pointer) => {
@@ -46,7 +48,7 @@ describe("search request validation", () => {
   });
 
   it("reports every bad filter at once", () => {
-    const error = failure({ country: "x", type: "y", limit: 500 });
+    const error = failure({ country: "x", type: NumberType.UNSPECIFIED, limit: 500 });
     expect(error.meta.errors?.map((e) => e.pointer)).toEqual([
       "#/query/country",
       "#/query/type",
@@ -62,10 +64,10 @@ describe("search request validation", () => {
     const query = parseSearchRequest(
       request({
         country: "gb",
-        type: "LOCAL",
+        type: NumberType.LOCAL,
         region: "sct",
         locality: " Edinburgh ",
-        capabilities: ["sms, voice"],
+        capabilities: [Capability.SMS, Capability.VOICE],
         repeatDigit: 7,
       }),
     );
@@ -144,7 +146,7 @@ describe("pattern plans", () => {
     expect(sql({ pattern: "2407" })).not.toContain("n.event_sequence >= 0");
     expect(sql({ pattern: "2407" })).toContain("n.national LIKE");
     expect(sql({ region: "CA" })).not.toContain("n.event_sequence >= 0");
-    expect(sql({ capabilities: ["sms"] })).toContain(
+    expect(sql({ capabilities: [Capability.SMS] })).toContain(
       "n.capabilities IN (2, 3, 6, 7, 10, 11, 14, 15)",
     );
   });

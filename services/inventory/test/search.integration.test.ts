@@ -1,5 +1,5 @@
 import { testDatabaseKinds } from "@switchboard/kit/testing";
-import { inventory } from "@switchboard/proto";
+import { inventory, wire } from "@switchboard/proto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { countries } from "../src/area-codes.js";
 import { capabilitiesOf } from "../src/capabilities.js";
@@ -9,6 +9,7 @@ import { parsePattern } from "../src/pattern.js";
 import { hasRun } from "../src/runs.js";
 import { failure, startHarness, type Harness } from "./harness.js";
 
+const { Capability, NumberStatus, NumberType } = inventory;
 const seed = 11;
 const count = 3_000;
 const generated = [...generateNumbers({ count, seed })];
@@ -21,22 +22,24 @@ function admits(n: GeneratedNumber, f: Filters): boolean {
   const minRepeat = f.minRepeat ?? (f.repeatDigit !== undefined ? 2 : undefined);
   return (
     (f.country === undefined || n.country === f.country.toUpperCase()) &&
-    (f.type === undefined || n.type === f.type) &&
+    (f.type === undefined || n.type === wire.numberType.spell(f.type)) &&
     (f.prefix === undefined || n.e164.startsWith(f.prefix)) &&
     (pattern === undefined || (pattern.ok && pattern.pattern.regex.test(n.national))) &&
     (minRepeat === undefined || hasRun(n.national, minRepeat, f.repeatDigit)) &&
     (f.region === undefined || n.region === f.region.toUpperCase()) &&
     (f.locality === undefined || n.locality?.toLowerCase() === f.locality.toLowerCase()) &&
     (f.areaCode === undefined || n.areaCode === f.areaCode) &&
-    (f.capabilities ?? []).every((c) => capabilitiesOf(n.capabilities).includes(c as "sms"))
+    (f.capabilities ?? []).every((c) =>
+      capabilitiesOf(n.capabilities).includes(wire.capability.spell(c)!),
+    )
   );
 }
 
 const cases: [string, Filters][] = [
   ["country (lower case)", { country: "gb" }],
   ["country CA", { country: "CA" }],
-  ["type", { type: "toll_free" }],
-  ["type mobile", { type: "mobile" }],
+  ["type", { type: NumberType.TOLL_FREE }],
+  ["type mobile", { type: NumberType.MOBILE }],
   ["prefix", { prefix: "+1415" }],
   ["prefix long", { prefix: "+44207" }],
   ["pattern unanchored", { pattern: "55" }],
@@ -57,10 +60,19 @@ const cases: [string, Filters][] = [
   ["region UK nation", { region: "SCT" }],
   ["locality (case-insensitive)", { locality: "SAN FRANCISCO" }],
   ["area_code", { areaCode: "161" }],
-  ["capabilities", { capabilities: ["rcs", "mms"] }],
-  ["country + type", { country: "GB", type: "local" }],
-  ["combined", { country: "US", type: "local", region: "CA", capabilities: ["sms"], pattern: "5" }],
-  ["combined runs + area", { areaCode: "212", minRepeat: 2, capabilities: ["voice"] }],
+  ["capabilities", { capabilities: [Capability.RCS, Capability.MMS] }],
+  ["country + type", { country: "GB", type: NumberType.LOCAL }],
+  [
+    "combined",
+    {
+      country: "US",
+      type: NumberType.LOCAL,
+      region: "CA",
+      capabilities: [Capability.SMS],
+      pattern: "5",
+    },
+  ],
+  ["combined runs + area", { areaCode: "212", minRepeat: 2, capabilities: [Capability.VOICE] }],
   ["combined pattern + country", { country: "GB", pattern: "^20*0$", minRepeat: 2 }],
   ["impossible", { prefix: "+1415", areaCode: "212" }],
   ["unknown country", { country: "FR" }],
@@ -99,7 +111,7 @@ describe.each(testDatabaseKinds)("SearchNumbers on $name", (kind) => {
       const found = await searchAll(filters);
       expect(found.map((n) => n.number)).toEqual(expected);
       for (const n of found) {
-        expect(n.status).toBe("available");
+        expect(n.status).toBe(NumberStatus.AVAILABLE);
         expect(n.id).toMatch(/^num_/);
       }
     },
@@ -122,10 +134,10 @@ describe.each(testDatabaseKinds)("SearchNumbers on $name", (kind) => {
       region: "CA",
       locality: "San Francisco",
       areaCode: "415",
-      type: "local",
-      status: "available",
+      type: NumberType.LOCAL,
+      status: NumberStatus.AVAILABLE,
     });
-    expect(n.capabilities).toContain("voice");
+    expect(n.capabilities).toContain(Capability.VOICE);
     expect(n.seatId).toBeUndefined();
   });
 
@@ -139,7 +151,7 @@ describe.each(testDatabaseKinds)("SearchNumbers on $name", (kind) => {
   });
 
   it("never skips or repeats while numbers are inserted between pages", async () => {
-    const filters: Filters = { country: "US", type: "local" };
+    const filters: Filters = { country: "US", type: NumberType.LOCAL };
     const before = generated.filter((n) => admits(n, filters)).map((n) => n.e164);
     const seen: string[] = [];
     let cursor = "";
@@ -201,13 +213,13 @@ describe.each(testDatabaseKinds)("SearchNumbers on $name", (kind) => {
     ]);
     for (const bad of [
       { country: "U$" },
-      { type: "x" },
+      { type: NumberType.UNRECOGNIZED },
       { prefix: "abc" },
       { repeatDigit: 12 },
       { region: "'; DROP" },
       { locality: "" },
       { areaCode: "x" },
-      { capabilities: ["fax"] },
+      { capabilities: [Capability.UNRECOGNIZED] },
     ] as Filters[]) {
       expect((await failure(search(bad))).kind, JSON.stringify(bad)).toBe("validation-failed");
     }

@@ -5,12 +5,13 @@ import {
   DomainError,
   type TtlCache,
 } from "@switchboard/kit";
-import { inventory } from "@switchboard/proto";
+import { inventory, wire } from "@switchboard/proto";
 
 export interface SenderNumber {
   id: string;
   number: string;
-  capabilities: string[];
+  /** As the API spells them (sms, mms…). */
+  capabilities: wire.CapabilityValue[];
 }
 
 /**
@@ -48,7 +49,11 @@ export class SenderNumbers {
         { deadlineMs: this.options.deadlineMs },
       );
       if (!number) return undefined;
-      const found = { id: number.id, number: number.number, capabilities: number.capabilities };
+      const found = {
+        id: number.id,
+        number: number.number,
+        capabilities: number.capabilities.map(wire.capability.spell).filter((c) => c !== undefined),
+      };
       if (this.options.cacheMs > 0) this.cache.set(key, found);
       return found;
     } catch (error) {

@@ -1,15 +1,28 @@
 import type { FieldErrors } from "@switchboard/kit";
+import { wire, type messaging, type WireEnum } from "@switchboard/proto";
 
-export const channels = ["sms", "mms", "rcs"] as const;
-export type Channel = (typeof channels)[number];
-export const isChannel = (value: string): value is Channel =>
-  (channels as readonly string[]).includes(value);
+export const channels = wire.channel.values;
+export type Channel = wire.ChannelValue;
+export const isChannel = wire.channel.is;
+
+/**
+ * A request's enum value as the API spells it, checked like the strings the rows hold: "" for
+ * UNSPECIFIED and values this build does not know, which no check accepts.
+ */
+export const spelled = <V extends string, W extends string>(
+  set: WireEnum<V, W>,
+  value: NoInfer<V>,
+): W | "" => set.spell(value) ?? "";
+
+export const spellChannels = (values: readonly messaging.Channel[]): string[] =>
+  values.map((value) => spelled(wire.channel, value));
 
 /** A non-empty list of distinct channels; pushes errors under `pointer`. */
 export function checkChannels(values: readonly string[], pointer: string, errors: FieldErrors) {
-  if (values.length === 0) errors.add(pointer, "must name at least one of sms, mms, rcs");
+  const names = channels.join(", ");
+  if (values.length === 0) errors.add(pointer, `must name at least one of ${names}`);
   values.forEach((value, index) => {
-    if (!isChannel(value)) errors.add(`${pointer}/${index}`, "must be one of sms, mms, rcs");
+    if (!isChannel(value)) errors.add(`${pointer}/${index}`, `must be one of ${names}`);
     else if (values.indexOf(value) !== index) errors.add(`${pointer}/${index}`, "is repeated");
   });
 }

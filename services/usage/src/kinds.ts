@@ -11,7 +11,7 @@ export const isRecordKind = wire.usageKind.is;
 export const isFactKind = (value: string): value is FactKind =>
   value !== "api.request" && isRecordKind(value);
 
-export const unitOf: Record<RecordKind, string> = {
+export const unitOf: Record<RecordKind, wire.UsageUnitValue> = {
   "api.request": "request",
   "number.held": "hold",
   "number.assigned": "number",

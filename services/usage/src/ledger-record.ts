@@ -19,7 +19,7 @@ export interface UnsignedRecord {
   status: number | null;
   replayed: boolean | null;
   quantity: number;
-  unit: string;
+  unit: wire.UsageUnitValue;
   attributes: Record<string, unknown>;
   kid: string;
 }
@@ -70,7 +70,7 @@ export function toProtoRecord(record: SignedRecord): usage.UsageRecord {
     status: orUndefined(record.status),
     replayed: orUndefined(record.replayed),
     quantity: record.quantity,
-    unit: record.unit,
+    unit: wire.usageUnit.of(record.unit),
     attributes: record.attributes,
     kid: record.kid,
     signature: record.signature,

@@ -1,5 +1,5 @@
 import { SigningKeyStore, type Logger, type Pool, type PublicJwk } from "@switchboard/kit";
-import type { usage } from "@switchboard/proto";
+import { wire, type usage } from "@switchboard/proto";
 import { RECORD_SIGNING_PURPOSE } from "./record-signer.js";
 
 /** The record-signing keys in usage.signing_keys: Ed25519, purpose usage-record. */
@@ -23,7 +23,7 @@ export function createUsageKeyStore(options: {
 
 const str = (value: unknown): string => (typeof value === "string" ? value : "");
 
-export function toPublicKey(jwk: PublicJwk, status: string): usage.PublicKey {
+export function toPublicKey(jwk: PublicJwk, status: wire.KeyStatusValue): usage.PublicKey {
   return {
     kid: jwk.kid,
     kty: str(jwk.kty),
@@ -32,7 +32,7 @@ export function toPublicKey(jwk: PublicJwk, status: string): usage.PublicKey {
     y: typeof jwk.y === "string" ? jwk.y : undefined,
     alg: jwk.alg,
     use: "sig",
-    status,
+    status: wire.keyStatus.of(status),
   };
 }
 

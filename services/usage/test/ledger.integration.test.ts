@@ -23,7 +23,7 @@ const item = (r: usage.UsageRecord) => ({
   status: r.status ?? null,
   replayed: r.replayed ?? null,
   quantity: r.quantity,
-  unit: r.unit,
+  unit: wire.usageUnit.spell(r.unit)!,
   attributes: r.attributes ?? {},
   kid: r.kid,
   signature: r.signature,
@@ -326,12 +326,12 @@ describe("usage ledger on postgres with BullMQ", () => {
     const { keys } = await h.call(h.client.listSigningKeys, {});
     expect(keys[0]).toMatchObject({
       kid: key?.kid,
-      status: "active",
+      status: usage.KeyStatus.ACTIVE,
       kty: "OKP",
       crv: "Ed25519",
       use: "sig",
     });
-    expect(keys.some((k) => k.status === "retired")).toBe(true);
+    expect(keys.some((k) => k.status === usage.KeyStatus.RETIRED)).toBe(true);
     await verifyAll(h, records);
   });
 });

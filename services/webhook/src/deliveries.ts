@@ -10,11 +10,10 @@ import {
   splitPage,
   withTransaction,
 } from "@switchboard/kit";
-import type { webhook } from "@switchboard/proto";
+import { wire, type webhook } from "@switchboard/proto";
 import type { WebhookContext } from "./context.js";
 import { deliveryColumns, toDelivery, type AttemptRow, type DeliveryRow } from "./rows.js";
 
-export const deliveryStatuses = ["pending", "delivered", "failed"] as const;
 const maxAttemptLog = 100;
 
 /** A subscription's deliveries, newest first; the subscription must be the account's. */
@@ -24,9 +23,9 @@ export async function listDeliveries(
 ): Promise<webhook.ListDeliveriesResponse> {
   const errors = requireAccount(request.accountId);
   const size = pageLimit(request.limit, errors);
-  const status = request.status;
-  if (status !== undefined && !(deliveryStatuses as readonly string[]).includes(status)) {
-    errors.add("#/query/status", `must be one of ${deliveryStatuses.join(", ")}`);
+  const status = request.status && wire.deliveryStatus.spell(request.status);
+  if (request.status !== undefined && status === undefined) {
+    errors.add("#/query/status", `must be one of ${wire.deliveryStatus.values.join(", ")}`);
   }
   errors.throwIfAny();
   if (!isId(request.subscriptionId, "whs")) throw notFound("the subscription");

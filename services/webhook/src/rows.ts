@@ -1,4 +1,4 @@
-import type { webhook } from "@switchboard/proto";
+import { wire, type webhook } from "@switchboard/proto";
 
 /** Database rows and their mapping to the contract's messages (times as RFC 3339 UTC). */
 export interface SubscriptionRow {
@@ -7,8 +7,8 @@ export interface SubscriptionRow {
   url: string;
   events: string[];
   description: string | null;
-  status: string;
-  disabled_reason: string | null;
+  status: wire.SubscriptionStatusValue;
+  disabled_reason: wire.DisabledReasonValue | null;
   created_at: Date;
   updated_at: Date;
   previous_secret_expires_at: Date | null;
@@ -19,7 +19,7 @@ export interface DeliveryRow {
   subscription_id: string;
   event_id: string;
   event_type: string;
-  status: string;
+  status: wire.DeliveryStatusValue;
   attempts: number;
   next_attempt_at: Date | null;
   last_attempt_at: Date | null;
@@ -35,7 +35,7 @@ export interface AttemptRow {
   started_at: Date;
   duration_ms: number;
   status_code: number | null;
-  outcome: string;
+  outcome: wire.AttemptOutcomeValue;
   error: string | null;
 }
 
@@ -57,8 +57,8 @@ export function toSubscription(row: SubscriptionRow): webhook.Subscription {
     url: row.url,
     events: row.events,
     description: row.description ?? undefined,
-    status: row.status,
-    disabledReason: row.disabled_reason ?? undefined,
+    status: wire.subscriptionStatus.of(row.status),
+    disabledReason: row.disabled_reason ? wire.disabledReason.of(row.disabled_reason) : undefined,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     previousSecretExpiresAt: iso(row.previous_secret_expires_at),
@@ -71,7 +71,7 @@ export function toDelivery(row: DeliveryRow, attempts: AttemptRow[] = []): webho
     subscriptionId: row.subscription_id,
     eventId: row.event_id,
     eventType: row.event_type,
-    status: row.status,
+    status: wire.deliveryStatus.of(row.status),
     attempts: row.attempts,
     nextAttemptAt: iso(row.next_attempt_at),
     lastAttemptAt: iso(row.last_attempt_at),
@@ -85,7 +85,7 @@ export function toDelivery(row: DeliveryRow, attempts: AttemptRow[] = []): webho
       startedAt: a.started_at.toISOString(),
       durationMs: a.duration_ms,
       statusCode: a.status_code ?? undefined,
-      outcome: a.outcome,
+      outcome: wire.attemptOutcome.of(a.outcome),
       error: a.error ?? undefined,
     })),
   };

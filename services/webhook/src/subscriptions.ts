@@ -10,7 +10,7 @@ import {
   requireAccount,
   withTransaction,
 } from "@switchboard/kit";
-import type { webhook } from "@switchboard/proto";
+import { wire, type webhook } from "@switchboard/proto";
 import type { WebhookContext } from "./context.js";
 import { addCurrentSecret, currentSecret, dropSecrets, rotateSecret } from "./secrets.js";
 import {
@@ -130,8 +130,8 @@ export async function updateSubscription(
   const url = request.url !== undefined ? parseTargetUrl(request.url, errors) : undefined;
   const events = request.events ? checkEventPatterns(request.events.types, errors) : undefined;
   checkDescription(request.description, errors);
-  const status = request.status;
-  if (status !== undefined && status !== "active" && status !== "paused") {
+  const status = request.status && wire.subscriptionStatus.spell(request.status);
+  if (request.status !== undefined && status !== "active" && status !== "paused") {
     errors.add("#/status", "must be active or paused");
   }
   errors.throwIfAny();

@@ -1,9 +1,11 @@
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { webhook } from "@switchboard/proto";
+import { webhook } from "@switchboard/proto";
 import { requireTestRedis } from "@switchboard/kit/events/testing";
 import { account, startHarness, waitFor, type Harness, type Mode } from "./support/harness.js";
 import { startReceiver, type Receiver } from "@switchboard/test-support/fixtures/webhook-receiver";
+
+const { AttemptOutcome, DeliveryStatus } = webhook;
 
 // npm test needs Redis (README): a Redis that is down fails this suite, never skips it.
 await requireTestRedis();
@@ -90,8 +92,8 @@ describe.each<Mode>(["postgres+bullmq", "pglite+memory"])("webhook delivery on %
     const deliveries = await deliveriesOf(subscription!.id);
     expect(deliveries.map((d) => [d.eventId, d.status, d.attempts, d.lastStatusCode])).toEqual(
       expect.arrayContaining([
-        [held, "delivered", 1, 200],
-        [delivered, "delivered", 1, 200],
+        [held, DeliveryStatus.DELIVERED, 1, 200],
+        [delivered, DeliveryStatus.DELIVERED, 1, 200],
       ]),
     );
     const facts = await h.pool.query(
@@ -116,7 +118,7 @@ describe.each<Mode>(["postgres+bullmq", "pglite+memory"])("webhook delivery on %
         data: { duration_seconds: 3 },
       });
       await waitFor(
-        async () => (await deliveriesOf(subscription!.id))[0]?.status === "delivered",
+        async () => (await deliveriesOf(subscription!.id))[0]?.status === DeliveryStatus.DELIVERED,
         10_000,
         "delivered",
       );
@@ -139,9 +141,9 @@ describe.each<Mode>(["postgres+bullmq", "pglite+memory"])("webhook delivery on %
           a.error ?? null,
         ]),
       ).toEqual([
-        [1, 500, "retrying", "http_status"],
-        [2, 500, "retrying", "http_status"],
-        [3, 200, "delivered", null],
+        [1, 500, AttemptOutcome.RETRYING, "http_status"],
+        [2, 500, AttemptOutcome.RETRYING, "http_status"],
+        [3, 200, AttemptOutcome.DELIVERED, null],
       ]);
     } finally {
       await local.close();

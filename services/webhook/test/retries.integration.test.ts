@@ -1,10 +1,12 @@
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { webhook } from "@switchboard/proto";
+import { webhook } from "@switchboard/proto";
 import { requireTestRedis } from "@switchboard/kit/events/testing";
 import { fanOut } from "../src/fan-out.js";
 import { account, failure, sleep, startHarness, waitFor, type Harness } from "./support/harness.js";
 import { startReceiver, type Receiver } from "@switchboard/test-support/fixtures/webhook-receiver";
+
+const { AttemptOutcome, DeliveryStatus, DisabledReason, SubscriptionStatus } = webhook;
 
 // npm test needs Redis (README): a Redis that is down fails this suite, never skips it.
 await requireTestRedis();
@@ -52,7 +54,7 @@ describe("webhook retries and failures (postgres + bullmq)", () => {
     waitFor(
       async () => {
         const list = await deliveries(subscriptionId);
-        return list.length >= count && list.every((d) => d.status !== "pending");
+        return list.length >= count && list.every((d) => d.status !== DeliveryStatus.PENDING);
       },
       15_000,
       `${count} settled deliveries`,
@@ -75,12 +77,12 @@ describe("webhook retries and failures (postgres + bullmq)", () => {
     });
     expect(r.received).toHaveLength(1);
     expect(await subscription(sub!.id)).toMatchObject({
-      status: "disabled",
-      disabledReason: "gone",
+      status: SubscriptionStatus.DISABLED,
+      disabledReason: DisabledReason.GONE,
     });
     const [failed] = await deliveries(sub!.id);
     expect(failed).toMatchObject({
-      status: "failed",
+      status: DeliveryStatus.FAILED,
       lastStatusCode: 410,
       lastError: "gone",
       attempts: 1,
@@ -102,11 +104,11 @@ describe("webhook retries and failures (postgres + bullmq)", () => {
     await h.call(h.client.updateSubscription, {
       accountId: account,
       subscriptionId: sub!.id,
-      status: "active",
+      status: SubscriptionStatus.ACTIVE,
     });
     await h.call(h.client.retryDelivery, { accountId: account, deliveryId: failed!.id });
     await waitFor(
-      async () => (await delivery(failed!.id)).status === "delivered",
+      async () => (await delivery(failed!.id)).status === DeliveryStatus.DELIVERED,
       10_000,
       "replay",
     );
@@ -125,8 +127,8 @@ describe("webhook retries and failures (postgres + bullmq)", () => {
     const [d] = await deliveries(sub!.id);
     const log = (await delivery(d!.id)).attemptLog;
     expect(log.map((a) => [a.outcome, a.error ?? null])).toEqual([
-      ["retrying", "timeout"],
-      ["delivered", null],
+      [AttemptOutcome.RETRYING, "timeout"],
+      [AttemptOutcome.DELIVERED, null],
     ]);
     expect(log[0]!.durationMs).toBeGreaterThanOrEqual(290);
     expect(log[0]!.durationMs).toBeLessThan(1_000);
@@ -148,7 +150,7 @@ describe("webhook retries and failures (postgres + bullmq)", () => {
     await r.reopen();
     await settled(sub!.id, 25);
     const list = await deliveries(sub!.id);
-    expect(list.every((d) => d.status === "delivered")).toBe(true);
+    expect(list.every((d) => d.status === DeliveryStatus.DELIVERED)).toBe(true);
     const received = new Set(r.received.map((x) => String(x.headers["webhook-id"])));
     expect([...received].sort()).toEqual([...ids].sort());
     // at-least-once: duplicates are possible but each repeats the same id and body
@@ -157,7 +159,10 @@ describe("webhook retries and failures (postgres + bullmq)", () => {
       expect(new Set(copies.map((x) => x.body)).size).toBe(1);
     }
     const first = await delivery(list[0]!.id);
-    expect(first.attemptLog[0]).toMatchObject({ outcome: "retrying", error: "connection_refused" });
+    expect(first.attemptLog[0]).toMatchObject({
+      outcome: AttemptOutcome.RETRYING,
+      error: "connection_refused",
+    });
   });
 
   it("exhausted → failed and kept; a retry replays it; concurrent retries start one replay", async () => {
@@ -168,7 +173,7 @@ describe("webhook retries and failures (postgres + bullmq)", () => {
     await settled(sub!.id, 1);
     const [d] = await deliveries(sub!.id);
     expect(d).toMatchObject({
-      status: "failed",
+      status: DeliveryStatus.FAILED,
       attempts: 4,
       lastStatusCode: 503,
       lastError: "http_status",
@@ -186,7 +191,11 @@ describe("webhook retries and failures (postgres + bullmq)", () => {
       if (o.status === "rejected")
         expect((o.reason as { kind: string }).kind).toBe("invalid-state");
     }
-    await waitFor(async () => (await delivery(d!.id)).status === "delivered", 10_000, "replayed");
+    await waitFor(
+      async () => (await delivery(d!.id)).status === DeliveryStatus.DELIVERED,
+      10_000,
+      "replayed",
+    );
     expect(r.received.map((x) => x.headers["webhook-id"])).toEqual(Array(5).fill(id));
     expect((await delivery(d!.id)).attempts).toBe(5);
     const again = await failure(
@@ -281,10 +290,10 @@ describe("webhook retries and failures (postgres + bullmq)", () => {
     await h.call(h.client.updateSubscription, {
       accountId: account,
       subscriptionId: sub!.id,
-      status: "paused",
+      status: SubscriptionStatus.PAUSED,
     });
     const [d] = await deliveries(sub!.id);
-    expect(d).toMatchObject({ status: "failed", lastError: "subscription_paused" });
+    expect(d).toMatchObject({ status: DeliveryStatus.FAILED, lastError: "subscription_paused" });
     await h.emit({ type: "number.held" });
     await sleep(400);
     expect(await deliveries(sub!.id)).toHaveLength(1);
@@ -296,10 +305,14 @@ describe("webhook retries and failures (postgres + bullmq)", () => {
     await h.call(h.client.updateSubscription, {
       accountId: account,
       subscriptionId: sub!.id,
-      status: "active",
+      status: SubscriptionStatus.ACTIVE,
     });
     await h.call(h.client.retryDelivery, { accountId: account, deliveryId: d!.id });
-    await waitFor(async () => (await delivery(d!.id)).status === "delivered", 10_000, "replayed");
+    await waitFor(
+      async () => (await delivery(d!.id)).status === DeliveryStatus.DELIVERED,
+      10_000,
+      "replayed",
+    );
   });
 
   it("a subscription failing past WEBHOOK_DISABLE_AFTER is disabled (failing)", async () => {
@@ -325,7 +338,7 @@ describe("webhook retries and failures (postgres + bullmq)", () => {
               accountId: account,
               subscriptionId: sub!.id,
             })
-          ).subscription!.status === "disabled",
+          ).subscription!.status === SubscriptionStatus.DISABLED,
         10_000,
         "disabled",
       );
@@ -333,7 +346,7 @@ describe("webhook retries and failures (postgres + bullmq)", () => {
         accountId: account,
         subscriptionId: sub!.id,
       });
-      expect(got.subscription!.disabledReason).toBe("failing");
+      expect(got.subscription!.disabledReason).toBe(DisabledReason.FAILING);
       const { rows } = await local.pool.query(
         `SELECT data FROM webhook.outbox WHERE type = 'webhook.subscription_disabled'`,
       );

@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { webhook } from "@switchboard/proto";
+import { webhook } from "@switchboard/proto";
 import { requireTestRedis } from "@switchboard/kit/events/testing";
 import { startDeliveryWorkers } from "../src/index.js";
 import {
@@ -92,7 +92,7 @@ describe("a worker killed mid-delivery", () => {
               limit: 10,
               cursor: "",
             })
-          ).deliveries[0]?.status === "delivered",
+          ).deliveries[0]?.status === webhook.DeliveryStatus.DELIVERED,
         15_000,
         "the delivery after the stall",
       );

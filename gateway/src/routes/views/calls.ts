@@ -5,7 +5,7 @@ export const toSeat = (s: callcontrol.Seat | undefined) => ({
   id: s?.id ?? "",
   name: s?.name ?? "",
   max_concurrent_calls: s?.maxConcurrentCalls ?? 1,
-  status: s?.status ?? "",
+  status: (s && wire.seatStatus.spell(s.status)) ?? "",
   active_calls: s?.activeCalls ?? 0,
   created_at: s?.createdAt ?? "",
   updated_at: s?.updatedAt ?? "",
@@ -39,7 +39,10 @@ export const toCall = (c: callcontrol.Call | undefined) => ({
   seat_id: c?.seatId ?? null,
   route_id: c?.routeId ?? null,
   stir_shaken: c?.stirShaken
-    ? { attestation: c.stirShaken.attestation, identity: c.stirShaken.identity }
+    ? {
+        attestation: wire.attestation.spell(c.stirShaken.attestation) ?? "",
+        identity: c.stirShaken.identity,
+      }
     : null,
   client_state: c?.clientState ?? null,
   timeout_seconds: c?.timeoutSeconds ?? 0,

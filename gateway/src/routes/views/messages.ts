@@ -1,19 +1,22 @@
-import type { messaging } from "@switchboard/proto";
+import { wire, type messaging } from "@switchboard/proto";
+
+const spellChannels = (channels: messaging.Channel[] = []) =>
+  channels.map((c) => wire.channel.spell(c) ?? "");
 
 /** gRPC messaging resources → the JSON of docs/api.md (snake_case, explicit nulls). */
 export const toMessageJson = (m: messaging.Message | undefined) => ({
   id: m?.id ?? "",
-  direction: m?.direction ?? "",
-  channel: m?.channel ?? "",
-  channel_used: m?.channelUsed ?? null,
-  fallback: m?.fallback ?? null,
+  direction: (m && wire.messageDirection.spell(m.direction)) ?? "",
+  channel: (m && wire.channel.spell(m.channel)) ?? "",
+  channel_used: (m?.channelUsed && wire.channel.spell(m.channelUsed)) ?? null,
+  fallback: (m?.fallback && wire.channel.spell(m.fallback)) ?? null,
   fallback_applied: m?.fallbackApplied ?? false,
-  status: m?.status ?? "",
+  status: (m && wire.messageStatus.spell(m.status)) ?? "",
   to: m?.to ?? "",
   from: m?.from ?? "",
   body: m?.body ?? "",
   media_urls: m?.mediaUrls ?? [],
-  encoding: m?.encoding ?? "",
+  encoding: (m && wire.encoding.spell(m.encoding)) ?? "",
   segments: m?.segments ?? 0,
   template_id: m?.templateId ?? null,
   template_version: m?.templateVersion ?? null,
@@ -36,10 +39,10 @@ export const toTemplateJson = (t: messaging.Template | undefined) => ({
   name: t?.name ?? "",
   version: t?.version ?? 0,
   latest_version: t?.latestVersion ?? 0,
-  channels: t?.channels ?? [],
+  channels: spellChannels(t?.channels),
   body: t?.body ?? "",
   variables: t?.variables ?? [],
-  status: t?.status ?? "",
+  status: (t && wire.templateStatus.spell(t.status)) ?? "",
   content_sha256: t?.contentSha256 ?? "",
   signature: t?.signature ?? "",
   kid: t?.kid ?? "",
@@ -50,14 +53,15 @@ export const toTemplateJson = (t: messaging.Template | undefined) => ({
 export const toConsentJson = (c: messaging.Consent | undefined) => ({
   id: c?.id ?? "",
   phone_number: c?.phoneNumber ?? "",
-  channels: c?.channels ?? [],
-  source: c?.source ?? "",
+  channels: spellChannels(c?.channels),
+  source: (c && wire.consentSource.spell(c.source)) ?? "",
   evidence: c?.evidenceJson ? (JSON.parse(c.evidenceJson) as Record<string, unknown>) : null,
   captured_at: c?.capturedAt ?? "",
-  status: c?.status ?? "",
+  status: (c && wire.consentStatus.spell(c.status)) ?? "",
   created_at: c?.createdAt ?? "",
   revoked_at: c?.revokedAt ?? null,
-  revocation_source: c?.revocationSource ?? null,
+  revocation_source:
+    (c?.revocationSource && wire.revocationSource.spell(c.revocationSource)) ?? null,
   revocation_keyword: c?.revocationKeyword ?? null,
 });
 

@@ -1,4 +1,4 @@
-import type { inventory } from "@switchboard/proto";
+import { inventory, wire } from "@switchboard/proto";
 
 /** inventory's messages as the REST API shows them (snake_case, null for unset). */
 export const toNumber = (n: inventory.PhoneNumber | undefined) => ({
@@ -8,10 +8,10 @@ export const toNumber = (n: inventory.PhoneNumber | undefined) => ({
   region: n?.region ?? "",
   locality: n?.locality ?? "",
   area_code: n?.areaCode ?? "",
-  type: n?.type ?? "",
-  capabilities: n?.capabilities ?? [],
-  status: n?.status ?? "",
-  ...(n?.status === "assigned"
+  type: (n && wire.numberType.spell(n.type)) ?? "",
+  capabilities: (n?.capabilities ?? []).map((c) => wire.capability.spell(c) ?? ""),
+  status: (n && wire.numberStatus.spell(n.status)) ?? "",
+  ...(n?.status === inventory.NumberStatus.ASSIGNED
     ? { seat_id: n.seatId ?? null, assigned_at: n.assignedAt ?? null }
     : {}),
 });
@@ -20,7 +20,7 @@ export const toHold = (h: inventory.Hold | undefined) => ({
   id: h?.id ?? "",
   number_id: h?.numberId ?? "",
   number: h?.number ?? "",
-  status: h?.status ?? "",
+  status: (h && wire.holdStatus.spell(h.status)) ?? "",
   expires_at: h?.expiresAt ?? "",
   created_at: h?.createdAt ?? "",
   released_at: h?.releasedAt ?? null,

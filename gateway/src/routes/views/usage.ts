@@ -17,7 +17,7 @@ export const toUsageEvent = (r: usage.UsageRecord | undefined) => ({
   status: r?.status ?? null,
   replayed: r?.replayed ?? null,
   quantity: r?.quantity ?? 0,
-  unit: r?.unit ?? "",
+  unit: (r && wire.usageUnit.spell(r.unit)) ?? "",
   attributes: r?.attributes ?? {},
   kid: r?.kid ?? "",
   signature: r?.signature ?? "",

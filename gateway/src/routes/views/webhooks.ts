@@ -1,4 +1,4 @@
-import type { webhook } from "@switchboard/proto";
+import { wire, type webhook } from "@switchboard/proto";
 
 /** The webhook service's messages as the REST API shows them (snake_case, null for unset). */
 export const toSubscription = (s: webhook.Subscription | undefined) => ({
@@ -6,8 +6,8 @@ export const toSubscription = (s: webhook.Subscription | undefined) => ({
   url: s?.url ?? "",
   events: s?.events ?? [],
   description: s?.description ?? null,
-  status: s?.status ?? "",
-  disabled_reason: s?.disabledReason ?? null,
+  status: (s && wire.subscriptionStatus.spell(s.status)) ?? "",
+  disabled_reason: (s?.disabledReason && wire.disabledReason.spell(s.disabledReason)) ?? null,
   previous_secret_expires_at: s?.previousSecretExpiresAt ?? null,
   created_at: s?.createdAt ?? "",
   updated_at: s?.updatedAt ?? "",
@@ -18,7 +18,7 @@ export const toDelivery = (d: webhook.Delivery | undefined) => ({
   subscription_id: d?.subscriptionId ?? "",
   event_id: d?.eventId ?? "",
   event_type: d?.eventType ?? "",
-  status: d?.status ?? "",
+  status: (d && wire.deliveryStatus.spell(d.status)) ?? "",
   attempts: d?.attempts ?? 0,
   next_attempt_at: d?.nextAttemptAt ?? null,
   last_attempt_at: d?.lastAttemptAt ?? null,
@@ -36,7 +36,7 @@ export const toDeliveryDetail = (d: webhook.Delivery | undefined) => ({
     started_at: a.startedAt,
     duration_ms: a.durationMs,
     status_code: a.statusCode ?? null,
-    outcome: a.outcome,
+    outcome: wire.attemptOutcome.spell(a.outcome) ?? "",
     error: a.error ?? null,
   })),
 });

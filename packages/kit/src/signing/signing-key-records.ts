@@ -1,3 +1,4 @@
+import type { wire } from "@switchboard/proto";
 import { exportJWK, exportPKCS8, generateKeyPair, type JWK } from "jose";
 import { withTransaction, type Pool, type PoolClient, type Queryable } from "../db.js";
 import { qualified } from "../events/outbox-sql.js";
@@ -20,7 +21,7 @@ export interface SigningKeyInfo {
   kid: string;
   purpose: string;
   alg: string;
-  status: "active" | "retired";
+  status: wire.KeyStatusValue;
   createdAt: Date;
   retiredAt: Date | null;
 }
@@ -51,7 +52,7 @@ interface Row {
   kid: string;
   purpose: string;
   alg: string;
-  status: "active" | "retired";
+  status: wire.KeyStatusValue;
   created_at: Date;
   retired_at: Date | null;
   public_jwk: JWK;

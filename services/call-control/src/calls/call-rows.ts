@@ -13,7 +13,7 @@ export interface CallRow {
   seat_id: string | null;
   seat_claimed: boolean;
   route_id: string | null;
-  attestation: string | null;
+  attestation: wire.AttestationValue | null;
   identity: string | null;
   client_state: string | null;
   timeout_seconds: number;
@@ -53,7 +53,7 @@ export function toCall(row: CallRow): callcontrol.Call {
     routeId: row.route_id ?? undefined,
     stirShaken:
       row.attestation && row.identity
-        ? { attestation: row.attestation, identity: row.identity }
+        ? { attestation: wire.attestation.of(row.attestation), identity: row.identity }
         : undefined,
     clientState: row.client_state ?? undefined,
     timeoutSeconds: row.timeout_seconds,

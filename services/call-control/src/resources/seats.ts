@@ -13,7 +13,7 @@ import {
   requireAccount,
   requireId,
 } from "@switchboard/kit";
-import type { callcontrol } from "@switchboard/proto";
+import { wire, type callcontrol } from "@switchboard/proto";
 import { checkName } from "../validation.js";
 import { isStillReferenced, usedByRoute } from "./pg-errors.js";
 
@@ -22,21 +22,20 @@ export interface SeatRow {
   account_id: string;
   name: string;
   max_concurrent_calls: number;
-  status: string;
+  status: wire.SeatStatusValue;
   active_calls: number;
   created_at: Date;
   updated_at: Date;
 }
 
 const columns = `id, account_id, name, max_concurrent_calls, status, active_calls, created_at, updated_at`;
-const seatStatuses = ["active", "disabled"];
 export const maxSeatCalls = 10_000;
 
 export const toSeat = (row: SeatRow): callcontrol.Seat => ({
   id: row.id,
   name: row.name,
   maxConcurrentCalls: row.max_concurrent_calls,
-  status: row.status,
+  status: wire.seatStatus.of(row.status),
   activeCalls: row.active_calls,
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
@@ -55,19 +54,22 @@ export async function findSeat(
   return rows[0];
 }
 
+/** Checks the fields a request may set; returns its status as the rows spell it. */
 function checkFields(
   errors: FieldErrors,
   fields: {
     name?: string | undefined;
     maxConcurrentCalls?: number | undefined;
-    status?: string | undefined;
+    status?: callcontrol.SeatStatus | undefined;
   },
-) {
+): wire.SeatStatusValue | undefined {
   if (fields.name !== undefined) checkName(errors, "#/name", fields.name);
   checkIntRange(errors, "#/max_concurrent_calls", fields.maxConcurrentCalls, 1, maxSeatCalls);
-  if (fields.status !== undefined && !seatStatuses.includes(fields.status)) {
+  const status = fields.status && wire.seatStatus.spell(fields.status);
+  if (fields.status !== undefined && status === undefined) {
     errors.add("#/status", "must be active or disabled");
   }
+  return status;
 }
 
 export async function createSeat(
@@ -76,7 +78,7 @@ export async function createSeat(
 ): Promise<SeatRow> {
   const errors = requireAccount(request.accountId);
   checkName(errors, "#/name", request.name);
-  checkFields(errors, request);
+  const status = checkFields(errors, request);
   errors.throwIfAny();
   const { rows } = await pool.query<SeatRow>(
     `INSERT INTO call_control.seats (id, account_id, name, max_concurrent_calls, status)
@@ -86,7 +88,7 @@ export async function createSeat(
       request.accountId,
       request.name,
       request.maxConcurrentCalls ?? 1,
-      request.status ?? "active",
+      status ?? "active",
     ],
   );
   return rows[0]!;
@@ -125,7 +127,7 @@ export async function updateSeat(
   request: callcontrol.UpdateSeatRequest,
 ): Promise<SeatRow> {
   const errors = requireAccount(request.accountId);
-  checkFields(errors, request);
+  const status = checkFields(errors, request);
   errors.throwIfAny();
   const seatId = requireId(request.seatId, "seat", "the seat");
   const { rows } = await pool.query<SeatRow>(
@@ -141,7 +143,7 @@ export async function updateSeat(
       request.accountId,
       request.name ?? null,
       request.maxConcurrentCalls ?? null,
-      request.status ?? null,
+      status ?? null,
     ],
   );
   if (!rows[0]) throw notFound("the seat");

@@ -1,3 +1,4 @@
+import type { wire } from "@switchboard/proto";
 import type { Encoding } from "../encoding/segments.js";
 import { Channel } from "../validation.js";
 
@@ -62,7 +63,10 @@ export interface SubmitResult {
   providerMessageId: string;
 }
 
-export type ReceiptStatus = "delivered" | "undelivered" | "failed" | "read";
+export type ReceiptStatus = Extract<
+  wire.MessageStatusValue,
+  "delivered" | "undelivered" | "failed" | "read"
+>;
 
 export interface DeliveryReceipt {
   providerMessageId: string;

@@ -12,12 +12,11 @@ import {
   requireAccount,
   withTransaction,
 } from "@switchboard/kit";
-import type { messaging } from "@switchboard/proto";
+import { wire, type messaging } from "@switchboard/proto";
 import type { MessagingContext } from "../context.js";
-import { checkChannels, sortChannels } from "../validation.js";
+import { checkChannels, sortChannels, spellChannels, spelled } from "../validation.js";
 import { consentColumns, consentEventData, toConsent, type ConsentRow } from "./rows.js";
 
-export const consentSources = ["web_form", "api", "keyword", "import", "verbal"] as const;
 const maxEvidenceBytes = 4_096;
 /** Clock skew tolerated on a `captured_at` in the future. */
 const futureSkewMs = 5 * 60_000;
@@ -25,16 +24,22 @@ const futureSkewMs = 5 * 60_000;
 /** CreateConsent: records a granted consent with its source and evidence (`consent.granted`). */
 export async function createConsent(
   ctx: MessagingContext,
-  request: messaging.CreateConsentRequest,
+  sent: messaging.CreateConsentRequest,
   idempotencyKey: string | undefined,
 ): Promise<messaging.Consent> {
+  const request = {
+    ...sent,
+    channels: spellChannels(sent.channels),
+    source: spelled(wire.consentSource, sent.source),
+  };
   const errors = requireAccount(request.accountId);
   if (!e164Pattern.test(request.phoneNumber)) {
     errors.add("#/phone_number", "must be an E.164 number such as +14155550123");
   }
   checkChannels(request.channels, "#/channels", errors);
-  if (!(consentSources as readonly string[]).includes(request.source)) {
-    errors.add("#/source", `must be one of ${consentSources.join(", ")}`);
+  const source = request.source;
+  if (source === "") {
+    errors.add("#/source", `must be one of ${wire.consentSource.values.join(", ")}`);
   }
   const evidence = parseEvidence(request.evidenceJson, errors);
   const capturedAt = request.capturedAt === undefined ? new Date() : new Date(request.capturedAt);
@@ -68,7 +73,7 @@ export async function createConsent(
       accountId: request.accountId,
       phoneNumber: request.phoneNumber,
       channels: sortChannels(request.channels),
-      source: request.source,
+      source: source as wire.ConsentSourceValue,
       evidence,
       capturedAt,
       idempotencyKey,
@@ -82,8 +87,8 @@ export async function createConsent(
 export interface NewConsent {
   accountId: string;
   phoneNumber: string;
-  channels: string[];
-  source: string;
+  channels: wire.ChannelValue[];
+  source: wire.ConsentSourceValue;
   evidence: Record<string, unknown> | null;
   capturedAt: Date;
   idempotencyKey?: string | undefined;
@@ -114,12 +119,13 @@ export async function insertConsent(
       consent.fingerprint ?? null,
     ],
   );
-  const created = toConsent(rows[0] as ConsentRow);
+  const row = rows[0] as ConsentRow;
+  const created = toConsent(row);
   await ctx.outbox.append(client, {
     type: "consent.granted",
     accountId: consent.accountId,
     resourceId: created.id,
-    data: consentEventData(created),
+    data: consentEventData(row),
   });
   return created;
 }
@@ -164,12 +170,13 @@ export async function listConsents(
   if (request.phoneNumber !== undefined && !e164Pattern.test(request.phoneNumber)) {
     errors.add("#/query/phone_number", "must be an E.164 number such as +14155550123");
   }
-  if (request.status !== undefined && !["granted", "revoked"].includes(request.status)) {
+  const status = request.status && wire.consentStatus.spell(request.status);
+  if (request.status !== undefined && status === undefined) {
     errors.add("#/query/status", "must be granted or revoked");
   }
   errors.throwIfAny();
   const limit = pageLimit(request.limit);
-  const binding = `consents:${request.accountId}:${request.phoneNumber ?? ""}:${request.status ?? ""}`;
+  const binding = `consents:${request.accountId}:${request.phoneNumber ?? ""}:${status ?? ""}`;
   const values: unknown[] = [request.accountId, limit + 1];
   const where = ["c.account_id = $1"];
   const add = (clause: string, value: unknown) => {
@@ -177,7 +184,7 @@ export async function listConsents(
     where.push(clause.replace("?", `$${values.length}`));
   };
   if (request.phoneNumber !== undefined) add("c.phone_number = ?", request.phoneNumber);
-  if (request.status !== undefined) add("c.status = ?", request.status);
+  if (status !== undefined) add("c.status = ?", status);
   const after = cursorId(request.cursor, binding);
   if (after) add("c.id < ?", after);
   const { rows } = await ctx.pool.query<ConsentRow>(

@@ -5,7 +5,7 @@ import {
   requireAccount,
   withTransaction,
 } from "@switchboard/kit";
-import type { messaging } from "@switchboard/proto";
+import type { messaging, wire } from "@switchboard/proto";
 import type { MessagingContext } from "../context.js";
 import { consentColumns, consentEventData, toConsent, type ConsentRow } from "./rows.js";
 
@@ -23,7 +23,7 @@ export async function revokeConsent(
       [request.consentId, request.accountId],
       { source: "api", keyword: null },
     );
-    if (revoked[0]) return revoked[0];
+    if (revoked[0]) return toConsent(revoked[0]);
     const existing = await client.query<{ status: string }>(
       "SELECT status FROM messaging.consents WHERE id = $1 AND account_id = $2",
       [request.consentId, request.accountId],
@@ -38,15 +38,15 @@ export async function revokeConsent(
 /**
  * Revokes every granted consent matching `where` (columns of alias `c`) on the caller's
  * transaction, each with its `consent.revoked` event. The UPDATE is guarded on
- * `status = 'granted'`, so a consent is revoked once.
+ * `status = 'granted'`, so a consent is revoked once. Returns the revoked rows.
  */
 export async function revokeWhere(
   ctx: MessagingContext,
   client: PoolClient,
   where: string,
   values: unknown[],
-  revocation: { source: "api" | "keyword"; keyword: string | null },
-): Promise<messaging.Consent[]> {
+  revocation: { source: wire.RevocationSourceValue; keyword: string | null },
+): Promise<ConsentRow[]> {
   const n = values.length;
   const { rows } = await client.query<ConsentRow>(
     `UPDATE messaging.consents c
@@ -56,16 +56,14 @@ export async function revokeWhere(
       RETURNING ${consentColumns}`,
     [...values, revocation.source, revocation.keyword],
   );
-  const consents: messaging.Consent[] = [];
-  for (const row of rows.sort((a, b) => a.id.localeCompare(b.id))) {
-    const consent = toConsent(row);
+  const revoked = rows.sort((a, b) => a.id.localeCompare(b.id));
+  for (const row of revoked) {
     await ctx.outbox.append(client, {
       type: "consent.revoked",
       accountId: row.account_id,
-      resourceId: consent.id,
-      data: consentEventData(consent),
+      resourceId: row.id,
+      data: consentEventData(row),
     });
-    consents.push(consent);
   }
-  return consents;
+  return revoked;
 }

@@ -1,6 +1,7 @@
+import type { wire } from "@switchboard/proto";
 import { gsm7Septets, isGsm7 } from "./gsm7.js";
 
-export type Encoding = "GSM-7" | "UCS-2";
+export type Encoding = wire.EncodingValue;
 
 export interface SegmentInfo {
   encoding: Encoding;

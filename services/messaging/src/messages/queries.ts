@@ -6,21 +6,9 @@ import {
   pageLimit,
   requireAccount,
 } from "@switchboard/kit";
-import type { messaging } from "@switchboard/proto";
+import { wire, type messaging } from "@switchboard/proto";
 import type { MessagingContext } from "../context.js";
 import { messageColumns, toMessage, type MessageRow } from "./rows.js";
-
-const statuses = [
-  "queued",
-  "sending",
-  "sent",
-  "delivered",
-  "undelivered",
-  "failed",
-  "expired",
-  "read",
-  "received",
-];
 
 export async function getMessage(
   ctx: MessagingContext,
@@ -41,11 +29,13 @@ export async function listMessages(
   request: messaging.ListMessagesRequest,
 ): Promise<messaging.ListMessagesResponse> {
   const errors = requireAccount(request.accountId);
-  if (request.direction !== undefined && !["outbound", "inbound"].includes(request.direction)) {
+  const direction = request.direction && wire.messageDirection.spell(request.direction);
+  if (request.direction !== undefined && direction === undefined) {
     errors.add("#/query/direction", "must be outbound or inbound");
   }
-  if (request.status !== undefined && !statuses.includes(request.status)) {
-    errors.add("#/query/status", `must be one of ${statuses.join(", ")}`);
+  const status = request.status && wire.messageStatus.spell(request.status);
+  if (request.status !== undefined && status === undefined) {
+    errors.add("#/query/status", `must be one of ${wire.messageStatus.values.join(", ")}`);
   }
   for (const [name, value] of [
     ["to", request.to],
@@ -57,8 +47,8 @@ export async function listMessages(
   errors.throwIfAny();
   const limit = pageLimit(request.limit);
   const filters = {
-    direction: request.direction,
-    status: request.status,
+    direction,
+    status,
     to_number: request.to,
     from_number: request.from,
   };

@@ -1,20 +1,20 @@
-import type { messaging } from "@switchboard/proto";
+import { wire, type messaging } from "@switchboard/proto";
 import { iso } from "../validation.js";
 
 export interface MessageRow {
   id: string;
   account_id: string;
-  direction: string;
-  channel: string;
-  channel_used: string | null;
-  fallback: string | null;
+  direction: wire.MessageDirectionValue;
+  channel: wire.ChannelValue;
+  channel_used: wire.ChannelValue | null;
+  fallback: wire.ChannelValue | null;
   fallback_applied: boolean;
-  status: string;
+  status: wire.MessageStatusValue;
   to_number: string;
   from_number: string;
   body: string;
   media_urls: string[];
-  encoding: string;
+  encoding: wire.EncodingValue;
   segments: number;
   template_id: string | null;
   template_version: number | null;
@@ -46,17 +46,17 @@ export const messageColumns = `m.id, m.account_id, m.direction, m.channel, m.cha
 
 export const toMessage = (row: MessageRow): messaging.Message => ({
   id: row.id,
-  direction: row.direction,
-  channel: row.channel,
-  channelUsed: row.channel_used ?? undefined,
-  fallback: row.fallback ?? undefined,
+  direction: wire.messageDirection.of(row.direction),
+  channel: wire.channel.of(row.channel),
+  channelUsed: row.channel_used ? wire.channel.of(row.channel_used) : undefined,
+  fallback: row.fallback ? wire.channel.of(row.fallback) : undefined,
   fallbackApplied: row.fallback_applied,
-  status: row.status,
+  status: wire.messageStatus.of(row.status),
   to: row.to_number,
   from: row.from_number,
   body: row.body,
   mediaUrls: row.media_urls,
-  encoding: row.encoding,
+  encoding: wire.encoding.of(row.encoding),
   segments: row.segments,
   templateId: row.template_id ?? undefined,
   templateVersion: row.template_version ?? undefined,
@@ -80,30 +80,29 @@ export const toMessage = (row: MessageRow): messaging.Message => ({
  * news. `message.sent` adds the usage fact: quantity = segments.
  */
 export function messageEventData(row: MessageRow): Record<string, unknown> {
-  const m = toMessage(row);
   return {
-    id: m.id,
-    message_id: m.id,
-    direction: m.direction,
-    status: m.status,
-    channel: m.channel,
-    channel_used: m.channelUsed ?? null,
-    fallback: m.fallback ?? null,
-    fallback_applied: m.fallbackApplied,
-    to: m.to,
-    from: m.from,
-    encoding: m.encoding,
-    segments: m.segments,
-    media_count: m.mediaUrls.length,
-    template_id: m.templateId ?? null,
-    template_version: m.templateVersion ?? null,
-    consent_id: m.consentId ?? null,
-    error_code: m.errorCode ?? null,
-    error_message: m.errorMessage ?? null,
-    in_reply_to: m.inReplyTo ?? null,
-    ...(m.direction === "inbound" ? { body: m.body, keyword: m.keyword ?? null } : {}),
-    ...(m.status === "sent" ? { quantity: m.segments, unit: "segment" } : {}),
-    created_at: m.createdAt,
-    updated_at: m.updatedAt,
+    id: row.id,
+    message_id: row.id,
+    direction: row.direction,
+    status: row.status,
+    channel: row.channel,
+    channel_used: row.channel_used,
+    fallback: row.fallback,
+    fallback_applied: row.fallback_applied,
+    to: row.to_number,
+    from: row.from_number,
+    encoding: row.encoding,
+    segments: row.segments,
+    media_count: row.media_urls.length,
+    template_id: row.template_id,
+    template_version: row.template_version,
+    consent_id: row.consent_id,
+    error_code: row.error_code,
+    error_message: row.error_message,
+    in_reply_to: row.in_reply_to,
+    ...(row.direction === "inbound" ? { body: row.body, keyword: row.keyword } : {}),
+    ...(row.status === "sent" ? { quantity: row.segments, unit: "segment" } : {}),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
   };
 }

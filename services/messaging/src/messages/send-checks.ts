@@ -1,17 +1,29 @@
 import { e164Pattern, FieldErrors, isId, requireAccount } from "@switchboard/kit";
-import type { messaging } from "@switchboard/proto";
-import { isChannel, type Channel } from "../validation.js";
+import { wire, type messaging } from "@switchboard/proto";
+import { channels, isChannel, spelled, type Channel } from "../validation.js";
 
 export const maxMediaUrls = 10;
 export const maxMediaUrlLength = 2_048;
 export const maxTtlSeconds = 36_000;
 export const defaultTtlSeconds = 36_000;
 
+/** A SendMessageRequest with its channels as the API spells them ("" for an unknown one). */
+export type SendRequest = Omit<messaging.SendMessageRequest, "channel" | "fallback"> & {
+  channel: string;
+  fallback?: string;
+};
+
+export const spellSendRequest = (request: messaging.SendMessageRequest): SendRequest => ({
+  ...request,
+  channel: spelled(wire.channel, request.channel),
+  fallback: request.fallback === undefined ? undefined : spelled(wire.channel, request.fallback),
+});
+
 /** The request's shape, checked before anything is looked up. */
-export function checkSendShape(request: messaging.SendMessageRequest): FieldErrors {
+export function checkSendShape(request: SendRequest): FieldErrors {
   const errors = requireAccount(request.accountId);
   const channel = request.channel;
-  if (!isChannel(channel)) errors.add("#/channel", "must be one of sms, mms, rcs");
+  if (!isChannel(channel)) errors.add("#/channel", `must be one of ${channels.join(", ")}`);
   if (!e164Pattern.test(request.to))
     errors.add("#/to", "must be an E.164 number such as +14155550123");
   if (!e164Pattern.test(request.from) && !isId(request.from, "num")) {
@@ -33,7 +45,7 @@ export function checkSendShape(request: messaging.SendMessageRequest): FieldErro
   return errors;
 }
 
-function checkMedia(request: messaging.SendMessageRequest, errors: FieldErrors): void {
+function checkMedia(request: SendRequest, errors: FieldErrors): void {
   const media = request.mediaUrls;
   if (request.channel === "sms" && media.length > 0) {
     errors.add("#/media_urls", "sms carries no media: send it as mms (or rcs)");
@@ -62,7 +74,7 @@ function checkMedia(request: messaging.SendMessageRequest, errors: FieldErrors):
   });
 }
 
-function checkFallback(request: messaging.SendMessageRequest, errors: FieldErrors): void {
+function checkFallback(request: SendRequest, errors: FieldErrors): void {
   const fallback = request.fallback;
   if (fallback === undefined) return;
   if (fallback !== "sms" && fallback !== "mms") {
@@ -75,5 +87,5 @@ function checkFallback(request: messaging.SendMessageRequest, errors: FieldError
 }
 
 /** The channels a send may use: the requested one and its fallback. */
-export const channelsOf = (request: messaging.SendMessageRequest): Channel[] =>
+export const channelsOf = (request: SendRequest): Channel[] =>
   [request.channel, request.fallback].filter((c): c is Channel => c !== undefined && isChannel(c));

@@ -1,5 +1,5 @@
 import type { Pool } from "@switchboard/kit";
-import type { messaging } from "@switchboard/proto";
+import type { SendRequest } from "./send-checks.js";
 import { messageColumns, type MessageRow } from "./rows.js";
 
 export interface SendTemplate {
@@ -54,7 +54,7 @@ function fromJson(json: Record<string, unknown>): MessageRow {
 /** Everything a send checks in the service's own tables, read in one round trip. */
 export async function loadSendFacts(
   pool: Pool,
-  request: messaging.SendMessageRequest,
+  request: SendRequest,
   idempotencyKey: string | undefined,
 ): Promise<SendFacts> {
   const { rows } = await pool.query<{

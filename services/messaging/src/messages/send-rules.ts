@@ -1,16 +1,15 @@
 import { DomainError, FieldErrors } from "@switchboard/kit";
-import type { messaging } from "@switchboard/proto";
 import { characterCount } from "../encoding/segments.js";
 import type { SenderNumber } from "../sender-numbers.js";
 import { maxBodyCharacters } from "../templates/template-input.js";
 import { renderTemplate } from "../templates/variables.js";
-import { channelsOf } from "./send-checks.js";
+import { channelsOf, type SendRequest } from "./send-checks.js";
 import type { SendFacts, SendTemplate } from "./send-facts.js";
 
 /** The checks of a send that need what was looked up: sender, template, body, recipient. */
 /** `from` must be the account's number with the capability of every channel the send may use. */
 export function checkSender(
-  request: messaging.SendMessageRequest,
+  request: SendRequest,
   sender: SenderNumber | undefined,
   errors: FieldErrors,
 ) {
@@ -29,7 +28,7 @@ export function checkSender(
 }
 
 export function checkTemplate(
-  request: messaging.SendMessageRequest,
+  request: SendRequest,
   facts: SendFacts,
   errors: FieldErrors,
 ): SendTemplate {
@@ -54,11 +53,7 @@ export function checkTemplate(
   return template;
 }
 
-export function render(
-  request: messaging.SendMessageRequest,
-  template: SendTemplate,
-  errors: FieldErrors,
-): string {
+export function render(request: SendRequest, template: SendTemplate, errors: FieldErrors): string {
   const rendered = renderTemplate(template.body, template.variables, request.variables);
   if (rendered.body === undefined) {
     for (const name of rendered.missing) {
@@ -90,7 +85,7 @@ export function render(
 const escapePointer = (segment: string): string => segment.replace(/~/g, "~0").replace(/\//g, "~1");
 
 /** Opt-out first (it outranks any consent), then the consent itself. */
-export function checkRecipient(request: messaging.SendMessageRequest, facts: SendFacts): void {
+export function checkRecipient(request: SendRequest, facts: SendFacts): void {
   if (facts.optOut) {
     throw new DomainError(
       "recipient-opted-out",

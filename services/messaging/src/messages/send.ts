@@ -2,9 +2,10 @@ import { checkIdempotencyKey, replayOrMismatch, requestFingerprint } from "@swit
 import type { messaging } from "@switchboard/proto";
 import type { MessagingContext } from "../context.js";
 import { messageSegments } from "../encoding/segments.js";
+import type { Channel } from "../validation.js";
 import { insertQueuedMessage } from "./queue-message.js";
 import { messageColumns, toMessage, type MessageRow } from "./rows.js";
-import { checkSendShape, defaultTtlSeconds } from "./send-checks.js";
+import { checkSendShape, defaultTtlSeconds, spellSendRequest } from "./send-checks.js";
 import { loadSendFacts } from "./send-facts.js";
 import { checkRecipient, checkSender, checkTemplate, render } from "./send-rules.js";
 
@@ -16,9 +17,10 @@ import { checkRecipient, checkSender, checkTemplate, render } from "./send-rules
  */
 export async function sendMessage(
   ctx: MessagingContext,
-  request: messaging.SendMessageRequest,
+  sent: messaging.SendMessageRequest,
   idempotencyKey: string | undefined,
 ): Promise<messaging.Message> {
+  const request = spellSendRequest(sent);
   const errors = checkSendShape(request);
   errors.throwIfAny();
   checkIdempotencyKey(idempotencyKey);
@@ -50,8 +52,9 @@ export async function sendMessage(
 
   const created = await insertQueuedMessage(ctx.pool, {
     account_id: request.accountId,
-    channel: request.channel,
-    fallback: request.fallback ?? null,
+    // checkSendShape let only channels through.
+    channel: request.channel as Channel,
+    fallback: (request.fallback ?? null) as Channel | null,
     to_number: request.to,
     from_number: sender?.number ?? request.from,
     body,

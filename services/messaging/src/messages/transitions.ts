@@ -1,18 +1,10 @@
 import type pg from "pg";
 import { countMessageStatus } from "@switchboard/kit";
+import type { wire } from "@switchboard/proto";
 import type { Outbox } from "../outbox.js";
 import { messageColumns, messageEventData, type MessageRow } from "./rows.js";
 
-export type MessageStatus =
-  | "queued"
-  | "sending"
-  | "sent"
-  | "delivered"
-  | "undelivered"
-  | "failed"
-  | "expired"
-  | "read"
-  | "received";
+export type MessageStatus = wire.MessageStatusValue;
 
 /**
  * The outbound state machine: queued → sending → sent → delivered | undelivered, with failed

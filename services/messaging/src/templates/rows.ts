@@ -1,4 +1,4 @@
-import type { messaging } from "@switchboard/proto";
+import { wire, type messaging } from "@switchboard/proto";
 import type { StoredTemplateVersion } from "./signature.js";
 
 /** A template version joined with its template. */
@@ -8,10 +8,10 @@ export interface TemplateRow {
   name: string;
   version: number;
   latest_version: number;
-  channels: string[];
+  channels: wire.ChannelValue[];
   body: string;
   variables: string[];
-  status: string;
+  status: wire.TemplateStatusValue;
   content_sha256: string;
   signature: string;
   kid: string;
@@ -31,10 +31,10 @@ export const toTemplate = (row: TemplateRow): messaging.Template => ({
   name: row.name,
   version: row.version,
   latestVersion: row.latest_version,
-  channels: row.channels,
+  channels: row.channels.map(wire.channel.of),
   body: row.body,
   variables: row.variables,
-  status: row.status,
+  status: wire.templateStatus.of(row.status),
   contentSha256: row.content_sha256,
   signature: row.signature,
   kid: row.kid,

@@ -16,15 +16,17 @@ import {
 } from "@switchboard/kit";
 import type { messaging } from "@switchboard/proto";
 import type { MessagingContext } from "../context.js";
+import { spellChannels } from "../validation.js";
 import { templateColumns, templateFrom, toTemplate, type TemplateRow } from "./rows.js";
 import { checkTemplateContent, checkTemplateName, type TemplateInput } from "./template-input.js";
 
 /** CreateTemplate: the template and its version 1, approved and signed, in one transaction. */
 export async function createTemplate(
   ctx: MessagingContext,
-  request: messaging.CreateTemplateRequest,
+  sent: messaging.CreateTemplateRequest,
   idempotencyKey: string | undefined,
 ): Promise<messaging.Template> {
+  const request = { ...sent, channels: spellChannels(sent.channels) };
   const errors = requireAccount(request.accountId);
   checkTemplateName(request.name, errors);
   const input = checkTemplateContent(request.channels, request.body, errors);
@@ -70,9 +72,10 @@ export async function createTemplate(
 /** CreateTemplateVersion: a new immutable version (channels default to the previous ones). */
 export async function createTemplateVersion(
   ctx: MessagingContext,
-  request: messaging.CreateTemplateVersionRequest,
+  sent: messaging.CreateTemplateVersionRequest,
   idempotencyKey: string | undefined,
 ): Promise<messaging.Template> {
+  const request = { ...sent, channels: spellChannels(sent.channels) };
   const errors = requireAccount(request.accountId);
   errors.throwIfAny();
   checkIdempotencyKey(idempotencyKey);
@@ -166,25 +169,25 @@ async function insertVersion(
     `SELECT ${templateColumns} FROM ${templateFrom} WHERE t.id = $1 AND v.version = $2`,
     [templateId, version],
   );
-  const template = toTemplate(rows[0] as TemplateRow);
+  const row = rows[0] as TemplateRow;
   await ctx.outbox.append(client, {
     type: "template.approved",
     accountId,
     resourceId: templateId,
-    data: { ...templateEventData(template) },
+    data: { ...templateEventData(row) },
   });
-  return template;
+  return toTemplate(row);
 }
 
-const templateEventData = (t: messaging.Template) => ({
-  id: t.id,
-  name: t.name,
-  version: t.version,
-  channels: t.channels,
-  status: t.status,
-  content_sha256: t.contentSha256,
-  kid: t.kid,
-  approved_at: t.approvedAt,
+const templateEventData = (row: TemplateRow) => ({
+  id: row.id,
+  name: row.name,
+  version: row.version,
+  channels: row.channels,
+  status: row.status,
+  content_sha256: row.content_sha256,
+  kid: row.kid,
+  approved_at: row.approved_at.toISOString(),
 });
 
 /** GetTemplate: the latest version, or the one asked for. */
