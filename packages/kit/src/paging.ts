@@ -43,18 +43,30 @@ export interface IdPage<T> {
 export const cursorId = (cursor: string, binding: string): string | undefined =>
   cursor === "" ? undefined : decodeCursor(cursor, binding, ["id"])[0];
 
-/** Splits `limit + 1` rows (ordered by id descending) into the page and the next cursor. */
-export function idPage<R extends { id: string }, T>(
+/**
+ * Splits `limit + 1` rows (in the listing's order) into the page and the cursor of the next
+ * one, which carries `keyOf` of the last row shown.
+ */
+export function keysetPage<R, T>(
   rows: R[],
   limit: number,
   binding: string,
   map: (row: R) => T,
+  keyOf: (row: R) => string[],
 ): IdPage<T> {
   const { page, hasMore } = splitPage(rows, limit);
   const last = page[page.length - 1];
   return {
     items: page.map(map),
-    nextCursor: hasMore && last ? encodeCursor(binding, [last.id]) : "",
+    nextCursor: hasMore && last ? encodeCursor(binding, keyOf(last)) : "",
     hasMore,
   };
 }
+
+/** keysetPage for rows ordered by id descending. */
+export const idPage = <R extends { id: string }, T>(
+  rows: R[],
+  limit: number,
+  binding: string,
+  map: (row: R) => T,
+): IdPage<T> => keysetPage(rows, limit, binding, map, (row) => [row.id]);

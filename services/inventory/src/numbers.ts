@@ -1,11 +1,10 @@
 import {
   decodeCursor,
-  encodeCursor,
+  keysetPage,
   notFound,
   pageLimit,
   type Pool,
   requireAccount,
-  splitPage,
   withTransaction,
 } from "@switchboard/kit";
 import type { inventory } from "@switchboard/proto";
@@ -38,13 +37,14 @@ export async function listNumbers(
       LIMIT $2`,
     values,
   );
-  const { page, hasMore } = splitPage(result.rows, limit);
-  const last = page[page.length - 1];
-  return {
-    numbers: page.map(toPhoneNumber),
-    nextCursor: hasMore && last ? encodeCursor(binding, [last.assigned_key, last.id]) : "",
-    hasMore,
-  };
+  const { items, nextCursor, hasMore } = keysetPage(
+    result.rows,
+    limit,
+    binding,
+    toPhoneNumber,
+    (row) => [row.assigned_key, row.id],
+  );
+  return { numbers: items, nextCursor, hasMore };
 }
 
 /** GetNumber: by `num_` id or E.164; only numbers assigned to the account are found. */

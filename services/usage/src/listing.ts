@@ -1,4 +1,4 @@
-import { decodeCursor, encodeCursor, isId, notFound, type Queryable } from "@switchboard/kit";
+import { decodeCursor, isId, keysetPage, notFound, type Queryable } from "@switchboard/kit";
 import type { usage } from "@switchboard/proto";
 import { fromStored, toProtoRecord } from "./ledger-record.js";
 import { cursorBinding, listFilters } from "./list-filters.js";
@@ -52,14 +52,14 @@ export async function listUsageEvents(
       LIMIT ${param(filters.limit + 1)}`,
     values,
   );
-  const hasMore = rows.length > filters.limit;
-  const page = hasMore ? rows.slice(0, filters.limit) : rows;
-  const last = page[page.length - 1];
-  return {
-    records: page.map((row) => toProtoRecord(fromStored(row.payload, row.signature))),
-    nextCursor: hasMore && last ? encodeCursor(binding, [last.at_key, last.id]) : "",
-    hasMore,
-  };
+  const { items, nextCursor, hasMore } = keysetPage(
+    rows,
+    filters.limit,
+    binding,
+    (row) => toProtoRecord(fromStored(row.payload, row.signature)),
+    (row) => [row.at_key, row.id],
+  );
+  return { records: items, nextCursor, hasMore };
 }
 
 /** GetUsageEvent: one of the account's records; another account's is not found. */

@@ -1,13 +1,12 @@
 import {
-  decodeCursor,
+  cursorId,
   DomainError,
-  encodeCursor,
+  idPage,
   isId,
   notFound,
   pageLimit,
   type Pool,
   requireAccount,
-  splitPage,
   withTransaction,
 } from "@switchboard/kit";
 import { wire, type webhook } from "@switchboard/proto";
@@ -35,7 +34,7 @@ export async function listDeliveries(
   );
   if (owned.rowCount === 0) throw notFound("the subscription");
   const binding = `deliveries|${request.accountId}|${request.subscriptionId}|${status ?? ""}`;
-  const after = request.cursor ? decodeCursor(request.cursor, binding, ["id"])[0] : undefined;
+  const after = cursorId(request.cursor, binding);
   const { rows } = await pool.query<DeliveryRow>(
     `SELECT ${deliveryColumns} FROM webhook.deliveries d
       WHERE d.subscription_id = $1 AND ($2::text IS NULL OR d.status = $2)
@@ -43,12 +42,8 @@ export async function listDeliveries(
       ORDER BY d.id DESC LIMIT $4`,
     [request.subscriptionId, status ?? null, after ?? null, size + 1],
   );
-  const { page, hasMore } = splitPage(rows, size);
-  return {
-    deliveries: page.map((row) => toDelivery(row)),
-    nextCursor: hasMore ? encodeCursor(binding, [page[page.length - 1]!.id]) : "",
-    hasMore,
-  };
+  const { items, nextCursor, hasMore } = idPage(rows, size, binding, (row) => toDelivery(row));
+  return { deliveries: items, nextCursor, hasMore };
 }
 
 /** One of the account's deliveries with its attempt log (oldest attempt first). */

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes, scrypt } from "node:crypto";
+import { aesGcmOpen, aesGcmSeal, scryptAsync } from "@switchboard/kit";
 
 /**
  * Webhook signing secrets at rest. Unlike client secrets they cannot be hashed: every delivery
@@ -14,11 +14,7 @@ export interface SecretBox {
 const salt = "switchboard:webhook-secrets:v1";
 
 const deriveKey = (secret: string): Promise<Buffer> =>
-  new Promise((resolve, reject) =>
-    scrypt(secret, salt, 32, { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 }, (error, key) =>
-      error ? reject(error) : resolve(key),
-    ),
-  );
+  scryptAsync(secret, salt, { ln: 15, r: 8, p: 1 });
 
 const aad = (subscriptionId: string) =>
   Buffer.from(`switchboard-webhook-secret:v1:${subscriptionId}`);
@@ -28,32 +24,20 @@ export async function createSecretBox(secret: string): Promise<SecretBox> {
   const key = await deriveKey(secret);
   return {
     seal(plaintext, subscriptionId) {
-      const iv = randomBytes(12);
-      const cipher = createCipheriv("aes-256-gcm", key, iv);
-      cipher.setAAD(aad(subscriptionId));
-      const ciphertext = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
-      return ["v1", iv, ciphertext, cipher.getAuthTag()]
-        .map((part) => (typeof part === "string" ? part : part.toString("base64url")))
-        .join(".");
+      return ["v1", ...aesGcmSeal(key, plaintext, aad(subscriptionId))].join(".");
     },
     open(envelope, subscriptionId) {
       const parts = envelope.split(".");
       if (parts.length !== 4 || parts[0] !== "v1") {
         throw new Error("a webhook secret has an unreadable envelope");
       }
-      const [iv, ciphertext, tag] = parts.slice(1).map((p) => Buffer.from(p, "base64url"));
-      try {
-        const decipher = createDecipheriv("aes-256-gcm", key, iv as Buffer, { authTagLength: 16 });
-        decipher.setAAD(aad(subscriptionId));
-        decipher.setAuthTag(tag as Buffer);
-        return Buffer.concat([decipher.update(ciphertext as Buffer), decipher.final()]).toString(
-          "utf8",
-        );
-      } catch {
+      const plaintext = aesGcmOpen(key, parts.slice(1), aad(subscriptionId));
+      if (plaintext === undefined) {
         throw new Error(
           "a webhook secret cannot be opened: SIGNING_KEY_SECRET differs from the one it was sealed with",
         );
       }
+      return plaintext;
     },
   };
 }

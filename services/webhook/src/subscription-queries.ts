@@ -1,12 +1,11 @@
 import {
-  decodeCursor,
-  encodeCursor,
+  cursorId,
+  idPage,
   isId,
   notFound,
   pageLimit,
   type Pool,
   requireAccount,
-  splitPage,
 } from "@switchboard/kit";
 import type { webhook } from "@switchboard/proto";
 import { subscriptionColumns, toSubscription, type SubscriptionRow } from "./rows.js";
@@ -35,17 +34,13 @@ export async function listSubscriptions(
   const size = pageLimit(request.limit, errors);
   errors.throwIfAny();
   const binding = `subscriptions|${request.accountId}`;
-  const after = request.cursor ? decodeCursor(request.cursor, binding, ["id"])[0] : undefined;
+  const after = cursorId(request.cursor, binding);
   const { rows } = await pool.query<SubscriptionRow>(
     `SELECT ${subscriptionColumns} FROM webhook.subscriptions s
       WHERE s.account_id = $1 AND s.status <> 'deleted' AND ($2::text IS NULL OR s.id < $2)
       ORDER BY s.id DESC LIMIT $3`,
     [request.accountId, after ?? null, size + 1],
   );
-  const { page, hasMore } = splitPage(rows, size);
-  return {
-    subscriptions: page.map(toSubscription),
-    nextCursor: hasMore ? encodeCursor(binding, [page[page.length - 1]!.id]) : "",
-    hasMore,
-  };
+  const { items, nextCursor, hasMore } = idPage(rows, size, binding, toSubscription);
+  return { subscriptions: items, nextCursor, hasMore };
 }

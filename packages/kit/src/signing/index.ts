@@ -27,3 +27,4 @@ export {
 export { createSigningKeysTable } from "./signing-keys-sql.js";
 export { verifySignedRecord } from "./record-verification.js";
 export { scryptAsync, type ScryptParams } from "./scrypt.js";
+export { aesGcmOpen, aesGcmSeal } from "./aes-gcm.js";

@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import { aesGcmOpen, aesGcmSeal } from "./aes-gcm.js";
 import { scryptAsync, type ScryptParams } from "./scrypt.js";
 
 /**
@@ -36,16 +37,13 @@ export async function sealPrivateKey(
 ): Promise<string> {
   requireSecret(secret);
   const salt = randomBytes(16);
-  const iv = randomBytes(12);
   const key = await scryptAsync(secret, salt, derivationParams);
-  const cipher = createCipheriv("aes-256-gcm", key, iv);
-  cipher.setAAD(aad(binding));
-  const ciphertext = Buffer.concat([cipher.update(pkcs8Pem, "utf8"), cipher.final()]);
   const { ln, r, p } = derivationParams;
   return [
     "v1",
     `${ln}-${r}-${p}`,
-    ...[salt, iv, ciphertext, cipher.getAuthTag()].map((b) => b.toString("base64url")),
+    salt.toString("base64url"),
+    ...aesGcmSeal(key, pkcs8Pem, aad(binding)),
   ].join(".");
 }
 
@@ -60,22 +58,16 @@ export async function openPrivateKey(
   if (parts.length !== 6 || parts[0] !== "v1" || !params) {
     throw new KeyDecryptionError(`signing key ${binding.kid} has an unreadable envelope`);
   }
-  const [salt, iv, ciphertext, tag] = parts.slice(2).map((s) => Buffer.from(s, "base64url"));
-  const key = await scryptAsync(secret, salt as Buffer, {
+  const key = await scryptAsync(secret, Buffer.from(parts[2]!, "base64url"), {
     ln: Number(params[1]),
     r: Number(params[2]),
     p: Number(params[3]),
   });
-  try {
-    const decipher = createDecipheriv("aes-256-gcm", key, iv as Buffer, { authTagLength: 16 });
-    decipher.setAAD(aad(binding));
-    decipher.setAuthTag(tag as Buffer);
-    return Buffer.concat([decipher.update(ciphertext as Buffer), decipher.final()]).toString(
-      "utf8",
-    );
-  } catch {
+  const pem = aesGcmOpen(key, parts.slice(3), aad(binding));
+  if (pem === undefined) {
     throw new KeyDecryptionError(
       `signing key ${binding.kid} cannot be decrypted: SIGNING_KEY_SECRET differs from the one it was sealed with`,
     );
   }
+  return pem;
 }
