@@ -28,3 +28,15 @@ export const unreachableBackends = {
   CALL_CONTROL_ADDR: "127.0.0.1:9",
   WEBHOOK_ADDR: "127.0.0.1:9",
 };
+
+/** The problem kind a synchronous call throws: `none` when it returns, `other` for a non-DomainError. */
+export const kindOf = (fn: () => unknown): string => {
+  try {
+    fn();
+  } catch (error) {
+    // By shape, not instanceof: the kit's own tests load it from its sources.
+    const kind = (error as { kind?: unknown } | null)?.kind;
+    return typeof kind === "string" ? kind : "other";
+  }
+  return "none";
+};

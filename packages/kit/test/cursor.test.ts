@@ -1,15 +1,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { decodeCursor, DomainError, encodeCursor, newId } from "../src/index.js";
-
-const kindOf = (fn: () => unknown): string => {
-  try {
-    fn();
-  } catch (error) {
-    return error instanceof DomainError ? error.kind : "other";
-  }
-  return "none";
-};
+import { decodeCursor, encodeCursor, newId } from "../src/index.js";
+import { kindOf } from "@switchboard/test-support/grpc";
 
 /** A cursor as a client could build one, with the old unkeyed checksum (SHA-256, truncated). */
 const unkeyed = (position: unknown[], binding = "binding", version = 2) => {

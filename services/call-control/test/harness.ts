@@ -16,6 +16,7 @@ import {
   type RunningCallControl,
 } from "../src/index.js";
 import { type UnaryMethod } from "@switchboard/test-support/grpc";
+import { eventually } from "@switchboard/test-support/waiting";
 
 export type DatabaseKind = (typeof testDatabaseKinds)[number];
 
@@ -118,20 +119,6 @@ export async function startServiceHarness(
   return harness;
 }
 
-/** Polls `read` until `done` holds (or the deadline passes, returning the last value). */
-export async function eventually<T>(
-  read: () => Promise<T>,
-  done: (value: T) => boolean,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 /** The call's events from the outbox, in sequence order. */
 export async function callEvents(pool: Pool, callId: string) {
   const { rows } = await pool.query<{
@@ -144,3 +131,5 @@ export async function callEvents(pool: Pool, callId: string) {
   );
   return rows;
 }
+
+export { eventually };

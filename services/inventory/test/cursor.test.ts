@@ -1,16 +1,8 @@
-import { DomainError, encodeCursor } from "@switchboard/kit";
+import { encodeCursor } from "@switchboard/kit";
 import { describe, expect, it } from "vitest";
 import { parseSearchRequest, searchBinding } from "../src/search-query.js";
 import { inventory } from "@switchboard/proto";
-
-const kindOf = (fn: () => unknown): string => {
-  try {
-    fn();
-  } catch (error) {
-    return error instanceof DomainError ? error.kind : "other";
-  }
-  return "none";
-};
+import { kindOf } from "@switchboard/test-support/grpc";
 
 describe("search cursors", () => {
   it("binds search cursors to the normalised filters", () => {
