@@ -41,4 +41,10 @@ describe("the chart's components match the component declarations", () => {
     expect(chart.port).toBe(gatewayComponent.httpPort);
     expect(sorted(chart.calls)).toEqual(sorted(Object.values(backendNames)));
   });
+
+  it("the gateway calls every declared service", () => {
+    expect(sorted(Object.values(backendNames))).toEqual(
+      sorted(serviceComponents.map((c) => c.name)),
+    );
+  });
 });
