@@ -10,6 +10,7 @@
  * the same machine. Results: bench/results/floor.{json,md}.
  */
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { Agent, request } from "node:http";
 import os from "node:os";
@@ -28,6 +29,25 @@ const scenarios = [
     concurrency: 16,
   },
 ];
+
+const tickMs = 1000 / 100; // USER_HZ: /proc reports CPU time in 1/100 s on Linux
+
+/** CPU time of every process on the machine (/proc/stat: user, nice, system, irq, softirq, steal). */
+const machineBusyMs = () => {
+  const f = readFileSync("/proc/stat", "utf8")
+    .split("\n")[0]
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  return (f[0] + f[1] + f[2] + f[5] + f[6] + f[7]) * tickMs;
+};
+
+/** CPU time of the calling thread (/proc/thread-self/stat: utime + stime). */
+const threadCpuMs = () => {
+  const fields = readFileSync("/proc/thread-self/stat", "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * tickMs;
+};
 
 /** The load generator's thread: a closed loop of kept-alive connections. */
 async function runLoad({ url, method, token, concurrency }) {
@@ -56,6 +76,10 @@ async function runLoad({ url, method, token, concurrency }) {
       req.on("error", reject);
       req.end(body);
     });
+  let atMeasureStart;
+  setTimeout(() => {
+    atMeasureStart = { machine: machineBusyMs(), generator: threadCpuMs() };
+  }, warmupMs);
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       for (;;) {
@@ -69,8 +93,15 @@ async function runLoad({ url, method, token, concurrency }) {
       }
     }),
   );
+  // The machine's CPU in the measured window (server, PostgreSQL, Redis) less this thread's own.
+  const servedMs =
+    machineBusyMs() - atMeasureStart.machine - (threadCpuMs() - atMeasureStart.generator);
   agent.destroy();
-  return { seconds: (performance.now() - measureFrom) / 1000, latencies: [...latencies] };
+  return {
+    seconds: (performance.now() - measureFrom) / 1000,
+    latencies: [...latencies],
+    servedCpuMs: servedMs,
+  };
 }
 
 if (!isMainThread) {
@@ -175,12 +206,13 @@ async function main() {
           scenario: scenario.name,
           concurrency: scenario.concurrency,
           per_second: Math.round(ok.length / run.seconds),
+          cpu_ms_per_request: Math.round((run.servedCpuMs / Math.max(1, all.length)) * 1000) / 1000,
           statuses: Object.fromEntries(run.latencies.map(([s, l]) => [String(s), l.length])),
           latency_ms: summarizeLatency(all),
         };
         results.push(row);
         console.log(
-          `${topology} · ${row.scenario} · ${row.concurrency} connections: ${row.per_second}/s, p50 ${row.latency_ms.p50} ms, p99 ${row.latency_ms.p99} ms`,
+          `${topology} · ${row.scenario} · ${row.concurrency} connections: ${row.per_second}/s, p50 ${row.latency_ms.p50} ms, p99 ${row.latency_ms.p99} ms, ${row.cpu_ms_per_request} cpu-ms/req`,
         );
       }
     } finally {
@@ -225,7 +257,7 @@ async function accessToken(url, secret) {
 function markdown(r) {
   const rows = r.results.map(
     (x) =>
-      `| ${x.topology} | ${x.scenario} | ${x.concurrency} | **${x.per_second}** | ${x.latency_ms.p50} / ${x.latency_ms.p90} / ${x.latency_ms.p99} | ${JSON.stringify(x.statuses)} |`,
+      `| ${x.topology} | ${x.scenario} | ${x.concurrency} | **${x.per_second}** | ${x.cpu_ms_per_request} | ${x.latency_ms.p50} / ${x.latency_ms.p90} / ${x.latency_ms.p99} | ${JSON.stringify(x.statuses)} |`,
   );
   const best = r.results
     .filter((x) => x.scenario.startsWith("POST"))
@@ -234,10 +266,10 @@ function markdown(r) {
 
 Generated ${r.generated_at} by \`${r.command}\`: a closed loop of kept-alive connections from a load generator on its own thread, ${r.warmup_seconds} s warm-up, then ${r.measured_seconds} s measured, per row, on a fresh real PostgreSQL database and real Redis.
 
-\`POST /v1/api/agents\` is the cheapest write of the API: one row in call-control, no event, no other service. It still takes every step the gateway applies to all traffic: the access token verified, one token from the Redis bucket of (account, calls:write), a new Idempotency-Key claimed before and its response stored after (PostgreSQL), the gRPC call, and the request's signed usage record (queued, signed and committed by the usage service). \`GET /v1/api/agents?limit=1\` is the read: no Idempotency-Key store. "One process" is every component on one event loop (as the call and message benchmarks run); "mesh" is each component its own process, as deployed (the OpenTelemetry preload on, no exporter: trace ids and context propagation, nothing recorded); "mesh, telemetry off" is the same with \`OTEL_SDK_DISABLED=true\`, which shows what the preload costs.
+\`POST /v1/api/agents\` is the cheapest write of the API: one row in call-control, no event, no other service. It still takes every step the gateway applies to all traffic: the access token verified, one token from the Redis bucket of (account, calls:write), a new Idempotency-Key claimed before and its response stored after (PostgreSQL), the gRPC call, and the request's signed usage record (queued, signed and committed by the usage service). \`GET /v1/api/agents?limit=1\` is the read: no Idempotency-Key store. "One process" is every component on one event loop (as the call and message benchmarks run); "mesh" is each component its own process, as deployed (the OpenTelemetry preload on, no exporter: trace ids and context propagation, nothing recorded); "mesh, telemetry off" is the same with \`OTEL_SDK_DISABLED=true\`, which shows what the preload costs. cpu-ms per request is the machine's CPU time in the measured window (every process: the platform, PostgreSQL, Redis) less the load generator thread's own, per request — measured as \`../shared/bench/monolith-anchor\` measures it.
 
-| topology | request | connections | per second (2xx) | p50 / p90 / p99 ms | statuses |
-|---|---|---:|---:|---|---|
+| topology | request | connections | per second (2xx) | cpu-ms per request | p50 / p90 / p99 ms | statuses |
+|---|---|---:|---:|---:|---|---|
 ${rows.join("\n")}
 
 Every other write of the API takes these same steps and then does more, so on this machine none can be accepted faster than the best POST row: **${best.per_second}/s** (${best.topology}, ${best.concurrency} connections, p99 ${best.latency_ms.p99} ms). Placing a call adds an inventory lookup over gRPC, the seat's claim, an ES256 PASSporT and an event, and a message adds the template's signature, the consent and an event; both then start background work (dialling, receipts) on the same cores.
