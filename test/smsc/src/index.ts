@@ -1,0 +1,1 @@
+export { startTestSmsc } from "./smsc.js";
