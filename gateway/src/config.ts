@@ -4,7 +4,9 @@ import {
   env,
   loadConfig,
   publicBaseUrl,
+  carrierSetting,
   requireInProduction,
+  sideCarrier,
   secretSettings,
   signingKeySecretOf,
 } from "@switchboard/kit";
@@ -41,11 +43,21 @@ export const gatewaySettings = z
       .describe("base of problem `type` URIs (default $PUBLIC_URL/v1/errors)"),
     DATABASE_URL: z.string().min(1, "DATABASE_URL is required").describe("PostgreSQL URL"),
     ...backendAddressSchema,
-    CARRIER: z
-      .enum(["sandbox"])
+    CARRIER: carrierSetting,
+    VOICE_CARRIER: z
+      .string()
       .optional()
+      .describe("as call-control's: the voice carrier when it differs from CARRIER"),
+    MESSAGING_CARRIER: z
+      .string()
+      .optional()
+      .describe("as messaging's: the messaging carrier when it differs from CARRIER"),
+    SMOKE_MESSAGE_TO: z
+      .string()
+      .regex(/^\+[1-9]\d{1,14}$/, "must be an E.164 number")
+      .default("+15550209990")
       .describe(
-        "voice and messaging carrier adapter; `sandbox` is the simulated network and enables /api/sandbox/* (required in production)",
+        "the agent smoke's SMS recipient: a sandbox number that is delivered; with a real SMSC, a handset of yours",
       ),
     GRPC_DEADLINE_MS: z.coerce
       .number()
@@ -232,9 +244,11 @@ export const gatewaySettings = z
           String((value as Record<string, unknown>)[addressVariable(name)]),
         ]),
       ) as BackendAddresses,
-      /** The sandbox-only routes exist while the sandbox carrier is active (default outside production). */
-      sandbox:
-        (value.CARRIER ?? (value.NODE_ENV === "production" ? undefined : "sandbox")) === "sandbox",
+      /** Each side's carrier as the services choose it (sandbox routes and smoke steps follow). */
+      carriers: {
+        voice: sideCarrier(value, value.VOICE_CARRIER, ["sandbox"] as const),
+        messaging: sideCarrier(value, value.MESSAGING_CARRIER, ["sandbox", "smpp"] as const),
+      },
       grpcDeadlineMs: value.GRPC_DEADLINE_MS,
       signingKeySecret: signingKeySecretOf(value),
       tokenTtlSeconds: value.TOKEN_TTL_SECONDS,
@@ -270,6 +284,7 @@ export const gatewaySettings = z
         timeoutMs: value.SMOKE_TIMEOUT_MS,
         stepTimeoutMs: value.SMOKE_STEP_TIMEOUT_MS,
         sandboxCallSeconds: value.SANDBOX_CALL_SECONDS,
+        messageTo: value.SMOKE_MESSAGE_TO,
       },
     };
   });

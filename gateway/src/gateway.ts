@@ -125,7 +125,7 @@ export async function startGateway(options: {
     ...usageRoutes,
     ...messageRoutes,
     ...callResourceRoutes,
-    ...callRoutes({ sandbox: config.sandbox }),
+    ...callRoutes({ sandbox: config.carriers.voice === "sandbox" }),
     ...agentRoutes(
       gatewaySmoke({ config, backends, pool, checks: policies.checks, records, logger }),
     ),

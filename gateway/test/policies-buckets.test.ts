@@ -2,7 +2,12 @@ import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "@switchboard/kit";
+import {
+  createLogger,
+  type BucketStore,
+  MemoryBucketStore,
+  RedisBucketStore,
+} from "@switchboard/kit";
 import { FailOpenBucketStore } from "../src/policies/fail-open-bucket-store.js";
 import { PolicyCounters } from "../src/policies/policy-counters.js";
 import {
@@ -11,9 +16,6 @@ import {
   redisHealthCheck,
   waitUntilReady,
 } from "../src/policies/redis-connection.js";
-import type { BucketStore } from "../src/policies/token-bucket.js";
-import { MemoryBucketStore } from "../src/policies/token-bucket-memory.js";
-import { RedisBucketStore } from "../src/policies/token-bucket-redis.js";
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 const logger = createLogger("test", { level: "silent" });

@@ -9,6 +9,7 @@ import {
   DomainError,
   validationFailed,
   type Pool,
+  MemoryBucketStore,
 } from "@switchboard/kit";
 import { testDatabaseKinds, type TestDatabase } from "@switchboard/kit/testing";
 import { migrateGateway, type Principal, type Scope } from "../src/auth/index.js";
@@ -20,7 +21,6 @@ import { ResponseSealer } from "../src/policies/response-sealing.js";
 import { PolicyCounters } from "../src/policies/policy-counters.js";
 import { parseRateLimits } from "../src/policies/rate-limit-config.js";
 import { createRateLimiter } from "../src/policies/rate-limit-stage.js";
-import { MemoryBucketStore } from "../src/policies/token-bucket-memory.js";
 import { created, ok } from "../src/routes/replies.js";
 import { defineRoute } from "../src/routes/route-spec.js";
 

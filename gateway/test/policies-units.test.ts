@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { createLogger, DomainError } from "@switchboard/kit";
+import { createLogger, DomainError, decisionFor } from "@switchboard/kit";
 import { loadGatewayConfig } from "../src/config.js";
 import { addressPartition } from "../src/policies/client-address.js";
 import { requestFingerprint } from "../src/policies/fingerprint.js";
@@ -18,7 +18,6 @@ import {
   windowSeconds,
 } from "../src/policies/rate-limit-config.js";
 import { rateLimitHeaders } from "../src/policies/rate-limit-headers.js";
-import { decisionFor } from "../src/policies/token-bucket.js";
 import { unreachableBackends } from "@switchboard/test-support/grpc";
 
 describe("RATE_LIMITS", () => {
@@ -99,6 +98,7 @@ describe("rate-limit headers", () => {
       remaining: 0,
       resetSeconds: 10,
       retryAfterSeconds: 2,
+      tokens: 0.2,
     });
     expect(windowSeconds({ capacity: 5, refillPerSecond: 100 })).toBe(1);
   });

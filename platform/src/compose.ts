@@ -85,6 +85,9 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
         port,
         addresses,
         ownProcess: false,
+        ...(options.redisUrl
+          ? { redis: { url: options.redisUrl, prefix: options.busPrefix ?? "sb" } }
+          : {}),
       },
       loadConfig(component.settings, env),
     );

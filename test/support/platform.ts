@@ -164,6 +164,7 @@ export async function startTestPlatform(options: TestPlatformOptions = {}): Prom
       host: "127.0.0.1",
       port,
       env: serviceEnv,
+      ...(options.redis ? { redis: { url: testRedisUrl(), prefix: busPrefix } } : {}),
     });
     platform.services[name] = replacement;
     replacements.push(replacement);

@@ -1,11 +1,10 @@
 import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
-import { summarizeLatency, type Pool } from "@switchboard/kit";
+import { summarizeLatency, type Pool, RedisBucketStore } from "@switchboard/kit";
 import { IdempotencyStore } from "@switchboard/gateway/policies/idempotency-store";
 import { ResponseSealer } from "@switchboard/gateway/policies/response-sealing";
 import { asyncCommitPool } from "@switchboard/gateway/policies/traffic-policies";
-import { RedisBucketStore } from "@switchboard/gateway/policies/token-bucket-redis";
 
 export type Floors = Record<string, { p50: number; p99: number }>;
 

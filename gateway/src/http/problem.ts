@@ -37,6 +37,10 @@ export const httpProblems = {
   "caller-id-not-owned": { status: 422, title: "The caller id is not a number of this account" },
   "consent-required": { status: 422, title: "A granted consent is required" },
   "recipient-opted-out": { status: 422, title: "The recipient has opted out" },
+  "channel-unavailable": {
+    status: 422,
+    title: "The platform's carrier cannot send on this channel",
+  },
   "template-signature-invalid": {
     status: 422,
     title: "The template no longer matches its signature",

@@ -1,7 +1,11 @@
-import { countRateLimitStoreError, type Logger } from "@switchboard/kit";
+import {
+  countRateLimitStoreError,
+  type Logger,
+  type BucketDecision,
+  type BucketStore,
+} from "@switchboard/kit";
 import type { PolicyCounters } from "./policy-counters.js";
 import type { BucketLimit } from "./rate-limit-config.js";
-import type { BucketDecision, BucketStore } from "./token-bucket.js";
 
 /**
  * Fail-open around the shared store: when Redis errors or times out, the decision is taken by a

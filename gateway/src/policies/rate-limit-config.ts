@@ -1,10 +1,7 @@
+import type { BucketLimit } from "@switchboard/kit";
 import { isScope, scopes, type Scope } from "../auth/index.js";
 
-/** One token bucket's shape: `capacity` tokens, refilled at `refillPerSecond`. */
-export interface BucketLimit {
-  capacity: number;
-  refillPerSecond: number;
-}
+export type { BucketLimit };
 
 /**
  * The bucket that counts requests by client address: public routes, requests that fail

@@ -1,5 +1,5 @@
 import { windowSeconds, type BucketLimit } from "./rate-limit-config.js";
-import type { BucketDecision } from "./token-bucket.js";
+import type { BucketDecision } from "@switchboard/kit";
 
 /**
  * The rate-limit fields of a reply: the de-facto `X-RateLimit-*` set and the IETF

@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from "express";
-import { countRateLimitRejection, DomainError } from "@switchboard/kit";
+import { countRateLimitRejection, DomainError, type BucketStore } from "@switchboard/kit";
 import type { Exchange } from "../http/pipeline.js";
 import { clientAddress } from "./client-address.js";
 import type { PolicyCounters } from "./policy-counters.js";
@@ -9,7 +9,6 @@ import {
   type RateLimitTable,
 } from "./rate-limit-config.js";
 import { rateLimitHeaders } from "./rate-limit-headers.js";
-import type { BucketStore } from "./token-bucket.js";
 
 export interface RateLimiter {
   /**

@@ -1,5 +1,12 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
-import { createPool, type Logger, type Pool } from "@switchboard/kit";
+import {
+  createPool,
+  type Logger,
+  type Pool,
+  type BucketStore,
+  MemoryBucketStore,
+  RedisBucketStore,
+} from "@switchboard/kit";
 import type { ExtraCheck } from "../health.js";
 import type { Stage } from "../http/pipeline.js";
 import { FailOpenBucketStore } from "./fail-open-bucket-store.js";
@@ -11,9 +18,6 @@ import { PolicyCounters } from "./policy-counters.js";
 import type { RateLimitTable } from "./rate-limit-config.js";
 import { createRateLimiter } from "./rate-limit-stage.js";
 import { closeRedis, connectRedis, redisHealthCheck, waitUntilReady } from "./redis-connection.js";
-import type { BucketStore } from "./token-bucket.js";
-import { MemoryBucketStore } from "./token-bucket-memory.js";
-import { RedisBucketStore } from "./token-bucket-redis.js";
 
 export interface PolicyConfig {
   /** Unset: buckets live in this process (embedded mode). */

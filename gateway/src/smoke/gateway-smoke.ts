@@ -21,7 +21,7 @@ export function gatewaySmoke(options: {
     backends: options.backends,
     settings: config.smoke,
     grpcDeadlineMs: config.grpcDeadlineMs,
-    sandbox: config.sandbox,
+    carriers: config.carriers,
     gatewayChecks: {
       postgres: () =>
         isDatabaseReady(options.pool, config.smoke.stepTimeoutMs).then((ready) =>

@@ -6,8 +6,6 @@ import { runKey, type SmokeState } from "./smoke-state.js";
 import { StepFailure, StepSkipped, type StepScope } from "./step-scope.js";
 import type { StepSpec } from "./step-runner.js";
 
-/** Sandbox network: messages to `+1555020xxx0` are delivered. */
-export const sandboxRecipient = "+15550209990";
 const templateBody = "Switchboard smoke check {{run}}";
 /** One key per account: every run after the first gets the same template back. */
 const templateKey = "smoke.template.v1";
@@ -64,8 +62,12 @@ async function smokeTemplate(scope: StepScope, state: SmokeState): Promise<messa
   return found;
 }
 
-/** A granted sms consent of the sandbox recipient marked as the smoke's (else a new one). */
-async function smokeConsent(scope: StepScope, state: SmokeState): Promise<messaging.Consent> {
+/** A granted sms consent of the smoke's recipient marked as the smoke's (else a new one). */
+async function smokeConsent(
+  scope: StepScope,
+  state: SmokeState,
+  recipient: string,
+): Promise<messaging.Consent> {
   const svc = state.backends.messaging;
   const found = await findListed(
     scope,
@@ -74,7 +76,7 @@ async function smokeConsent(scope: StepScope, state: SmokeState): Promise<messag
       method: (c) => c.listConsents,
       request: {
         accountId: state.accountId,
-        phoneNumber: sandboxRecipient,
+        phoneNumber: recipient,
         status: ConsentStatus.GRANTED,
       },
       items: (r) => r.consents,
@@ -87,7 +89,7 @@ async function smokeConsent(scope: StepScope, state: SmokeState): Promise<messag
     (c) => c.createConsent,
     {
       accountId: state.accountId,
-      phoneNumber: sandboxRecipient,
+      phoneNumber: recipient,
       channels: [Channel.SMS],
       source: messaging.ConsentSource.API,
       evidenceJson: JSON.stringify({ smoke: state.smokeId }),
@@ -98,24 +100,31 @@ async function smokeConsent(scope: StepScope, state: SmokeState): Promise<messag
   return consent;
 }
 
-/** messages.send: template + consent + an SMS to a sandbox recipient, until delivered. */
-export function messageStep(state: SmokeState, options: { budgetMs: number; sandbox: boolean }) {
+/**
+ * messages.send: template + consent + an SMS to SMOKE_MESSAGE_TO, until delivered: on the
+ * sandbox a number that is delivered, on an SMSC (`smpp`) a handset the operator chose.
+ */
+export function messageStep(
+  state: SmokeState,
+  options: { budgetMs: number; carrier: string | undefined; to: string },
+) {
   const svc = state.backends.messaging;
   const spec: StepSpec = {
     name: "messages.send",
     needs: ["resources"],
     budgetMs: options.budgetMs,
     run: async (scope) => {
-      if (!options.sandbox) throw new StepSkipped("the sandbox carrier is not active");
+      if (options.carrier === undefined)
+        throw new StepSkipped("no messaging carrier is configured");
       const template = await smokeTemplate(scope, state);
-      const consent = await smokeConsent(scope, state);
+      const consent = await smokeConsent(scope, state, options.to);
       const { message: queued } = await scope.rpc(
         svc,
         (c) => c.sendMessage,
         {
           accountId: state.accountId,
           channel: Channel.SMS,
-          to: sandboxRecipient,
+          to: options.to,
           from: state.resources!.number,
           templateId: template.id,
           variables: { run: state.smokeId },

@@ -22,13 +22,16 @@ export interface SmokeSettings {
   stepTimeoutMs: number;
   /** SANDBOX_CALL_SECONDS: how long an answered sandbox call lasts. */
   sandboxCallSeconds: number;
+  /** SMOKE_MESSAGE_TO: the SMS recipient (delivered on the sandbox; a real handset on an SMSC). */
+  messageTo: string;
 }
 
 export interface SmokeDependencies {
   backends: Backends;
   settings: SmokeSettings;
   grpcDeadlineMs: number;
-  sandbox: boolean;
+  /** Each side's carrier (undefined: none the gateway knows of, e.g. production without CARRIER). */
+  carriers: { voice: string | undefined; messaging: string | undefined };
   /** The gateway's own stores (postgres, redis when configured). */
   gatewayChecks: Record<string, ExtraCheck>;
   recordsOn: boolean;
@@ -85,10 +88,14 @@ export function createSmoke(deps: SmokeDependencies): Smoke {
           resourcesStep(state, budgetMs),
           ...callSteps(state, {
             budgetMs,
-            sandbox: deps.sandbox,
+            sandbox: deps.carriers.voice === "sandbox",
             callSeconds: settings.sandboxCallSeconds,
           }),
-          messageStep(state, { budgetMs, sandbox: deps.sandbox }),
+          messageStep(state, {
+            budgetMs,
+            carrier: deps.carriers.messaging,
+            to: settings.messageTo,
+          }),
           webhookStep(state, budgetMs),
           usageStep(state, budgetMs),
           cleanupStep(state, { after: before, budgetMs, endsBy: end }),

@@ -15,6 +15,11 @@ export interface ComponentDeps {
   addresses: Record<string, string>;
   /** True in its own process: a SIGTERM drains (call-control lets live calls run on). */
   ownProcess: boolean;
+  /**
+   * The Redis every replica shares (mesh mode), for state the replicas must agree on beyond the
+   * queues (the SMSC's submit rate); keys start with `prefix`. Undefined in embedded mode.
+   */
+  redis?: { url: string; prefix: string };
 }
 
 export interface RunningComponent {

@@ -27,6 +27,7 @@ export const problemKinds = [
   "caller-id-not-owned",
   "consent-required",
   "recipient-opted-out",
+  "channel-unavailable",
   "template-signature-invalid",
   "unsafe-webhook-url",
   "hold-limit-reached",

@@ -44,6 +44,7 @@ const grpcCodeOf: Record<ProblemKind, status> = {
   "caller-id-not-owned": status.INVALID_ARGUMENT,
   "consent-required": status.INVALID_ARGUMENT,
   "recipient-opted-out": status.INVALID_ARGUMENT,
+  "channel-unavailable": status.INVALID_ARGUMENT,
   "template-signature-invalid": status.INVALID_ARGUMENT,
   "unsafe-webhook-url": status.INVALID_ARGUMENT,
   "hold-limit-reached": status.INVALID_ARGUMENT,

@@ -31,3 +31,5 @@ export * from "./field-errors.js";
 export * from "./paging.js";
 export * from "./idempotency.js";
 export * from "./secret-settings.js";
+export * from "./carrier-choice.js";
+export * from "./token-bucket/index.js";

@@ -93,10 +93,14 @@ export async function runComponent<Settings>(
     name: component.name,
     max: Number(processSettings.DATABASE_POOL_SIZE),
   });
-  const bus = createEventBus({
-    redisUrl: String(processSettings.REDIS_URL),
-    logger,
+  const redis = {
+    url: String(processSettings.REDIS_URL),
     prefix: String(processSettings.REDIS_QUEUE_PREFIX ?? processSettings.QUEUE_PREFIX ?? "sb"),
+  };
+  const bus = createEventBus({
+    redisUrl: redis.url,
+    logger,
+    prefix: redis.prefix,
     stalledIntervalMs: Number(processSettings.QUEUE_STALLED_INTERVAL_MS),
     lockDurationMs: Number(processSettings.QUEUE_LOCK_DURATION_MS),
   });
@@ -118,6 +122,7 @@ export async function runComponent<Settings>(
         component.needs.map((name) => [name, String(processSettings[addressVariable(name)])]),
       ),
       ownProcess: true,
+      redis,
     },
     settings,
   );

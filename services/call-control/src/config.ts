@@ -1,4 +1,6 @@
 import {
+  carrierSetting,
+  chooseCarrier,
   env,
   loadConfig,
   publicBaseUrl,
@@ -16,12 +18,11 @@ import { z } from "zod";
 export const callControlSettings = z
   .object({
     ...secretSettings,
-    CARRIER: z
-      .enum(["sandbox"])
+    CARRIER: carrierSetting,
+    VOICE_CARRIER: z
+      .string()
       .optional()
-      .describe(
-        "voice and messaging carrier adapter; `sandbox` is the simulated network and enables /api/sandbox/* (required in production)",
-      ),
+      .describe("the voice side's carrier adapter when it differs from CARRIER: `sandbox`"),
     SANDBOX_CALL_SECONDS: z.coerce
       .number()
       .min(0)
@@ -86,10 +87,15 @@ export const callControlSettings = z
       .default(60)
       .describe("call-control: how long live calls keep running in a draining process"),
   })
-  .superRefine((value, ctx) => requireInProduction(value, ctx, ["SIGNING_KEY_SECRET", "CARRIER"]))
-  .transform((value) => {
+  .superRefine((value, ctx) => requireInProduction(value, ctx))
+  .transform((value, ctx) => {
     return {
-      carrier: value.CARRIER ?? ("sandbox" as const),
+      carrier: chooseCarrier(
+        value,
+        { name: "VOICE_CARRIER", value: value.VOICE_CARRIER },
+        ["sandbox"] as const,
+        ctx,
+      ),
       sandbox: {
         callSeconds: value.SANDBOX_CALL_SECONDS,
         ringDelayMs: value.SANDBOX_RING_DELAY_MS,

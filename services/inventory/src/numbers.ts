@@ -64,6 +64,20 @@ export async function getNumber(
   return toPhoneNumber(result.rows[0]);
 }
 
+/** FindNumberOwner: the account an E.164 number is assigned to, if any. */
+export async function findNumberOwner(
+  pool: Pool,
+  request: inventory.FindNumberOwnerRequest,
+): Promise<inventory.FindNumberOwnerResponse> {
+  const result = await pool.query<NumberRow & { owner: string }>(
+    `SELECT ${numberColumns}, n.assigned_account AS owner FROM inventory.numbers n
+      WHERE n.e164 = $1 AND n.assigned_account IS NOT NULL`,
+    [request.number],
+  );
+  const row = result.rows[0];
+  return row ? { accountId: row.owner, number: toPhoneNumber(row) } : {};
+}
+
 /** ReleaseNumber: an assigned number goes back to the inventory (`number.released`). */
 export async function releaseNumber(
   pool: Pool,

@@ -1,7 +1,7 @@
 import { unary, type GrpcService, type Logger, type Pool } from "@switchboard/kit";
 import { inventory } from "@switchboard/proto";
 import { assignHold, createHold, defaultHoldLimit, getHold, releaseHold } from "./holds.js";
-import { getNumber, listNumbers, releaseNumber } from "./numbers.js";
+import { findNumberOwner, getNumber, listNumbers, releaseNumber } from "./numbers.js";
 import { searchNumbers } from "./search.js";
 
 export interface InventoryServiceOptions {
@@ -47,6 +47,9 @@ export function createInventoryService(options: InventoryServiceOptions): GrpcSe
     releaseNumber: unary(logger, async (request: inventory.ReleaseNumberRequest) => ({
       number: await releaseNumber(pool, request),
     })),
+    findNumberOwner: unary(logger, (request: inventory.FindNumberOwnerRequest) =>
+      findNumberOwner(pool, request),
+    ),
   };
   return { definition: inventory.InventoryServiceService, implementation };
 }

@@ -1,5 +1,8 @@
 import { z } from "zod";
+import { type SmppConfig, smppConfigOf, smppSettings } from "./carrier/smpp/smpp-settings.js";
 import {
+  carrierSetting,
+  chooseCarrier,
   loadConfig,
   requireInProduction,
   secretSettings,
@@ -13,98 +16,92 @@ const ms = (fallback: number, min = 0, max = 86_400_000) =>
  * The messaging service's settings, read from the environment in the mesh entrypoint and in
  * the embedded/test composition alike. Timers are configuration so tests compress them.
  */
-export const messagingSettings = z
-  .object({
-    ...secretSettings,
-    CARRIER: z
-      .string()
-      .optional()
-      .describe(
-        "voice and messaging carrier adapter; `sandbox` is the simulated network and enables /api/sandbox/* (required in production)",
-      ),
-    SANDBOX_RECEIPT_DELAY_MS: ms(1_000, 0, 600_000).describe(
-      "delay before a sandbox delivery receipt",
+const settingsObject = z.object({
+  ...secretSettings,
+  CARRIER: carrierSetting,
+  MESSAGING_CARRIER: z
+    .string()
+    .optional()
+    .describe(
+      "the messaging side's carrier adapter when it differs from CARRIER: `sandbox` or `smpp`",
     ),
-    MESSAGING_SENDER_RATE: z.coerce
-      .number()
-      .positive()
-      .max(10_000)
-      .default(20)
-      .describe("sends per second per sending number"),
-    MESSAGING_SEND_ATTEMPTS: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(50)
-      .default(8)
-      .describe("tries per message"),
-    MESSAGING_RETRY_BASE_MS: ms(1_000, 1, 3_600_000).describe("carrier retry backoff: first delay"),
-    MESSAGING_RETRY_MAX_MS: ms(300_000, 1, 86_400_000).describe(
-      "carrier retry backoff: longest delay",
-    ),
-    MESSAGING_SUBMIT_CONCURRENCY: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(512)
-      .default(32)
-      .describe("concurrent sends in progress"),
-    MESSAGING_DELIVERY_POOL_SIZE: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(100)
-      .default(8)
-      .describe("database connections of the sends in progress"),
-    MESSAGING_LEASE_MS: ms(30_000, 100, 3_600_000).describe("how long one try holds a message"),
-    MESSAGING_SWEEP_INTERVAL_MS: ms(30_000, 50, 3_600_000).describe("sweeper period"),
-    MESSAGING_REDISPATCH_AFTER_MS: ms(60_000, 100, 86_400_000).describe(
-      "when a stalled message is re-dispatched",
-    ),
-    MESSAGING_RECEIPT_OVERDUE_MS: ms(120_000, 100, 86_400_000).describe(
-      "when a missing receipt is asked for again",
-    ),
-    MESSAGING_NUMBER_CACHE_MS: ms(5_000, 0, 3_600_000).describe(
-      "cache of the account's sending numbers",
-    ),
-    MESSAGING_RELAYS: z.coerce.number().int().min(1).max(8).default(2).describe("outbox relays"),
-    MESSAGING_RELAY_POLL_MS: ms(100, 5, 60_000).describe("outbox relays' polling period"),
-    INVENTORY_DEADLINE_MS: ms(2_000, 50, 60_000).describe(
-      "deadline of the service's calls to the inventory",
-    ),
-    MESSAGING_DEFAULT_HELP_TEXT: z
-      .string()
-      .min(1)
-      .max(320)
-      .default("Switchboard messages. Reply STOP to unsubscribe. Msg & data rates may apply.")
-      .describe("default reply to HELP"),
-    MESSAGING_DEFAULT_STOP_TEXT: z
-      .string()
-      .min(1)
-      .max(320)
-      .default(
-        "You are unsubscribed and will receive no further messages. Reply START to resubscribe.",
-      )
-      .describe("default reply to STOP"),
-    MESSAGING_DEFAULT_START_TEXT: z
-      .string()
-      .min(1)
-      .max(320)
-      .default("You are subscribed again. Reply HELP for help, STOP to unsubscribe.")
-      .describe("default reply to START"),
-  })
-  .superRefine((value, ctx) => {
-    requireInProduction(value, ctx, ["SIGNING_KEY_SECRET", "CARRIER"]);
-    if ((value.CARRIER ?? "sandbox") !== "sandbox") {
-      ctx.addIssue({
-        code: "custom",
-        path: ["CARRIER"],
-        message: `the messaging service has no "${value.CARRIER}" adapter; available: sandbox`,
-      });
-    }
-  })
-  .transform((value) => ({
-    carrier: "sandbox" as const,
+  ...smppSettings,
+  SANDBOX_RECEIPT_DELAY_MS: ms(1_000, 0, 600_000).describe(
+    "delay before a sandbox delivery receipt",
+  ),
+  MESSAGING_SENDER_RATE: z.coerce
+    .number()
+    .positive()
+    .max(10_000)
+    .default(20)
+    .describe("sends per second per sending number"),
+  MESSAGING_SEND_ATTEMPTS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(50)
+    .default(8)
+    .describe("tries per message"),
+  MESSAGING_RETRY_BASE_MS: ms(1_000, 1, 3_600_000).describe("carrier retry backoff: first delay"),
+  MESSAGING_RETRY_MAX_MS: ms(300_000, 1, 86_400_000).describe(
+    "carrier retry backoff: longest delay",
+  ),
+  MESSAGING_SUBMIT_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(512)
+    .default(32)
+    .describe("concurrent sends in progress"),
+  MESSAGING_DELIVERY_POOL_SIZE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(8)
+    .describe("database connections of the sends in progress"),
+  MESSAGING_LEASE_MS: ms(30_000, 100, 3_600_000).describe("how long one try holds a message"),
+  MESSAGING_SWEEP_INTERVAL_MS: ms(30_000, 50, 3_600_000).describe("sweeper period"),
+  MESSAGING_REDISPATCH_AFTER_MS: ms(60_000, 100, 86_400_000).describe(
+    "when a stalled message is re-dispatched",
+  ),
+  MESSAGING_RECEIPT_OVERDUE_MS: ms(120_000, 100, 86_400_000).describe(
+    "when a missing receipt is asked for again",
+  ),
+  MESSAGING_NUMBER_CACHE_MS: ms(5_000, 0, 3_600_000).describe(
+    "cache of the account's sending numbers",
+  ),
+  MESSAGING_RELAYS: z.coerce.number().int().min(1).max(8).default(2).describe("outbox relays"),
+  MESSAGING_RELAY_POLL_MS: ms(100, 5, 60_000).describe("outbox relays' polling period"),
+  INVENTORY_DEADLINE_MS: ms(2_000, 50, 60_000).describe(
+    "deadline of the service's calls to the inventory",
+  ),
+  MESSAGING_DEFAULT_HELP_TEXT: z
+    .string()
+    .min(1)
+    .max(320)
+    .default("Switchboard messages. Reply STOP to unsubscribe. Msg & data rates may apply.")
+    .describe("default reply to HELP"),
+  MESSAGING_DEFAULT_STOP_TEXT: z
+    .string()
+    .min(1)
+    .max(320)
+    .default(
+      "You are unsubscribed and will receive no further messages. Reply START to resubscribe.",
+    )
+    .describe("default reply to STOP"),
+  MESSAGING_DEFAULT_START_TEXT: z
+    .string()
+    .min(1)
+    .max(320)
+    .default("You are subscribed again. Reply HELP for help, STOP to unsubscribe.")
+    .describe("default reply to START"),
+});
+
+export const messagingSettings = settingsObject
+  .superRefine((value, ctx) => requireInProduction(value, ctx))
+  .transform((value, ctx) => ({
+    ...carrierOf(value, ctx),
     signingKeySecret: signingKeySecretOf(value),
     sandboxReceiptDelayMs: value.SANDBOX_RECEIPT_DELAY_MS,
     senderRate: value.MESSAGING_SENDER_RATE,
@@ -127,6 +124,21 @@ export const messagingSettings = z
       startReplyText: value.MESSAGING_DEFAULT_START_TEXT,
     },
   }));
+
+/** The carrier this side uses and, for `smpp`, its connection (required then). */
+function carrierOf(
+  value: z.infer<typeof settingsObject>,
+  ctx: z.RefinementCtx,
+): { carrier: "sandbox" } | { carrier: "smpp"; smpp: SmppConfig } {
+  const carrier = chooseCarrier(
+    value,
+    { name: "MESSAGING_CARRIER", value: value.MESSAGING_CARRIER },
+    ["sandbox", "smpp"] as const,
+    ctx,
+  );
+  if (carrier === "sandbox") return { carrier };
+  return { carrier, smpp: smppConfigOf(value, ctx) };
+}
 
 export type MessagingConfig = z.infer<typeof messagingSettings>;
 

@@ -14,6 +14,12 @@ export interface SenderNumber {
   capabilities: wire.CapabilityValue[];
 }
 
+const toSenderNumber = (number: inventory.PhoneNumber): SenderNumber => ({
+  id: number.id,
+  number: number.number,
+  capabilities: number.capabilities.map(wire.capability.spell).filter((c) => c !== undefined),
+});
+
 /**
  * The account's numbers, asked of the inventory over gRPC (the messaging service never reads
  * the inventory's tables). Found numbers are remembered for `cacheMs` (a released number may
@@ -49,17 +55,26 @@ export class SenderNumbers {
         { deadlineMs: this.options.deadlineMs },
       );
       if (!number) return undefined;
-      const found = {
-        id: number.id,
-        number: number.number,
-        capabilities: number.capabilities.map(wire.capability.spell).filter((c) => c !== undefined),
-      };
+      const found = toSenderNumber(number);
       if (this.options.cacheMs > 0) this.cache.set(key, found);
       return found;
     } catch (error) {
       if (error instanceof DomainError && error.kind === "not-found") return undefined;
       throw error;
     }
+  }
+
+  /** The account a number is assigned to (for inbound traffic the network names only the number by). */
+  async owner(e164: string): Promise<{ accountId: string; number: SenderNumber } | undefined> {
+    const { accountId, number } = await callUnary(
+      "inventory",
+      this.client,
+      this.client.findNumberOwner,
+      { number: e164 },
+      { deadlineMs: this.options.deadlineMs },
+    );
+    if (accountId === undefined || !number) return undefined;
+    return { accountId, number: toSenderNumber(number) };
   }
 
   close(): void {

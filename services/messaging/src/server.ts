@@ -8,7 +8,9 @@ import {
   startGrpcServer,
   startServiceHealth,
 } from "@switchboard/kit";
+import type { MessagingCarrier } from "./carrier/carrier.js";
 import { SandboxCarrier } from "./carrier/sandbox-carrier.js";
+import { SmppCarrier } from "./carrier/smpp/smpp-carrier.js";
 import { loadMessagingConfig, type MessagingConfig } from "./config.js";
 import type { MessagingContext } from "./context.js";
 import { startDispatcher } from "./delivery/dispatcher.js";
@@ -17,6 +19,7 @@ import { sendRetry } from "./delivery/submit-queue.js";
 import { startSubmitWorker } from "./delivery/submit-worker.js";
 import { startSweeper } from "./delivery/sweeper.js";
 import { migrateMessaging } from "./migrations.js";
+import { receiveNetworkPart } from "./messages/network-inbound.js";
 import { SCHEMA, startOutbox } from "./outbox.js";
 import { openDeliveryPool } from "./delivery-pool.js";
 import { SenderNumbers } from "./sender-numbers.js";
@@ -37,6 +40,8 @@ export interface MessagingOptions {
   deliveryPool?: Pool;
   /** The inventory's gRPC address (INVENTORY_ADDR): `from` numbers are checked there. */
   inventoryAddress: string;
+  /** The Redis the replicas share (mesh): the smpp carrier's submit rate lives there. */
+  redis?: { url: string; prefix: string } | undefined;
   /** Default: read from the environment (loadMessagingConfig). */
   config?: MessagingConfig;
 }
@@ -82,13 +87,22 @@ export async function startMessaging(options: MessagingOptions): Promise<Running
     pollIntervalMs: config.relayPollMs,
     sendRetry: sendRetry(config),
   });
-  const carrier = new SandboxCarrier({
-    pool: deliveryPool,
-    bus,
-    logger,
-    receiptDelayMs: config.sandboxReceiptDelayMs,
-    concurrency: config.submitConcurrency,
-  });
+  const carrier: MessagingCarrier =
+    config.carrier === "smpp"
+      ? new SmppCarrier({
+          config: config.smpp,
+          logger,
+          redis: options.redis,
+          // A part still unanswered this long before the lease ends gives the try back.
+          submitDeadlineMs: Math.max(1_000, config.leaseMs - 5_000),
+        })
+      : new SandboxCarrier({
+          pool: deliveryPool,
+          bus,
+          logger,
+          receiptDelayMs: config.sandboxReceiptDelayMs,
+          concurrency: config.submitConcurrency,
+        });
   const context: MessagingContext = {
     pool,
     bus,
@@ -100,7 +114,10 @@ export async function startMessaging(options: MessagingOptions): Promise<Running
     carrier,
   };
   const deliveryContext: MessagingContext = { ...context, pool: deliveryPool };
-  await carrier.start({ receipt: (receipt) => applyReceipt(deliveryContext, receipt) });
+  await carrier.start({
+    receipt: (receipt) => applyReceipt(deliveryContext, receipt),
+    inbound: (part) => receiveNetworkPart(deliveryContext, part),
+  });
   const workers = [startDispatcher(deliveryContext, bus), startSubmitWorker(deliveryContext, bus)];
   const sweeper = startSweeper(deliveryContext, bus, logger);
   const stopPipeline = async () => {

@@ -6,12 +6,12 @@ import { Channel } from "../validation.js";
  * The messaging carrier adapter: what the delivery pipeline needs from a network. The sandbox
  * implements it here; the shapes are chosen so that real adapters fit without changes above:
  *
- * - SMPP 3.4/5.0: `submit` → one `submit_sm` per segment (data_coding 0 for GSM-7, 8 for UCS-2,
- *   concatenation UDH, registered_delivery = 1, validity_period from `expiresAt`); the first
- *   `submit_sm_resp` message_id is the provider id. `deliver_sm` with a delivery receipt →
- *   `events.receipt`; other `deliver_sm` → `events.inbound`. SMPP has no client reference, so
- *   `idempotentSubmit` is false: after a submit whose outcome is unknown (timeout, lost bind)
- *   the pipeline fails the message instead of risking a second send.
+ * - SMPP 3.4 (smpp/smpp-carrier.ts): `submit` → one `submit_sm` per segment; the first
+ *   `submit_sm_resp` message_id is the provider id, the others `partIds`. `deliver_sm` with a
+ *   delivery receipt → `events.receipt`; other `deliver_sm` → `events.inbound`. SMPP has no
+ *   client reference, so `idempotentSubmit` is false: a try the process did not live to finish
+ *   fails the message rather than risk a second send (the adapter itself resubmits a part only
+ *   when no response came, on a new bind).
  * - RCS Business Messaging: `submit` → `agentMessages.create` with `messageId = clientRef`
  *   (the platform refuses a repeated id: 409 ALREADY_EXISTS counts as accepted), so
  *   `idempotentSubmit` is true; `rcsCapable` → the capability check (404 = not capable);
@@ -61,11 +61,13 @@ export interface SubmitRequest {
 export interface SubmitResult {
   /** The network's id of the message; receipts name it. */
   providerMessageId: string;
+  /** The network's ids of the message's other parts, where each part has its own (SMPP). */
+  partIds?: string[];
 }
 
 export type ReceiptStatus = Extract<
   wire.MessageStatusValue,
-  "delivered" | "undelivered" | "failed" | "read"
+  "delivered" | "undelivered" | "failed" | "expired" | "read"
 >;
 
 export interface DeliveryReceipt {
@@ -75,9 +77,24 @@ export interface DeliveryReceipt {
   occurredAt: Date;
 }
 
+/** A mobile-originated message, or one part of a concatenated one, as the network hands it over. */
+export interface InboundPart {
+  from: string;
+  /** One of the platform's numbers (E.164). */
+  to: string;
+  text: string;
+  /** Which part this is of a concatenated message (UDH or SAR), by the sender's reference. */
+  concat?: { reference: number; total: number; sequence: number };
+}
+
+/** What became of an inbound part: stored (whole or awaiting its other parts), or refused. */
+export type InboundOutcome = "received" | "part-stored" | "unknown-number";
+
 export interface CarrierEvents {
   /** A delivery (or read) receipt. Rejects when it cannot be applied yet; the adapter retries. */
   receipt(receipt: DeliveryReceipt): Promise<void>;
+  /** A network-delivered inbound message; resolves once its effect is committed. */
+  inbound(part: InboundPart): Promise<InboundOutcome>;
 }
 
 /**

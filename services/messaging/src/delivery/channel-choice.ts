@@ -20,7 +20,11 @@ export async function chooseChannel(
   if (row.channel_used !== null) return row;
   let channel = row.channel;
   let fallbackApplied = false;
-  if (row.channel === "rcs" && !(await ctx.carrier.rcsCapable(row.to_number))) {
+  if (!ctx.carrier.channels.includes(row.channel) && row.fallback !== null) {
+    // The send check let it through only because the carrier sends its fallback.
+    channel = row.fallback;
+    fallbackApplied = true;
+  } else if (row.channel === "rcs" && !(await ctx.carrier.rcsCapable(row.to_number))) {
     if (row.fallback === null) {
       await withTransaction(ctx.pool, async (client) => {
         await finishAttempt(client, row.id, attempt, "skipped", { errorCode: "rcs-not-capable" });

@@ -1,4 +1,4 @@
-import { withTransaction } from "@switchboard/kit";
+import { type PoolClient, withTransaction } from "@switchboard/kit";
 import type { DeliveryReceipt } from "../carrier/carrier.js";
 import type { MessagingContext } from "../context.js";
 import { transition } from "../messages/transitions.js";
@@ -11,6 +11,7 @@ export class UnknownReceiptError extends Error {
 const errorMessages: Record<string, string> = {
   undelivered: "the network could not deliver the message to the handset",
   failed: "the network reported the message failed",
+  expired: "the network gave up on the message when its validity period ended",
 };
 
 /**
@@ -26,7 +27,7 @@ const errorMessages: Record<string, string> = {
  */
 export async function applyReceipt(ctx: MessagingContext, receipt: DeliveryReceipt): Promise<void> {
   const failure =
-    receipt.status === "undelivered" || receipt.status === "failed"
+    receipt.status in errorMessages
       ? {
           error_code: receipt.errorCode ?? receipt.status,
           error_message: errorMessages[receipt.status] ?? null,
@@ -39,9 +40,22 @@ export async function applyReceipt(ctx: MessagingContext, receipt: DeliveryRecei
     );
     const message = rows[0];
     if (!message) {
+      if (await isLaterPart(client, receipt.providerMessageId)) return undefined;
       throw new UnknownReceiptError(`no message has provider id ${receipt.providerMessageId} yet`);
     }
     return transition(client, ctx.outbox, message.id, receipt.status, failure);
   });
   if (applied) ctx.outbox.wake();
+}
+
+/**
+ * A receipt of a concatenated message's second or later part: acknowledged and not applied,
+ * since the first part's receipt decides the message's state (docs/api.md "Carriers").
+ */
+async function isLaterPart(client: PoolClient, providerPartId: string): Promise<boolean> {
+  const { rowCount } = await client.query(
+    "SELECT 1 FROM messaging.message_parts WHERE provider_part_id = $1",
+    [providerPartId],
+  );
+  return (rowCount ?? 0) > 0;
 }

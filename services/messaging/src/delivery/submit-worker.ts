@@ -58,8 +58,9 @@ export async function submitOnce(ctx: MessagingContext, job: Job<SubmitJob>): Pr
   const channel = row.channel_used ?? row.channel;
   if (!isChannel(channel)) throw new Error(`message ${row.id} has no valid channel`);
   let providerMessageId: string;
+  let partIds: string[] = [];
   try {
-    ({ providerMessageId } = await ctx.carrier.submit({
+    ({ providerMessageId, partIds = [] } = await ctx.carrier.submit({
       clientRef: row.id,
       attempt,
       channel,
@@ -98,6 +99,14 @@ export async function submitOnce(ctx: MessagingContext, job: Job<SubmitJob>): Pr
   }
   await withTransaction(ctx.pool, async (client) => {
     await finishAttempt(client, row.id, attempt, "accepted", { providerMessageId });
+    if (partIds.length > 0) {
+      await client.query(
+        `INSERT INTO messaging.message_parts (provider_part_id, message_id, part)
+         SELECT id, $1, ordinality + 1 FROM unnest($2::text[]) WITH ORDINALITY AS p(id, ordinality)
+         ON CONFLICT (provider_part_id) DO NOTHING`,
+        [row.id, partIds],
+      );
+    }
     await transition(client, ctx.outbox, row.id, "sent", {
       provider_message_id: providerMessageId,
       sent_at: "now",

@@ -55,6 +55,10 @@ export async function sweepMessages(
   }
   const receipts = await requestOverdueReceipts(ctx);
   await pruneOutbox(ctx.pool, SCHEMA, { olderThanMs: outboxRetentionMs, limit: 5_000 });
+  // Parts of an inbound message whose other parts never came (SMSCs give up within hours).
+  await ctx.pool.query(
+    "DELETE FROM messaging.inbound_parts WHERE received_at < now() - interval '1 day'",
+  );
   return { expired, redispatched: stalled.rows.length, receiptsRequested: receipts };
 }
 

@@ -20,29 +20,46 @@ export const segmentLimits = {
 } as const;
 
 /**
- * The encoding and segment count an SMS carrier uses for `text`, computed exactly: one
+ * The characters each segment of `text` carries, exactly as an SMS carrier splits it: one
  * character outside GSM-7 switches the whole message to UCS-2; GSM-7 extension characters
  * (ESC + septet) and UTF-16 surrogate pairs (emoji) are never split across two segments, so a
- * segment may carry one unit less than the limit.
+ * segment may carry one unit less than the limit. The counts the API reports and the parts the
+ * SMPP carrier sends both come from here.
  */
-export function segmentText(text: string): SegmentInfo {
+export function splitSegments(text: string): {
+  encoding: Encoding;
+  parts: string[];
+  units: number;
+} {
   const encoding: Encoding = isGsm7(text) ? "GSM-7" : "UCS-2";
-  const widths = [...text].map((character) =>
+  const characters = [...text];
+  const widths = characters.map((character) =>
     encoding === "GSM-7" ? (gsm7Septets(character) ?? 1) : character.length,
   );
   const units = widths.reduce((sum, width) => sum + width, 0);
   const limits = segmentLimits[encoding];
-  if (units <= limits.single) return { encoding, segments: 1, units };
-  let segments = 1;
+  if (units <= limits.single) return { encoding, parts: [text], units };
+  const parts: string[] = [];
+  let part = "";
   let used = 0;
-  for (const width of widths) {
+  characters.forEach((character, index) => {
+    const width = widths[index]!;
     if (used + width > limits.multi) {
-      segments += 1;
+      parts.push(part);
+      part = "";
       used = 0;
     }
+    part += character;
     used += width;
-  }
-  return { encoding, segments, units };
+  });
+  parts.push(part);
+  return { encoding, parts, units };
+}
+
+/** The encoding and segment count an SMS carrier uses for `text` (see `splitSegments`). */
+export function segmentText(text: string): SegmentInfo {
+  const { encoding, parts, units } = splitSegments(text);
+  return { encoding, segments: parts.length, units };
 }
 
 /** Characters as users count them: Unicode code points (an emoji is one). */

@@ -18,7 +18,8 @@ import { insertPlatformMessage } from "./insert.js";
 import { messageColumns, toMessage, type MessageRow } from "./rows.js";
 
 /**
- * An inbound message from the sandbox network to one of the account's numbers. It is stored
+ * An inbound message from the sandbox network to one of the account's numbers (the carriers'
+ * own inbound traffic arrives through network-inbound.ts). It is stored
  * `received` (`message.received`); a keyword acts on it in the same transaction: STOP and its
  * synonyms revoke every consent the sender gave the account (`consent.revoked` each) and opt
  * them out; START/UNSTOP lifts the opt-out and grants a new consent (source `keyword`) for the
@@ -47,27 +48,51 @@ export async function receiveSandboxMessage(
   else if (!number.capabilities.includes("sms"))
     errors.add("#/to", `${number.number} has no sms capability`);
   errors.throwIfAny();
-  const keyword = recognizeKeyword(request.body);
   const settings = await readSettings(ctx, request.accountId);
-  const inbound = await withTransaction(ctx.pool, async (client) => {
-    const received = await insertPlatformMessage(ctx, client, {
+  const inbound = await withTransaction(ctx.pool, (client) =>
+    storeInbound(ctx, client, {
       accountId: request.accountId,
-      direction: "inbound",
       from: request.from,
       to: number?.number ?? request.to,
       body: request.body,
-      keyword: keyword?.keyword,
-    });
-    if (!keyword) return received;
-    const reply = await actOnKeyword(ctx, client, received, keyword, settings);
-    const { rows } = await client.query<MessageRow>(
-      `UPDATE messaging.messages m SET auto_reply_id = $2 WHERE m.id = $1 RETURNING ${messageColumns}`,
-      [received.id, reply.id],
-    );
-    return rows[0] as MessageRow;
-  });
+      settings,
+    }),
+  );
   ctx.outbox.wake();
   return toMessage(inbound);
+}
+
+/**
+ * Stores an inbound message `received` on the caller's transaction and acts on its keyword;
+ * the sandbox endpoint and the carriers' inbound traffic share it.
+ */
+export async function storeInbound(
+  ctx: MessagingContext,
+  client: PoolClient,
+  message: {
+    accountId: string;
+    from: string;
+    to: string;
+    body: string;
+    settings: messaging.Settings;
+  },
+): Promise<MessageRow> {
+  const keyword = recognizeKeyword(message.body);
+  const received = await insertPlatformMessage(ctx, client, {
+    accountId: message.accountId,
+    direction: "inbound",
+    from: message.from,
+    to: message.to,
+    body: message.body,
+    keyword: keyword?.keyword,
+  });
+  if (!keyword) return received;
+  const reply = await actOnKeyword(ctx, client, received, keyword, message.settings);
+  const { rows } = await client.query<MessageRow>(
+    `UPDATE messaging.messages m SET auto_reply_id = $2 WHERE m.id = $1 RETURNING ${messageColumns}`,
+    [received.id, reply.id],
+  );
+  return rows[0] as MessageRow;
 }
 
 async function actOnKeyword(

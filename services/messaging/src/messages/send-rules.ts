@@ -27,6 +27,20 @@ export function checkSender(
   }
 }
 
+/**
+ * The carrier must be able to send on the channel, or on the fallback the request allows (the
+ * message then goes on the fallback): `smpp` carries SMS only (docs/api.md "Carriers").
+ */
+export function checkCarrierChannel(request: SendRequest, carrierChannels: readonly string[]) {
+  if (carrierChannels.includes(request.channel)) return;
+  if (request.fallback && carrierChannels.includes(request.fallback)) return;
+  throw new DomainError(
+    "channel-unavailable",
+    `the platform's carrier cannot send ${request.channel}${request.fallback ? ` nor ${request.fallback}` : ""}; it sends ${carrierChannels.join(", ")}`,
+    { extensions: { channel: request.channel } },
+  );
+}
+
 export function checkTemplate(
   request: SendRequest,
   facts: SendFacts,

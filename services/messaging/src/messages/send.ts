@@ -7,7 +7,13 @@ import { insertQueuedMessage } from "./queue-message.js";
 import { messageColumns, toMessage, type MessageRow } from "./rows.js";
 import { checkSendShape, defaultTtlSeconds, spellSendRequest } from "./send-checks.js";
 import { loadSendFacts } from "./send-facts.js";
-import { checkRecipient, checkSender, checkTemplate, render } from "./send-rules.js";
+import {
+  checkCarrierChannel,
+  checkRecipient,
+  checkSender,
+  checkTemplate,
+  render,
+} from "./send-rules.js";
 
 /**
  * SendMessage: every check of docs/api.md, each with its own problem, then one statement that
@@ -32,6 +38,7 @@ export async function sendMessage(
   // A retry with the key gets the original message back before anything is checked again.
   if (facts.previous)
     return replayOrMismatch(facts.previous, fingerprint, toMessage(facts.previous));
+  checkCarrierChannel(request, ctx.carrier.channels);
   checkSender(request, sender, errors);
   const template = checkTemplate(request, facts, errors);
   errors.throwIfAny();

@@ -8,7 +8,8 @@ export type MessageStatus = wire.MessageStatusValue;
 
 /**
  * The outbound state machine: queued → sending → sent → delivered | undelivered, with failed
- * reachable until the network reports on the message, expired until the carrier has it, and
+ * reachable until the network reports on the message, expired until the carrier has it or
+ * when the network reports that it expired (an SMPP receipt `stat:EXPIRED`), and
  * read (RCS only) after sent or delivered, since receipts may arrive out of order. Terminal
  * states have no entry here and never change (the database trigger enforces the same).
  */
@@ -18,7 +19,7 @@ export const allowedFrom: Record<Exclude<MessageStatus, "queued" | "received">, 
   delivered: ["sent"],
   undelivered: ["sent"],
   failed: ["queued", "sending", "sent"],
-  expired: ["queued", "sending"],
+  expired: ["queued", "sending", "sent"],
   read: ["sent", "delivered"],
 };
 

@@ -1,7 +1,6 @@
 import type { Redis } from "ioredis";
-import type { BucketLimit } from "./rate-limit-config.js";
-import { TOKEN_BUCKET_SCRIPT } from "./token-bucket-script.js";
-import { decisionFor, type BucketDecision, type BucketStore } from "./token-bucket.js";
+import { TOKEN_BUCKET_SCRIPT } from "./script.js";
+import { decisionFor, type BucketDecision, type BucketLimit, type BucketStore } from "./bucket.js";
 
 type TakeToken = (
   key: string,

@@ -1,10 +1,16 @@
-import type { BucketLimit } from "./rate-limit-config.js";
+/** A bucket's size and how fast it fills. */
+export interface BucketLimit {
+  capacity: number;
+  refillPerSecond: number;
+}
 
 /** The outcome of taking one token from a bucket. */
 export interface BucketDecision {
   allowed: boolean;
   /** Whole tokens left after this request. */
   remaining: number;
+  /** Tokens left, fractional: how far the bucket is from the next token. */
+  tokens: number;
   /** Seconds until the bucket is full again (X-RateLimit-Reset). */
   resetSeconds: number;
   /** Seconds until one token is available (Retry-After); 0 when allowed. */
@@ -35,6 +41,7 @@ export function decisionFor(
   return {
     allowed,
     remaining: Math.max(0, Math.floor(tokens + 1e-9)),
+    tokens,
     resetSeconds: Math.ceil(missing / limit.refillPerSecond - 1e-9),
     retryAfterSeconds: allowed
       ? 0

@@ -1,6 +1,5 @@
 import { performance } from "node:perf_hooks";
-import type { BucketLimit } from "./rate-limit-config.js";
-import { decisionFor, type BucketDecision, type BucketStore } from "./token-bucket.js";
+import { decisionFor, type BucketDecision, type BucketLimit, type BucketStore } from "./bucket.js";
 
 interface Bucket {
   tokens: number;

@@ -1,0 +1,218 @@
+import type { Logger } from "@switchboard/kit";
+import smpp from "smpp";
+import type { SmppConfig } from "./smpp-settings.js";
+
+/** The bind went away (or never came) before the request's response: the SMSC may not have it. */
+export class BindLostError extends Error {
+  override readonly name = "BindLostError";
+}
+
+/** What the SMSC sends us: the status to answer it with, once its effect is committed. */
+export type DeliverHandler = (pdu: smpp.PDU) => Promise<number>;
+
+interface Pending {
+  resolve(pdu: smpp.PDU): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * One transceiver bind to the SMSC, kept up for the life of the carrier: it binds, answers
+ * `enquire_link` and sends its own every SMPP_ENQUIRE_LINK_MS (a silent SMSC counts as a lost
+ * bind), and rebinds after a loss with exponential backoff and jitter. Requests wait for the
+ * bind and for room in the window (SMPP_WINDOW outstanding PDUs); a request whose response has
+ * not come when the bind goes, or within SMPP_RESPONSE_TIMEOUT_MS, fails with BindLostError
+ * (a timeout also drops the bind: an SMSC that stops answering is not trusted with more).
+ */
+export class SmppBind {
+  private session: smpp.Session | undefined;
+  private bound = false;
+  private stopped = false;
+  private failures = 0;
+  private readonly pending = new Map<number, Pending>();
+  private readonly boundWaiters: Array<() => void> = [];
+  private readonly windowWaiters: Array<() => void> = [];
+  private inFlight = 0;
+  private keepalive: NodeJS.Timeout | undefined;
+  private reconnect: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly config: SmppConfig,
+    private readonly logger: Logger,
+    private readonly onDeliver: DeliverHandler,
+  ) {}
+
+  get isBound(): boolean {
+    return this.bound;
+  }
+
+  start(): void {
+    this.connect();
+  }
+
+  /** Sends one request on the bind and resolves with its response (whatever its status). */
+  async request(command: "submit_sm", fields: smpp.PDUFields): Promise<smpp.PDU> {
+    await this.whenBound();
+    await this.enterWindow();
+    try {
+      const session = this.session;
+      if (!session || !this.bound) throw new BindLostError("the bind was lost");
+      return await this.send(session, new smpp.PDU(command, fields));
+    } finally {
+      this.leaveWindow();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.reconnect);
+    clearInterval(this.keepalive);
+    const session = this.session;
+    if (session && this.bound) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 1_000);
+        session.unbind(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    session?.destroy();
+    this.lost("the carrier stopped");
+    for (const wake of this.boundWaiters.splice(0)) wake();
+  }
+
+  private connect(): void {
+    if (this.stopped) return;
+    const { host, port, tls } = this.config;
+    const session = smpp.connect({ host, port, tls, ...(tls ? { servername: host } : {}) });
+    this.session = session;
+    session.on(tls ? "secureConnect" : "connect", () => this.bind(session));
+    session.on("error", (error: Error) =>
+      this.logger.warn({ err: { message: error.message }, host, port }, "smpp connection error"),
+    );
+    session.on("close", () => this.closed(session));
+    session.on("pdu", (pdu: smpp.PDU) => this.received(session, pdu));
+  }
+
+  private bind(session: smpp.Session): void {
+    const { systemId, password, systemType } = this.config;
+    this.send(
+      session,
+      new smpp.PDU("bind_transceiver", {
+        system_id: systemId,
+        password,
+        system_type: systemType,
+        interface_version: 0x34,
+      }),
+    ).then(
+      (response) => {
+        if (response.command_status !== 0) {
+          this.logger.error(
+            { status: response.command_status, systemId },
+            "the SMSC refused the bind",
+          );
+          session.destroy();
+          return;
+        }
+        this.bound = true;
+        this.failures = 0;
+        this.logger.info({ host: this.config.host, systemId }, "smpp bound as transceiver");
+        this.keepalive = setInterval(() => this.enquire(session), this.config.enquireLinkMs);
+        for (const wake of this.boundWaiters.splice(0)) wake();
+      },
+      () => session.destroy(),
+    );
+  }
+
+  private enquire(session: smpp.Session): void {
+    this.send(session, new smpp.PDU("enquire_link")).catch(() => session.destroy());
+  }
+
+  private received(session: smpp.Session, pdu: smpp.PDU): void {
+    if (pdu.isResponse()) {
+      const waiting = this.pending.get(pdu.sequence_number);
+      if (!waiting) return;
+      this.pending.delete(pdu.sequence_number);
+      clearTimeout(waiting.timer);
+      waiting.resolve(pdu);
+      return;
+    }
+    if (pdu.command === "enquire_link") {
+      session.send(pdu.response());
+    } else if (pdu.command === "unbind") {
+      session.send(pdu.response());
+      session.close();
+    } else if (pdu.command === "deliver_sm" || pdu.command === "data_sm") {
+      this.onDeliver(pdu).then(
+        (status) => session.send(pdu.response({ command_status: status })),
+        (error: unknown) => {
+          this.logger.error({ err: error }, "an SMSC deliver_sm could not be handled");
+          session.send(pdu.response({ command_status: smpp.ESME_RX_T_APPN }));
+        },
+      );
+    } else {
+      session.send(pdu.response({ command_status: smpp.errors.ESME_RINVCMDID ?? 0x03 }));
+    }
+  }
+
+  private send(session: smpp.Session, pdu: smpp.PDU): Promise<smpp.PDU> {
+    return new Promise((resolve, reject) => {
+      if (!session.send(pdu)) {
+        reject(new BindLostError("the connection to the SMSC is not writable"));
+        return;
+      }
+      const timer = setTimeout(() => {
+        this.pending.delete(pdu.sequence_number);
+        reject(new BindLostError(`no ${pdu.command}_resp within the response timeout`));
+        this.logger.warn({ command: pdu.command }, "the SMSC did not answer in time; rebinding");
+        session.destroy();
+      }, this.config.responseTimeoutMs);
+      this.pending.set(pdu.sequence_number, { resolve, reject, timer });
+    });
+  }
+
+  private closed(session: smpp.Session): void {
+    if (session !== this.session) return;
+    const wasBound = this.bound;
+    this.bound = false;
+    clearInterval(this.keepalive);
+    this.lost("the bind was lost");
+    if (this.stopped) return;
+    this.failures += 1;
+    const ceiling = Math.min(
+      this.config.bindRetryMaxMs,
+      this.config.bindRetryMs * 2 ** Math.min(this.failures - 1, 20),
+    );
+    const delayMs = Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
+    this.logger.warn({ wasBound, delayMs }, "smpp connection closed; binding again");
+    this.reconnect = setTimeout(() => this.connect(), delayMs);
+  }
+
+  /** Every outstanding request fails: none of them will be answered on this connection. */
+  private lost(reason: string): void {
+    for (const [sequence, waiting] of this.pending) {
+      clearTimeout(waiting.timer);
+      waiting.reject(new BindLostError(reason));
+      this.pending.delete(sequence);
+    }
+  }
+
+  private whenBound(): Promise<void> {
+    if (this.stopped) return Promise.reject(new BindLostError("the carrier stopped"));
+    if (this.bound) return Promise.resolve();
+    return new Promise((resolve) => this.boundWaiters.push(resolve));
+  }
+
+  private async enterWindow(): Promise<void> {
+    while (this.inFlight >= this.config.window) {
+      await new Promise<void>((resolve) => this.windowWaiters.push(resolve));
+    }
+    this.inFlight += 1;
+  }
+
+  private leaveWindow(): void {
+    this.inFlight -= 1;
+    this.windowWaiters.shift()?.();
+  }
+}

@@ -1,0 +1,152 @@
+import { randomBytes } from "node:crypto";
+import smpp, { type PDU } from "smpp";
+import type { SmscEvent } from "./api.js";
+import { defaultErr, messageStates, type OutcomeFunction, type Stat } from "./outcomes.js";
+import { canSubmit, type Peer, type Peers } from "./peers.js";
+import type { ReceiptDispatcher } from "./receipts.js";
+import { peakInWindow, type RefusedSubmit, type SubmitInfo, type SubmitRecord } from "./records.js";
+import { readSubmit, receiptRequested } from "./submits.js";
+
+/** The final state an accepted submit reaches at `doneAt`, for its receipt and query_sm. */
+interface Fate {
+  stat: Stat;
+  err: number;
+  doneAt: number;
+}
+
+export interface SubmitHandlerContext {
+  peers: Peers;
+  dispatcher: ReceiptDispatcher;
+  outcome: OutcomeFunction;
+  receiptDelayMs: number;
+  maxPerSecond: number | undefined;
+  emit: (event: SmscEvent) => void;
+  submits: SubmitRecord[];
+  throttled: RefusedSubmit[];
+  refused: RefusedSubmit[];
+}
+
+/** submit_sm and query_sm, the rate limit, and dropAfterSubmits. */
+export interface SubmitHandler {
+  submit(peer: Peer, pdu: PDU): void;
+  query(peer: Peer, pdu: PDU): void;
+  /** A submit arrived while the connections were breaking: lost in flight. */
+  lost(): void;
+  dropAfter(n: number): void;
+  setMaxPerSecond(limit: number | undefined): void;
+  /** The most submits accepted in any sliding second. */
+  peakPerSecond(): number;
+}
+
+export function createSubmitHandler(context: SubmitHandlerContext): SubmitHandler {
+  const { peers, dispatcher, emit, receiptDelayMs } = context;
+  const fates = new Map<string, Fate>();
+  const seenByDestination = new Map<string, number>();
+  const acceptedAt: number[] = [];
+  let maxPerSecond = context.maxPerSecond;
+  let dropCountdown: number | undefined;
+  let lostInDrop = 0;
+  let nextMessage = 0;
+  // Message ids unique across SMSC instances, so two tests' messages never share one.
+  const idPrefix = randomBytes(3).toString("hex");
+
+  const refuse = (
+    peer: Peer,
+    pdu: PDU,
+    info: SubmitInfo,
+    status: number,
+    reason: RefusedSubmit["reason"],
+  ) => {
+    const entry: RefusedSubmit = { ...info, status, reason };
+    (status === smpp.ESME_RTHROTTLED ? context.throttled : context.refused).push(entry);
+    peers.reply(peer, pdu, { command_status: status });
+    emit({ type: "refused", submit: entry });
+  };
+
+  /** Whether the sliding second before `now` already saw maxPerSecond accepted submits. */
+  const overRate = (now: number) => {
+    if (maxPerSecond === undefined) return false;
+    let inWindow = 0;
+    for (let i = acceptedAt.length - 1; i >= 0 && acceptedAt[i]! > now - 1000; i--) inWindow++;
+    return inWindow >= maxPerSecond;
+  };
+
+  /**
+   * dropAfterSubmits: once the last accepted answer is written (or after 100 ms if the write
+   * stalls) every socket is destroyed; until then whatever arrives is lost, as in flight.
+   */
+  const breakAfter = (): (() => void) => {
+    peers.breaking = true;
+    lostInDrop = 0;
+    let done = false;
+    const drop = () => {
+      if (done) return;
+      done = true;
+      const sessions = peers.size;
+      void peers.destroyAll().then(() => {
+        peers.breaking = false;
+        emit({ type: "drop", sessions, lost: lostInDrop });
+      });
+    };
+    setTimeout(drop, 100).unref();
+    return drop;
+  };
+
+  return {
+    submit(peer, pdu) {
+      const now = Date.now();
+      const info = readSubmit(pdu, peer, now);
+      if (!canSubmit(peer)) return refuse(peer, pdu, info, smpp.ESME_RINVBNDSTS, "bind");
+      if (overRate(now)) return refuse(peer, pdu, info, smpp.ESME_RTHROTTLED, "rate");
+      const seen = (seenByDestination.get(info.destination) ?? 0) + 1;
+      seenByDestination.set(info.destination, seen);
+      const outcome = context.outcome(info, { seen });
+      if (typeof outcome === "object" && "status" in outcome && outcome.status !== 0) {
+        return refuse(peer, pdu, info, outcome.status, "outcome");
+      }
+      const stat = typeof outcome === "object" && "stat" in outcome ? outcome.stat : "DELIVRD";
+      const err = typeof outcome === "object" && "err" in outcome ? outcome.err : undefined;
+      const fate: Fate = { stat, err: err ?? defaultErr[stat], doneAt: now + receiptDelayMs };
+      const wanted =
+        outcome !== "no-receipt" && receiptRequested(info.registeredDelivery, stat === "DELIVRD");
+      const messageId = idPrefix + (++nextMessage).toString(16).padStart(8, "0");
+      const submit: SubmitRecord = { ...info, messageId, receipt: wanted ? stat : "none" };
+      context.submits.push(submit);
+      acceptedAt.push(now);
+      fates.set(messageId, fate);
+      const last = dropCountdown !== undefined && --dropCountdown === 0;
+      if (last) dropCountdown = undefined;
+      peers.reply(peer, pdu, { message_id: messageId }, last ? breakAfter() : undefined);
+      emit({ type: "submit", submit });
+      if (wanted) dispatcher.schedule({ submit, ...fate, attempts: 0 }, receiptDelayMs);
+    },
+
+    /** The message's state now: ENROUTE until its receipt is due, then the final one. */
+    query(peer, pdu) {
+      const fate = fates.get(pdu.message_id ?? "");
+      if (!canSubmit(peer)) {
+        return peers.reply(peer, pdu, { command_status: smpp.ESME_RINVBNDSTS });
+      }
+      if (!fate) return peers.reply(peer, pdu, { command_status: smpp.ESME_RQUERYFAIL });
+      const final = fate.doneAt <= Date.now();
+      peers.reply(peer, pdu, {
+        message_id: pdu.message_id,
+        final_date: final ? new Date(fate.doneAt) : "",
+        message_state: final ? messageStates[fate.stat] : smpp.MESSAGE_STATE.ENROUTE,
+        error_code: final ? fate.err & 0xff : 0,
+      });
+    },
+
+    lost() {
+      lostInDrop++;
+    },
+    dropAfter(n) {
+      if (!Number.isInteger(n) || n < 1) throw new RangeError("dropAfterSubmits: n must be ≥ 1");
+      dropCountdown = n;
+    },
+    setMaxPerSecond(limit) {
+      maxPerSecond = limit;
+    },
+    peakPerSecond: () => peakInWindow(acceptedAt, 1000),
+  };
+}
