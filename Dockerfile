@@ -25,6 +25,7 @@ COPY gateway/package.json gateway/
 COPY platform/package.json platform/
 COPY bench/package.json bench/
 COPY test/support/package.json test/support/
+COPY test/smsc/package.json test/smsc/
 # A CA bundle for the npm registry behind a TLS-intercepting proxy: a file the build mounts (see
 # scripts/build-image.sh). Build stage only; the image does not keep it.
 ARG NODE_EXTRA_CA_CERTS

@@ -10,8 +10,10 @@ const secretVariables = [
   "DATABASE_URL",
   "REDIS_URL",
   "SIGNING_KEY_SECRET",
+  "INTERNAL_SECRET",
   "BOOTSTRAP_CLIENT_ID",
   "BOOTSTRAP_CLIENT_SECRET",
+  "SMPP_PASSWORD",
 ];
 
 /** Every [path, value] of a parsed YAML tree's scalars. */

@@ -27,14 +27,20 @@ const smokeServiceEnv = {
   SANDBOX_RECEIPT_DELAY_MS: "100",
 };
 
-/** A platform with compressed sandbox timings: PostgreSQL + Redis, or PGlite in process. */
-export const startSmokePlatform = (database: DatabaseKind): Promise<TestPlatform> =>
+/**
+ * A platform with compressed sandbox timings: PostgreSQL + Redis, or PGlite in process; `extra`
+ * adds to the gateway's and the services' environment (another carrier).
+ */
+export const startSmokePlatform = (
+  database: DatabaseKind,
+  extra: { env?: Record<string, string>; serviceEnv?: Record<string, string> } = {},
+): Promise<TestPlatform> =>
   startTestPlatform({
     database,
     redis: database === "postgres",
     seed: 300,
-    env: smokeEnv,
-    serviceEnv: smokeServiceEnv,
+    env: { ...smokeEnv, ...extra.env },
+    serviceEnv: { ...smokeServiceEnv, ...extra.serviceEnv },
   });
 
 export interface SmokeStep {

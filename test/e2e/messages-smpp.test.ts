@@ -94,7 +94,11 @@ describe("the smpp carrier against an SMSC (PostgreSQL + Redis)", () => {
         expect(parts[0]?.udh).toBeUndefined();
       }
       expect(parts.map((part) => part.text).join("")).toBe(row.text);
-      expect(message.provider_message_id ?? parts[0]?.messageId).toBe(parts[0]?.messageId);
+      const { rows } = await p.pool.query<{ provider_message_id: string }>(
+        "SELECT provider_message_id FROM messaging.messages WHERE id = $1",
+        [accepted.id],
+      );
+      expect(rows[0]?.provider_message_id).toBe(parts[0]?.messageId);
     },
   );
 

@@ -554,7 +554,7 @@ export interface paths {
     put?: never;
     /**
      * Send an SMS, MMS or RCS message from a signed template
-     * @description Checks, each with its own problem: the template exists, is approved and still matches its signature (422 template-signature-invalid); every variable is supplied and no other (422 validation-failed, #/variables/<name>); the rendered body is at most 1600 characters (#/variables); media: mms needs 1–10, rcs 0–10, sms none, https only (#/media_urls/<i>); `from` is the account's number with the channel's capability (#/from; the fallback channel's too, #/fallback); the recipient has not opted out by STOP (422 recipient-opted-out, checked first: only their START lifts it); the consent is the account's, given by `to`, covers the channel (and the fallback) and is granted (422 consent-required).
+     * @description Checks, each with its own problem: the template exists, is approved and still matches its signature (422 template-signature-invalid); every variable is supplied and no other (422 validation-failed, #/variables/<name>); the rendered body is at most 1600 characters (#/variables); media: mms needs 1–10, rcs 0–10, sms none, https only (#/media_urls/<i>); `from` is the account's number with the channel's capability (#/from; the fallback channel's too, #/fallback); the recipient has not opted out by STOP (422 recipient-opted-out, checked first: only their START lifts it); the consent is the account's, given by `to`, covers the channel (and the fallback) and is granted (422 consent-required); the platform's carrier can send on the channel, or on the fallback (422 channel-unavailable: the `smpp` carrier sends SMS only, so an RCS message goes as SMS when its `fallback` is `sms` and MMS is refused).
      *
      *     Accepted messages are queued (202) and sent through a queue paced per sending number; carrier errors retry with backoff and a message is never sent twice. `segments` counts SMS segments exactly (GSM-7 160/153 with extension characters counting two, UCS-2 70/67 as soon as one character is outside GSM-7); MMS and RCS count 1. RCS to a recipient that is not RCS-capable falls back to `fallback` (recorded as channel_used and fallback_applied) or fails. `ttl_seconds` (default 36000): a message not handed to the carrier by then expires.
      *
@@ -9065,7 +9065,7 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description Problem: validation-failed, template-signature-invalid, consent-required, recipient-opted-out */
+      /** @description Problem: validation-failed, template-signature-invalid, consent-required, recipient-opted-out, channel-unavailable */
       422: {
         headers: {
           "API-Version": components["headers"]["API-Version"];

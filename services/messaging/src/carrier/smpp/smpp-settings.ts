@@ -56,8 +56,7 @@ export interface SmppConfig {
   bindRetryMaxMs: number;
 }
 
-const smppObject = z.object(smppSettings);
-type SmppValues = z.infer<typeof smppObject>;
+type SmppValues = z.infer<z.ZodObject<typeof smppSettings>>;
 
 /** The SMSC connection, with every variable the `smpp` carrier cannot do without required. */
 export function smppConfigOf(value: SmppValues, ctx: z.RefinementCtx): SmppConfig {

@@ -9,8 +9,9 @@ import { Redis } from "ioredis";
 /**
  * SMPP_THROUGHPUT, shared by every messaging replica: one token bucket per SMSC account, in
  * Redis when the replicas share one (mesh), else in this process (embedded: the only one).
- * The bucket holds one token, so submits are spaced evenly and no second of traffic exceeds
- * the rate. Waiting is serialised per replica: one take at a time asks the bucket, so a backlog
+ * The bucket holds one token, so submits are spaced evenly, and it refills 2 % under the rate:
+ * the SMSC counts submits as they arrive, and a second of arrivals must not show it one more
+ * than the rate because one submit was delayed on its way (20 ms of slack per second). Waiting is serialised per replica: one take at a time asks the bucket, so a backlog
  * costs one Redis round trip per token, not one per waiting submit.
  */
 export class SubmitRate {
@@ -26,7 +27,7 @@ export class SubmitRate {
     key: string;
     redis?: { url: string; prefix: string } | undefined;
   }) {
-    this.limit = { capacity: 1, refillPerSecond: options.perSecond };
+    this.limit = { capacity: 1, refillPerSecond: options.perSecond * 0.98 };
     this.key = options.key;
     if (options.redis) {
       this.redis = new Redis(options.redis.url, { maxRetriesPerRequest: 2, lazyConnect: false });
