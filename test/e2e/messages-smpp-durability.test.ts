@@ -49,6 +49,21 @@ async function sendMany(
   return ids;
 }
 
+/** The most submit_sm one session had unanswered at once, as the SMSC saw them. */
+function peakOutstanding(smsc: TestSmsc): number {
+  const open = new Map<number, number>();
+  let peak = 0;
+  for (const pdu of smsc.pdus) {
+    if (pdu.command === "submit_sm" && pdu.direction === "in" && !pdu.dropped) {
+      open.set(pdu.sessionId, (open.get(pdu.sessionId) ?? 0) + 1);
+      peak = Math.max(peak, open.get(pdu.sessionId)!);
+    } else if (pdu.command === "submit_sm_resp" && pdu.direction === "out") {
+      open.set(pdu.sessionId, (open.get(pdu.sessionId) ?? 1) - 1);
+    }
+  }
+  return peak;
+}
+
 async function statuses(p: MessagingPlatform, ids: string[]): Promise<Record<string, number>> {
   const { rows } = await p.pool.query<{ status: string; n: number }>(
     "SELECT status, count(*)::int AS n FROM messaging.messages WHERE id = ANY($1) GROUP BY status",
@@ -106,6 +121,62 @@ describe("the smpp carrier under a lost bind and across replicas (PostgreSQL + R
     expect(new Set(server.submits.map((s) => s.messageId)).size).toBe(server.submits.length);
     expect(server.binds.filter((b) => b.status === 0).length).toBeGreaterThanOrEqual(3);
     expect(server.pdus.some((pdu) => pdu.dropped)).toBe(true);
+  }, 180_000);
+
+  it("never has more than SMPP_WINDOW submits unanswered on the bind", async () => {
+    // A slow SMSC: each answer takes 50 ms, so 32 sends in progress would pile up without it.
+    smsc = await startTestSmsc({ ...smscCredentials, receiptDelayMs: 10, submitDelayMs: 50 });
+    p = await startMessagingPlatform({ env: smppEnv(smsc, { SMPP_WINDOW: "4" }) });
+    const platform = p;
+    const token = await platform.token();
+    const from = await ownNumber(platform, token, ["sms"]);
+    const template = await createTemplate(platform, token, "{{text}}", ["sms"]);
+    const ids = await sendMany(platform, token, {
+      from,
+      templateId: template.id,
+      count: 60,
+      prefix: "windowed",
+      parallel: 16,
+    });
+    await eventually(
+      () => statuses(platform, ids),
+      (counts) => counts.delivered === 60,
+      30_000,
+    );
+    expect(peakOutstanding(smsc)).toBe(4);
+  });
+
+  it("while the SMSC refuses binds, messages wait; they go once a bind is accepted", async () => {
+    smsc = await startTestSmsc({ ...smscCredentials, receiptDelayMs: 10 });
+    smsc.refuseBinds(true);
+    p = await startMessagingPlatform({ env: smppEnv(smsc) });
+    const platform = p;
+    const server = smsc;
+    const token = await platform.token();
+    const from = await ownNumber(platform, token, ["sms"]);
+    const template = await createTemplate(platform, token, "{{text}}", ["sms"]);
+    const ids = await sendMany(platform, token, {
+      from,
+      templateId: template.id,
+      count: 5,
+      prefix: "patient",
+      parallel: 5,
+    });
+    const refused = await server.waitFor((s) => s.binds.length >= 4 && s.binds, 10_000);
+    expect(refused.every((bind) => bind.status !== 0)).toBe(true);
+    // Backoff with jitter: 50 ms doubling to 200 ms, each try waiting half to all of it.
+    const gaps = refused.slice(1).map((bind, i) => bind.at - refused[i]!.at);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(20);
+    expect(server.submits).toHaveLength(0);
+    expect((await statuses(platform, ids)).delivered).toBeUndefined();
+    server.refuseBinds(false);
+    const final = await eventually(
+      () => statuses(platform, ids),
+      (counts) => counts.delivered === 5,
+      20_000,
+    );
+    expect(final).toEqual({ delivered: 5 });
+    expect(server.submits.filter((s) => s.text.startsWith("patient "))).toHaveLength(5);
   });
 
   it("two messaging processes share SMPP_THROUGHPUT: the SMSC never sees more per second", async () => {

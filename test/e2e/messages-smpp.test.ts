@@ -60,8 +60,13 @@ describe("the smpp carrier against an SMSC (PostgreSQL + Redis)", () => {
 
   const submitsTo = (to: string) => smsc.submits.filter((s) => `+${s.destination}` === to);
 
-  it("binds as a transceiver with the configured system_id", async () => {
+  it("binds as a transceiver with the configured system_id and keeps the bind alive", async () => {
     await smsc.waitFor((s) => s.bound() > 0);
+    // SMPP_ENQUIRE_LINK_MS is 2 s here.
+    await smsc.waitFor(
+      (s) => s.pdus.some((pdu) => pdu.direction === "in" && pdu.command === "enquire_link"),
+      5_000,
+    );
     expect(smsc.binds.filter((b) => b.status === 0)).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ command: "bind_transceiver", systemId: "switchboard" }),

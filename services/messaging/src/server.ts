@@ -122,8 +122,10 @@ export async function startMessaging(options: MessagingOptions): Promise<Running
   const sweeper = startSweeper(deliveryContext, bus, logger);
   const stopPipeline = async () => {
     await sweeper.stop();
-    await Promise.all(workers.map((worker) => worker.close()));
+    // The carrier first: a submit waiting for the network gives its message back at once
+    // (a transient error the queue retries) instead of holding the workers' close.
     await carrier.stop();
+    await Promise.all(workers.map((worker) => worker.close()));
     await outbox.stop();
     numbers.close();
     if (ownDeliveryPool) await deliveryPool.end();

@@ -28,6 +28,8 @@ export interface TestSmscOptions {
    * gets ESME_RTHROTTLED. Default: no limit.
    */
   maxPerSecond?: number;
+  /** How long each submit_sm waits for its answer (ms, default 0): lets an ESME's window fill. */
+  submitDelayMs?: number;
   /** A receipt (or MO deliver_sm) unanswered this long counts as failed (ms, default 3000). */
   responseTimeoutMs?: number;
   /** A refused or unanswered receipt is sent again after this long (ms, default 500). */

@@ -34,6 +34,7 @@ const isBind = (command: string): command is BindCommand => command in bindModes
 export async function startTestSmsc(options: TestSmscOptions): Promise<TestSmsc> {
   const host = options.host ?? "127.0.0.1";
   const responseTimeoutMs = options.responseTimeoutMs ?? 3000;
+  const submitDelayMs = options.submitDelayMs ?? 0;
   const emit = options.onEvent ?? (() => undefined);
 
   const pdus: PduRecord[] = [];
@@ -112,7 +113,11 @@ export async function startTestSmsc(options: TestSmscOptions): Promise<TestSmsc>
         emit({ type: "unbind", sessionId: peer.id });
         return peers.reply(peer, pdu, {}, () => peer.session.close());
       case "submit_sm":
-        return submitHandler.submit(peer, pdu);
+        if (!submitDelayMs) return submitHandler.submit(peer, pdu);
+        setTimeout(() => {
+          if (!peer.dead) submitHandler.submit(peer, pdu);
+        }, submitDelayMs);
+        return;
       case "query_sm":
         return submitHandler.query(peer, pdu);
       default:

@@ -5,6 +5,13 @@ import type { SmppConfig } from "./smpp-settings.js";
 /** The bind went away (or never came) before the request's response: the SMSC may not have it. */
 export class BindLostError extends Error {
   override readonly name = "BindLostError";
+  constructor(
+    message: string,
+    /** Set when the carrier is stopping: no new bind will come. */
+    readonly final = false,
+  ) {
+    super(message);
+  }
 }
 
 /** What the SMSC sends us: the status to answer it with, once its effect is committed. */
@@ -50,12 +57,16 @@ export class SmppBind {
     this.connect();
   }
 
-  /** Sends one request on the bind and resolves with its response (whatever its status). */
-  async request(command: "submit_sm", fields: smpp.PDUFields): Promise<smpp.PDU> {
-    await this.whenBound();
+  /**
+   * Sends one request on the bind and resolves with its response (whatever its status). Waits
+   * for a bind until `deadline` (epoch ms), then fails with BindLostError as if it were lost.
+   */
+  async request(command: "submit_sm", fields: smpp.PDUFields, deadline: number): Promise<smpp.PDU> {
+    await this.whenBound(deadline);
     await this.enterWindow();
     try {
       const session = this.session;
+      if (this.stopped) throw new BindLostError("the carrier stopped", true);
       if (!session || !this.bound) throw new BindLostError("the bind was lost");
       return await this.send(session, new smpp.PDU(command, fields));
     } finally {
@@ -78,7 +89,7 @@ export class SmppBind {
       });
     }
     session?.destroy();
-    this.lost("the carrier stopped");
+    this.lost("the carrier stopped", true);
     for (const wake of this.boundWaiters.splice(0)) wake();
   }
 
@@ -190,18 +201,32 @@ export class SmppBind {
   }
 
   /** Every outstanding request fails: none of them will be answered on this connection. */
-  private lost(reason: string): void {
+  private lost(reason: string, final = false): void {
     for (const [sequence, waiting] of this.pending) {
       clearTimeout(waiting.timer);
-      waiting.reject(new BindLostError(reason));
+      waiting.reject(new BindLostError(reason, final));
       this.pending.delete(sequence);
     }
   }
 
-  private whenBound(): Promise<void> {
-    if (this.stopped) return Promise.reject(new BindLostError("the carrier stopped"));
+  private whenBound(deadline: number): Promise<void> {
+    if (this.stopped) return Promise.reject(new BindLostError("the carrier stopped", true));
     if (this.bound) return Promise.resolve();
-    return new Promise((resolve) => this.boundWaiters.push(resolve));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => {
+          const index = this.boundWaiters.indexOf(wake);
+          if (index >= 0) this.boundWaiters.splice(index, 1);
+          reject(new BindLostError("no bind to the SMSC in time"));
+        },
+        Math.max(0, deadline - Date.now()),
+      );
+      const wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.boundWaiters.push(wake);
+    });
   }
 
   private async enterWindow(): Promise<void> {

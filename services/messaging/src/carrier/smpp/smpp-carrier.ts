@@ -52,6 +52,7 @@ export class SmppCarrier implements MessagingCarrier {
   private readonly rate: SubmitRate;
   private events: CarrierEvents | undefined;
   private reference = Math.floor(Math.random() * 256);
+  private stopping = false;
 
   constructor(private readonly options: SmppCarrierOptions) {
     const { config, logger } = options;
@@ -129,11 +130,20 @@ export class SmppCarrier implements MessagingCarrier {
           partOfSent ? "unknown" : "not_sent",
         );
       }
-      await this.rate.take();
       let response: smpp.PDU;
       try {
-        response = await this.bind.request("submit_sm", fields);
+        await this.rate.take();
+        response = await this.bind.request("submit_sm", fields, deadline);
       } catch (error) {
+        // Stopping: the part is given back (the queue retries it on a replica that runs on).
+        if (this.stopping || (error instanceof BindLostError && error.final)) {
+          throw new CarrierError(
+            "smpp-stopped",
+            "the carrier stopped before the SMSC answered",
+            "transient",
+            partOfSent ? "unknown" : "not_sent",
+          );
+        }
         if (error instanceof BindLostError) continue;
         throw error;
       }
@@ -203,6 +213,7 @@ export class SmppCarrier implements MessagingCarrier {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.bind.stop();
     await this.rate.close();
   }
