@@ -5,6 +5,10 @@
  * is one express process giving the floor request the same guarantees without the mesh; both
  * report cpu-ms per request the same way: the machine's CPU time in the measured window less
  * the load generator's own, per request. Results: bench/results/compare.{json,md}.
+ *
+ * `--with-messages` adds the cpu-ms per message of bench/results/messages.json (each carrier's
+ * whole message life, `npm run bench:messages`) beside the one-process floor POST's cpu-ms per
+ * request (goal: at most twice); `--with-messages=run` runs the messages benchmark first.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -18,6 +22,7 @@ const anchorDir =
   process.env.ANCHOR_DIR ??
   fileURLToPath(new URL("../../shared/bench/monolith-anchor/", import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
+const withMessages = process.argv.find((arg) => arg.startsWith("--with-messages"));
 
 /**
  * A working copy of the anchor with its dependencies installed. The shipped folder is read-only
@@ -62,6 +67,43 @@ async function runFloor() {
   return JSON.parse(await readFile(new URL("./results/floor.json", import.meta.url), "utf8"));
 }
 
+/**
+ * Each carrier's cpu-ms per message (bench/results/messages.json) against the floor POST's cpu-ms
+ * per request in the same topology (one process) at the same connections.
+ */
+async function messagesAgainstFloor(floor) {
+  if (withMessages === "--with-messages=run") {
+    const run = spawnSync(process.execPath, ["bench/messages-bench.mjs"], {
+      cwd: root,
+      stdio: "inherit",
+    });
+    if (run.status !== 0) throw new Error(`the messages benchmark exited ${run.status}`);
+  }
+  const messages = JSON.parse(
+    await readFile(new URL("./results/messages.json", import.meta.url), "utf8"),
+  );
+  if (!messages.carriers) throw new Error("messages.json has no carriers: run bench:messages");
+  const { concurrency } = messages.settings;
+  const post = floor.results.find(
+    (r) =>
+      r.topology === "one process" &&
+      r.scenario.startsWith("POST") &&
+      r.concurrency === concurrency,
+  );
+  return {
+    generated_at: messages.generated_at,
+    floor_post: post && { connections: concurrency, cpu_ms_per_request: post.cpu_ms_per_request },
+    rows: messages.carriers.map((c) => ({
+      carrier: c.carrier,
+      accepted_per_second: c.send.accepted_per_second,
+      delivered_per_second: c.lifecycle.delivered_per_second,
+      cpu_ms_per_message: c.cpu.ms_per_message,
+      commits_per_message: c.postgres.commits_per_message,
+      cpu_ratio_to_floor_post: post ? ratio(c.cpu.ms_per_message, post.cpu_ms_per_request) : null,
+    })),
+  };
+}
+
 const ratio = (a, b) => (b > 0 ? Math.round((a / b) * 100) / 100 : null);
 
 const dir = anchorCopy();
@@ -94,6 +136,7 @@ const report = {
   measured_seconds: seconds,
   anchor,
   comparisons,
+  ...(withMessages ? { messages: await messagesAgainstFloor(floor) } : {}),
   machine: {
     cpu: os.cpus()[0]?.model.trim() ?? "unknown",
     cores: os.cpus().length,
@@ -123,5 +166,21 @@ Generated ${r.generated_at} by \`${r.command}\`, everything in one run on this m
 | topology | request | connections | per second | cpu-ms per request | p99 ms | cpu ratio | p99 ratio |
 |---|---|---:|---:|---:|---:|---:|---:|
 ${[...anchorRows, ...rows].join("\n")}
+${r.messages ? messagesMarkdown(r.messages) : ""}`;
+}
+
+function messagesMarkdown(m) {
+  const rows = m.rows.map(
+    (x) =>
+      `| ${x.carrier} | ${x.accepted_per_second} | ${x.delivered_per_second} | ${x.cpu_ms_per_message} | ${x.commits_per_message} | **${x.cpu_ratio_to_floor_post ?? "—"}** |`,
+  );
+  return `
+## A message's whole life against the floor POST
+
+From \`bench/results/messages.json\` (generated ${m.generated_at} by \`npm run bench:messages\`, every component in one process, ${m.floor_post?.connections ?? "?"} connections): cpu-ms per message over its whole life (accepted through the gateway, dispatched, submitted, receipted as delivered; the test SMSC's process left out), divided by the cpu-ms per request of this run's one-process floor POST at the same connections (${m.floor_post?.cpu_ms_per_request ?? "not measured"}). Goal: a message costs at most twice the floor POST.
+
+| carrier | accepted/s | delivered/s | cpu-ms per message | commits per message | ratio to the floor POST |
+|---|---:|---:|---:|---:|---:|
+${rows.join("\n")}
 `;
 }

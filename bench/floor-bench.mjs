@@ -10,11 +10,11 @@
  * the same machine. Results: bench/results/floor.{json,md}.
  */
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { Agent, request } from "node:http";
 import os from "node:os";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
+import { machineBusyMs, threadCpuMs } from "./cpu-time.mjs";
 
 const warmupMs = Number(process.env.BENCH_WARMUP_SECONDS ?? 3) * 1000;
 const measureMs = Number(process.env.BENCH_SECONDS ?? 8) * 1000;
@@ -29,25 +29,6 @@ const scenarios = [
     concurrency: 16,
   },
 ];
-
-const tickMs = 1000 / 100; // USER_HZ: /proc reports CPU time in 1/100 s on Linux
-
-/** CPU time of every process on the machine (/proc/stat: user, nice, system, irq, softirq, steal). */
-const machineBusyMs = () => {
-  const f = readFileSync("/proc/stat", "utf8")
-    .split("\n")[0]
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  return (f[0] + f[1] + f[2] + f[5] + f[6] + f[7]) * tickMs;
-};
-
-/** CPU time of the calling thread (/proc/thread-self/stat: utime + stime). */
-const threadCpuMs = () => {
-  const fields = readFileSync("/proc/thread-self/stat", "utf8").split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * tickMs;
-};
 
 /** The load generator's thread: a closed loop of kept-alive connections. */
 async function runLoad({ url, method, token, concurrency }) {
