@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { resolve } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { startTestSmsc, type TestSmsc } from "@switchboard/test-smsc";
+import { peakInWindow, startTestSmsc, type TestSmsc } from "@switchboard/test-smsc";
 import {
   fastMessagingEnv,
   startMessagingPlatform,
@@ -220,7 +220,13 @@ describe("the smpp carrier under a lost bind and across replicas (PostgreSQL + R
     );
     const paced = server.submits.filter((s) => s.text.startsWith("paced "));
     expect(paced).toHaveLength(80);
-    expect(server.submitsPerSecond()).toBeLessThanOrEqual(throughput);
+    // The SMSC counts arrivals; the carrier paces submits 2 % under the rate (20 ms a second),
+    // and a loaded test machine may delay one arrival by more than that: the windows here
+    // allow 50 ms of delivery jitter, and the whole burst must keep the rate on average.
+    const arrivals = paced.map((s) => s.at);
+    expect(peakInWindow(arrivals, 950)).toBeLessThanOrEqual(throughput);
+    const spanSeconds = (Math.max(...arrivals) - Math.min(...arrivals)) / 1000;
+    expect((paced.length - 1) / spanSeconds).toBeLessThanOrEqual(throughput);
     const bySession = new Set(paced.map((s) => s.sessionId));
     expect(bySession.size).toBe(2);
     expect(server.throttled).toHaveLength(0);

@@ -43,13 +43,14 @@ export function chooseCarrier<Available extends CarrierName>(
   value: { NODE_ENV: string; CARRIER?: CarrierName | undefined },
   override: { name: string; value: string | undefined },
   available: readonly Available[],
-  ctx: z.RefinementCtx,
+  /** Where the refusals go; without it the choice is made silently (after validation). */
+  ctx?: z.RefinementCtx,
 ): Available {
   const isAvailable = (name: string | undefined): name is Available =>
     name !== undefined && (available as readonly string[]).includes(name);
   if (override.value !== undefined) {
     if (isAvailable(override.value)) return override.value;
-    ctx.addIssue({
+    ctx?.addIssue({
       code: "custom",
       path: [override.name],
       message: `has no "${override.value}" adapter; available: ${available.join(", ")}`,
@@ -58,7 +59,7 @@ export function chooseCarrier<Available extends CarrierName>(
   }
   if (isAvailable(value.CARRIER)) return value.CARRIER;
   if (value.NODE_ENV === "production") {
-    ctx.addIssue({
+    ctx?.addIssue({
       code: "custom",
       path: [value.CARRIER === undefined ? "CARRIER" : override.name],
       message:

@@ -1,4 +1,5 @@
 import {
+  type CarrierName,
   carrierSetting,
   chooseCarrier,
   env,
@@ -87,15 +88,13 @@ export const callControlSettings = z
       .default(60)
       .describe("call-control: how long live calls keep running in a draining process"),
   })
-  .superRefine((value, ctx) => requireInProduction(value, ctx))
-  .transform((value, ctx) => {
+  .superRefine((value, ctx) => {
+    requireInProduction(value, ctx);
+    voiceCarrier(value, ctx);
+  })
+  .transform((value) => {
     return {
-      carrier: chooseCarrier(
-        value,
-        { name: "VOICE_CARRIER", value: value.VOICE_CARRIER },
-        ["sandbox"] as const,
-        ctx,
-      ),
+      carrier: voiceCarrier(value),
       sandbox: {
         callSeconds: value.SANDBOX_CALL_SECONDS,
         ringDelayMs: value.SANDBOX_RING_DELAY_MS,
@@ -110,6 +109,23 @@ export const callControlSettings = z
       callDrainMs: value.CALL_DRAIN_SECONDS * 1000,
     };
   });
+
+/** The voice side's carrier (docs/api.md "Carriers"); with `ctx`, refusals are reported there. */
+function voiceCarrier(
+  value: {
+    NODE_ENV: string;
+    CARRIER?: CarrierName | undefined;
+    VOICE_CARRIER?: string | undefined;
+  },
+  ctx?: z.RefinementCtx,
+) {
+  return chooseCarrier(
+    value,
+    { name: "VOICE_CARRIER", value: value.VOICE_CARRIER },
+    ["sandbox"] as const,
+    ctx,
+  );
+}
 
 export type CallControlSettings = z.infer<typeof callControlSettings>;
 

@@ -99,9 +99,12 @@ const settingsObject = z.object({
 });
 
 export const messagingSettings = settingsObject
-  .superRefine((value, ctx) => requireInProduction(value, ctx))
-  .transform((value, ctx) => ({
-    ...carrierOf(value, ctx),
+  .superRefine((value, ctx) => {
+    requireInProduction(value, ctx);
+    carrierOf(value, ctx);
+  })
+  .transform((value) => ({
+    ...carrierOf(value),
     signingKeySecret: signingKeySecretOf(value),
     sandboxReceiptDelayMs: value.SANDBOX_RECEIPT_DELAY_MS,
     senderRate: value.MESSAGING_SENDER_RATE,
@@ -128,7 +131,7 @@ export const messagingSettings = settingsObject
 /** The carrier this side uses and, for `smpp`, its connection (required then). */
 function carrierOf(
   value: z.infer<typeof settingsObject>,
-  ctx: z.RefinementCtx,
+  ctx?: z.RefinementCtx,
 ): { carrier: "sandbox" } | { carrier: "smpp"; smpp: SmppConfig } {
   const carrier = chooseCarrier(
     value,

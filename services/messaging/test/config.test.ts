@@ -13,9 +13,10 @@ describe("messaging configuration", () => {
   });
 
   it("fails fast, naming the variable, on a carrier it has no adapter for", () => {
-    expect(() => loadMessagingConfig({ CARRIER: "smpp" })).toThrow(
-      /CARRIER: the messaging service has no "smpp" adapter/,
+    expect(() => loadMessagingConfig({ MESSAGING_CARRIER: "sip" })).toThrow(
+      /MESSAGING_CARRIER: has no "sip" adapter; available: sandbox, smpp/,
     );
+    expect(() => loadMessagingConfig({ CARRIER: "kannel" })).toThrow(/CARRIER/);
   });
 
   it("requires SIGNING_KEY_SECRET and CARRIER in production", () => {

@@ -59,10 +59,10 @@ export interface SmppConfig {
 type SmppValues = z.infer<z.ZodObject<typeof smppSettings>>;
 
 /** The SMSC connection, with every variable the `smpp` carrier cannot do without required. */
-export function smppConfigOf(value: SmppValues, ctx: z.RefinementCtx): SmppConfig {
+export function smppConfigOf(value: SmppValues, ctx?: z.RefinementCtx): SmppConfig {
   for (const name of ["SMPP_HOST", "SMPP_SYSTEM_ID", "SMPP_PASSWORD"] as const) {
     if (value[name] === undefined) {
-      ctx.addIssue({ code: "custom", path: [name], message: "is required with the smpp carrier" });
+      ctx?.addIssue({ code: "custom", path: [name], message: "is required with the smpp carrier" });
     }
   }
   return {
