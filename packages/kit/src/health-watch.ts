@@ -30,14 +30,17 @@ export function worstOf(states: Iterable<CheckState>): CheckState {
 }
 
 /**
- * Checks a process's dependencies every `intervalMs` (and on demand) and calls `onChange` when
- * readiness (status other than fail) flips, so a gRPC health status or a readiness probe follows
- * the dependencies instead of always saying SERVING. A check that throws or outlasts
- * `timeoutMs` fails.
+ * Checks a process's dependencies every `intervalMs` while something fails (and on demand),
+ * every `healthyIntervalMs` while all is well, and calls `onChange` when readiness (status other
+ * than fail) flips, so a gRPC health status or a readiness probe follows the dependencies
+ * instead of always saying SERVING. A check that throws or outlasts `timeoutMs` fails.
  */
 export function watchDependencies(options: {
   checks: Record<string, DependencyCheck>;
+  /** Between checks while a dependency fails or warns (default 2 s). */
   intervalMs?: number;
+  /** Between checks while every dependency passes (default 5 s; probes also check on demand). */
+  healthyIntervalMs?: number;
   timeoutMs?: number;
   onChange?: (report: ReadinessReport) => void;
   logger?: Logger;
@@ -76,6 +79,18 @@ export function watchDependencies(options: {
     options.onChange?.(next);
   };
 
+  const intervalMs = options.intervalMs ?? 2_000;
+  const healthyIntervalMs = Math.max(intervalMs, options.healthyIntervalMs ?? 5_000);
+  let timer: NodeJS.Timeout | undefined;
+  /** The next periodic check counts from the last one, whoever asked for it. */
+  const schedule = () => {
+    clearTimeout(timer);
+    if (stopped) return;
+    const next = report.status === "pass" ? healthyIntervalMs : intervalMs;
+    timer = setTimeout(() => void check(), next);
+    timer.unref();
+  };
+
   const check = (): Promise<ReadinessReport> => {
     running ??= runChecks()
       .then((next) => {
@@ -84,18 +99,18 @@ export function watchDependencies(options: {
       })
       .finally(() => {
         running = undefined;
+        schedule();
       });
     return running;
   };
 
-  const timer = setInterval(() => void check(), options.intervalMs ?? 2_000);
-  timer.unref();
+  schedule();
   return {
     current: () => report,
     check,
     stop: () => {
       stopped = true;
-      clearInterval(timer);
+      clearTimeout(timer);
     },
   };
 }

@@ -78,6 +78,7 @@ describe("watchDependencies", () => {
         },
       },
       intervalMs: 100,
+      healthyIntervalMs: 100,
       onChange: (report) => changes.push(report.status),
     });
     const [a, b] = await Promise.all([watch.check(), watch.check()]);
@@ -91,6 +92,30 @@ describe("watchDependencies", () => {
     const after = runs;
     await new Promise((resolve) => setTimeout(resolve, 250));
     expect(runs).toBe(after);
+  });
+
+  it("re-checks slowly while everything passes and quickly while something fails", async () => {
+    let state: "pass" | "fail" = "pass";
+    const at: number[] = [];
+    const watch = watchDependencies({
+      checks: {
+        db: async () => {
+          at.push(Date.now());
+          return state;
+        },
+      },
+      intervalMs: 40,
+      healthyIntervalMs: 400,
+    });
+    await watch.check();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const healthy = at.length;
+    expect(healthy).toBeLessThanOrEqual(3);
+    state = "fail";
+    await watch.check();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(at.length - healthy).toBeGreaterThanOrEqual(6);
+    watch.stop();
   });
 
   it("worstOf: fail over warn over pass; nothing passes", () => {

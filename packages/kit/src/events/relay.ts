@@ -18,8 +18,14 @@ export interface OutboxRelayOptions {
   groups: readonly ConsumerGroup[];
   /** Events per transaction (default 100). */
   batchSize?: number;
-  /** The polling floor between empty batches (default 250 ms). */
+  /** The polling floor after an empty batch (default 250 ms). */
   pollIntervalMs?: number;
+  /**
+   * While batches keep coming back empty the floor doubles up to this (default 2 s): an idle
+   * service polls a few times a second at most. Every writer wakes its own process's relay
+   * (wake(), or NOTIFY), so the floor only bounds how late a row nobody signalled is seen.
+   */
+  idlePollMaxMs?: number;
   /** Wake on NOTIFY from appendEvent (default true; polling remains the floor). */
   listen?: boolean;
 }
@@ -64,6 +70,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { pool, schema, bus, logger, groups } = options;
   const batchSize = options.batchSize ?? 100;
   const pollIntervalMs = options.pollIntervalMs ?? 250;
+  const idlePollMaxMs = Math.max(pollIntervalMs, options.idlePollMaxMs ?? 2_000);
   const outbox = qualified(schema, "outbox");
   if (groups.length === 0) throw new Error("startOutboxRelay needs at least one consumer group");
   if (!(batchSize > 0)) throw new Error("startOutboxRelay: batchSize must be positive");
@@ -119,7 +126,9 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 
   const loop = async () => {
     let failures = 0;
+    let idlePollMs = pollIntervalMs;
     while (!stopping) {
+      if (pendingWake) idlePollMs = pollIntervalMs;
       pendingWake = false;
       let relayed = 0;
       try {
@@ -137,7 +146,11 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         await sleep(Math.min(pollIntervalMs * 2 ** failures, 10_000), false);
         continue;
       }
-      if (relayed < batchSize) await sleep(pollIntervalMs, true);
+      if (relayed > 0) idlePollMs = pollIntervalMs;
+      if (relayed < batchSize) {
+        await sleep(idlePollMs, true);
+        if (relayed === 0) idlePollMs = Math.min(idlePollMs * 2, idlePollMaxMs);
+      }
     }
   };
   const running = loop();

@@ -50,7 +50,9 @@ export async function emitCallEvent(
     attestation: row.attestation,
     ...(extra.requestId ? { request_id: extra.requestId } : {}),
   };
-  // Polling relay: NOTIFY would take a global lock on every commit of a busy call path.
+  // No NOTIFY (it takes a global lock on every commit of a busy call path): the relay in this
+  // process is woken after the commit instead (Tx.committed), other replicas' relays poll.
+  tx.noteEvent();
   await appendEvent(
     tx.client,
     callSchema,

@@ -23,6 +23,10 @@ export interface ActionRunnerOptions {
   logger: Logger;
   /** The polling floor: timers set by other replicas or before a restart (default 250 ms). */
   pollIntervalMs?: number;
+  /** While nothing is due the floor doubles up to this (default 2 s); a wake resets it. */
+  idlePollMaxMs?: number;
+  /** Called after a transaction of the runner's (or one it is the waker of) appended events. */
+  onEventsCommitted?: () => void;
   /** Actions claimed at once (default 100). */
   batchSize?: number;
   /** Calls whose actions run side by side (default 4; one call's actions run in due order). */
@@ -63,6 +67,8 @@ interface Row {
 export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
   const { pool, logger } = options;
   const pollIntervalMs = options.pollIntervalMs ?? 250;
+  const idlePollMaxMs = Math.max(pollIntervalMs, options.idlePollMaxMs ?? 2_000);
+  let floorMs = pollIntervalMs;
   const batchSize = options.batchSize ?? 100;
   const concurrency = options.concurrency ?? 4;
   const maxAttempts = options.maxAttempts ?? 5;
@@ -80,8 +86,12 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
       kinds.set(kind, handler);
     },
     wake(atMs) {
+      floorMs = pollIntervalMs;
       if (!started || stopping || atMs >= timerAt) return;
       arm(atMs);
+    },
+    eventsCommitted() {
+      options.onEventsCommitted?.();
     },
     start() {
       started = true;
@@ -124,17 +134,20 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
   }
 
   async function loop() {
+    let ran = 0;
     do {
       again = false;
       try {
-        await runner.drainDue();
+        ran += await runner.drainDue();
       } catch (error) {
         logger.warn({ err: error }, "call timers: claim failed; will retry");
       }
     } while (again && !stopping);
     if (stopping) return;
+    // Nothing due: the floor backs off (timers set here wake the runner at their own time).
+    floorMs = ran > 0 ? pollIntervalMs : Math.min(floorMs * 2, idlePollMaxMs);
     const next = await nextDue().catch(() => undefined);
-    const floor = Date.now() + pollIntervalMs;
+    const floor = Date.now() + floorMs;
     const at = next === undefined ? floor : Math.max(Date.now(), Math.min(floor, next));
     if (at < timerAt) arm(at);
   }
@@ -224,8 +237,7 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
     } finally {
       client.release();
     }
-    const earliest = Math.min(...tx.wakeTimes);
-    if (Number.isFinite(earliest)) runner.wake(earliest);
+    tx.committed(runner);
   }
 
   async function failed(action: DueAction, handler: ActionKind | undefined, error: unknown) {

@@ -12,6 +12,8 @@ export interface NewAction {
 /** Something that wants to hear when a newly committed timer falls due (the action runner). */
 export interface Waker {
   wake(atMs: number): void;
+  /** A committed transaction appended call events: the outbox relay can go now. */
+  eventsCommitted?(): void;
 }
 
 /**
@@ -22,6 +24,7 @@ export interface Waker {
  */
 export class Tx {
   private readonly wakes: number[] = [];
+  private events = 0;
 
   constructor(readonly client: PoolClient) {}
 
@@ -65,6 +68,18 @@ export class Tx {
   get wakeTimes(): readonly number[] {
     return this.wakes;
   }
+
+  /** Records that this transaction appended an outbox event (the relay is woken after commit). */
+  noteEvent(): void {
+    this.events += 1;
+  }
+
+  /** Wakes `waker` for what this transaction committed: its earliest timer, its events. */
+  committed(waker: Waker): void {
+    const earliest = Math.min(...this.wakes);
+    if (Number.isFinite(earliest)) waker.wake(earliest);
+    if (this.events > 0) waker.eventsCommitted?.();
+  }
 }
 
 /** Runs `work` in one transaction and, once it committed, wakes `waker` for its timers. */
@@ -78,7 +93,6 @@ export async function inTransaction<T>(
     tx = new Tx(client);
     return work(tx);
   });
-  const earliest = Math.min(...(tx?.wakeTimes ?? []));
-  if (Number.isFinite(earliest)) waker.wake(earliest);
+  tx?.committed(waker);
   return result;
 }
