@@ -14,7 +14,7 @@ import { writeFile } from "node:fs/promises";
 import { Agent, request } from "node:http";
 import os from "node:os";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
-import { machineBusyMs, threadCpuMs } from "./cpu-time.mjs";
+import { machineBusyMs, threadCpuMs } from "./dist/cpu-time.js";
 
 const warmupMs = Number(process.env.BENCH_WARMUP_SECONDS ?? 3) * 1000;
 const measureMs = Number(process.env.BENCH_SECONDS ?? 8) * 1000;

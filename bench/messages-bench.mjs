@@ -22,7 +22,7 @@ import { writeFile } from "node:fs/promises";
 import { Agent, request } from "node:http";
 import os from "node:os";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
-import { machineBusyMs, processCpuMs, threadCpuMs } from "./cpu-time.mjs";
+import { machineBusyMs, processCpuMs, threadCpuMs } from "./dist/cpu-time.js";
 
 const settings = {
   carriers: (process.env.BENCH_CARRIERS ?? "sandbox,smpp").split(",").map((name) => name.trim()),

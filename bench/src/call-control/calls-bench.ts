@@ -7,13 +7,17 @@ import { Worker } from "node:worker_threads";
 import {
   createLogger,
   createPool,
+  eventQueueName,
+  platformConsumerGroups,
   summarizeLatency,
+  usageRecordQueue,
   type EventBus,
   type Logger,
   type Pool,
 } from "@switchboard/kit";
 import { createRealTestDatabase } from "@switchboard/kit/testing";
 import { seedInventory } from "@switchboard/inventory";
+import { machineBusyMs } from "../cpu-time.js";
 import { cpuShares, type CpuShare } from "./cpu-profile.js";
 import { type LoadResult } from "./load.js";
 import type { LoadWorkerInput } from "./load-worker.js";
@@ -24,7 +28,9 @@ import { renderReport, type CallsBenchReport } from "./report.js";
  * Redis token bucket and the Idempotency-Key store on, a new key per request) with the whole
  * platform in process (startPlatform) on a fresh real PostgreSQL database and real Redis. Every
  * call is real: signed, stored, dialled on the sandbox network, rung, answered and completed
- * after SANDBOX_CALL_SECONDS while the load runs, its events relayed to BullMQ.
+ * after SANDBOX_CALL_SECONDS while the load runs, its events relayed to BullMQ. The warm-up is
+ * a load of its own whose calls end before the measured window opens; cpu-ms per call counts the
+ * machine from the window's start until every call placed in it has ended (cpuPerCall).
  */
 const { values: args } = parseArgs({
   options: {
@@ -121,51 +127,62 @@ async function main() {
       callers.push(number);
     }
 
-    const profiler = args.profile ? await startProfiler(warmupSeconds * 1000) : undefined;
-    console.log(
-      `bench:calls — ${concurrency} connections, ${warmupSeconds} s warm-up, ${seconds} s measured…`,
-    );
-    const load = await runLoad({
-      url: `${base}/v1/api/calls/outbound`,
-      token,
-      concurrency,
-      warmupMs: warmupSeconds * 1000,
-      measureMs: seconds * 1000,
-      callers,
-      agent: "bench",
-      to: "+15550100000",
-    });
+    const load = (label: string, measureMs: number) =>
+      runLoad({
+        label,
+        url: `${base}/v1/api/calls/outbound`,
+        token,
+        concurrency,
+        warmupMs: 0,
+        measureMs,
+        callers,
+        agent: "bench",
+        to: "+15550100000",
+      });
+    // The warm-up's calls live and end before the measured window opens, so that the window's
+    // CPU time is the measured calls' own.
+    console.log(`bench:calls — ${concurrency} connections, ${warmupSeconds} s warm-up…`);
+    await load("warm", warmupSeconds * 1000);
+    if (!(await waitForEveryCallToEnd(db, platform.bus, 120_000)))
+      throw new Error("the warm-up's calls did not end within 120 s");
+
+    const profiler = args.profile ? await startProfiler() : undefined;
+    console.log(`bench:calls — ${seconds} s measured…`);
+    const start = cpuNow();
+    const run = await load("run", seconds * 1000);
+    const placing = cpuNow();
     let cpu: CpuShare[] | undefined;
     if (profiler && args.profile) {
       const profile = await profiler();
       writeFileSync(args.profile, JSON.stringify(profile));
       cpu = cpuShares(profile as Parameters<typeof cpuShares>[0]);
     }
-    const placed = load.latencies.get(201) ?? [];
-    const all = [...load.latencies.values()].flat();
+    const placed = run.latencies.get(201) ?? [];
+    const all = [...run.latencies.values()].flat();
     const backlogAtEnd = await backlog(db);
-    const drainStarted = performance.now();
-    const settled = await waitForLiveCalls(db, 120_000);
+    const settled = await waitForEveryCallToEnd(db, platform.bus, 120_000);
+    const end = cpuNow();
     const report: CallsBenchReport = {
       generated_at: new Date().toISOString(),
       command: "npm run bench:calls",
       concurrency,
       warmup_seconds: warmupSeconds,
-      measured_seconds: Math.round(load.seconds * 1000) / 1000,
+      measured_seconds: Math.round(run.seconds * 1000) / 1000,
       sandbox_call_seconds: Number(sandboxCallSeconds),
       seats: callers.length,
       statuses: Object.fromEntries(
-        [...load.latencies.entries()].map(([status, list]) => [String(status), list.length]),
+        [...run.latencies.entries()].map(([status, list]) => [String(status), list.length]),
       ),
-      placed_per_second: Math.round((placed.length / load.seconds) * 10) / 10,
+      placed_per_second: Math.round((placed.length / run.seconds) * 10) / 10,
       latency_ms: summarizeLatency(all),
       latency_201_ms: summarizeLatency(placed),
       after_window: {
         ...backlogAtEnd,
         seconds_until_every_call_ended: settled
-          ? Math.round((performance.now() - drainStarted) / 100) / 10
+          ? Math.round((end.at - placing.at) / 100) / 10
           : null,
       },
+      cpu: cpuPerCall(placed.length, { start, placing, end }, run.generatorCpuMs),
       goal: { placed_per_second: 1000, p99_ms: 50 },
       ...(cpu ? { cpu_during_window: cpu } : {}),
       machine: await machine(db),
@@ -181,12 +198,14 @@ async function main() {
   }
 }
 
-/** Runs the closed loop on a worker thread; its latencies by status. */
-function runLoad(input: LoadWorkerInput): Promise<LoadResult> {
+/** Runs the closed loop on a worker thread: its latencies by status and the thread's CPU time. */
+function runLoad(input: LoadWorkerInput): Promise<LoadResult & { generatorCpuMs: number }> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL("./load-worker.js", import.meta.url), { workerData: input });
-    worker.once("message", (message: { seconds: number; latencies: [number, number[]][] }) =>
-      resolve({ seconds: message.seconds, latencies: new Map(message.latencies) }),
+    worker.once(
+      "message",
+      (message: { seconds: number; latencies: [number, number[]][]; generatorCpuMs: number }) =>
+        resolve({ ...message, latencies: new Map(message.latencies) }),
     );
     worker.once("error", reject);
     worker.once("exit", (code) => {
@@ -195,8 +214,8 @@ function runLoad(input: LoadWorkerInput): Promise<LoadResult> {
   });
 }
 
-/** Starts the V8 CPU profiler after `delayMs`; the returned function stops it. */
-async function startProfiler(delayMs: number): Promise<() => Promise<unknown>> {
+/** Starts the V8 CPU profiler; the returned function stops it. */
+async function startProfiler(): Promise<() => Promise<unknown>> {
   const inspector = await import("node:inspector");
   const session = new inspector.Session();
   session.connect();
@@ -205,11 +224,8 @@ async function startProfiler(delayMs: number): Promise<() => Promise<unknown>> {
       session.post(method, (error, result) => (error ? reject(error) : resolve(result))),
     );
   await post("Profiler.enable");
-  const started = new Promise<void>((resolve) =>
-    setTimeout(() => void post("Profiler.start").then(() => resolve()), delayMs),
-  );
+  await post("Profiler.start");
   return async () => {
-    await started;
     const { profile } = (await post("Profiler.stop")) as { profile: unknown };
     session.disconnect();
     return profile;
@@ -244,16 +260,62 @@ async function backlog(db: Pool) {
   return rows[0]!;
 }
 
-async function waitForLiveCalls(db: Pool, timeoutMs: number): Promise<boolean> {
+/**
+ * Polls until every call has ended, its events are relayed and the queues their consumers read
+ * (usage, webhooks, and the gateway's request records) have nothing waiting or running.
+ */
+async function waitForEveryCallToEnd(db: Pool, bus: EventBus, timeoutMs: number) {
+  const queues = [...platformConsumerGroups.map((g) => eventQueueName(g.name)), usageRecordQueue];
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const { rows } = await db.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM call_control.calls WHERE ended_at IS NULL",
-    );
-    if (rows[0]!.n === 0) return true;
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    const { live, outbox_unpublished } = await backlog(db);
+    const counts = await Promise.all(queues.map((queue) => bus.jobCounts(queue)));
+    const queued = counts.reduce((sum, c) => sum + c.waiting + c.active, 0);
+    if (live + outbox_unpublished + queued === 0) return true;
+    await new Promise((resolve) => setTimeout(resolve, 500));
   }
   return false;
+}
+
+interface CpuMark {
+  at: number;
+  machine: number;
+  process: number;
+}
+
+/** Where the CPU time stands now: the machine's and this process's (the whole platform). */
+function cpuNow(): CpuMark {
+  const usage = process.cpuUsage();
+  return {
+    at: performance.now(),
+    machine: machineBusyMs(),
+    process: (usage.user + usage.system) / 1000,
+  };
+}
+
+/**
+ * cpu-ms per call placed in the window, over the whole life of the calls: the machine's CPU time
+ * (the platform, PostgreSQL, Redis) from the window's start until every call had ended, less the
+ * load generator's thread — as the messages benchmark measures a message's whole life.
+ */
+function cpuPerCall(
+  calls: number,
+  marks: { start: CpuMark; placing: CpuMark; end: CpuMark },
+  generatorCpuMs: number,
+): CallsBenchReport["cpu"] {
+  const { start, placing, end } = marks;
+  const perCall = (ms: number) => Math.round((ms / Math.max(1, calls)) * 1000) / 1000;
+  const served = end.machine - start.machine - generatorCpuMs;
+  const platform = end.process - start.process - generatorCpuMs;
+  return {
+    window_ms: Math.round(end.at - start.at),
+    ms_per_call: perCall(served),
+    placing_ms_per_call: perCall(placing.machine - start.machine - generatorCpuMs),
+    after_window_ms_per_call: perCall(end.machine - placing.machine),
+    platform_process_ms_per_call: perCall(platform),
+    rest_ms_per_call: perCall(served - platform),
+    load_generator_ms: Math.round(generatorCpuMs),
+  };
 }
 
 async function machine(db: Pool) {

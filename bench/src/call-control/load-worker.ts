@@ -1,4 +1,5 @@
 import { parentPort, workerData } from "node:worker_threads";
+import { threadCpuMs } from "../cpu-time.js";
 import { closedLoop } from "./load.js";
 
 /**
@@ -6,6 +7,8 @@ import { closedLoop } from "./load.js";
  * builds and the responses it reads do not compete with the platform it measures.
  */
 export interface LoadWorkerInput {
+  /** Names this load's Idempotency-Keys apart from another load's (the warm-up's). */
+  label: string;
   url: string;
   token: string;
   concurrency: number;
@@ -29,7 +32,7 @@ const result = await closedLoop({
       headers: {
         Authorization: `Bearer ${input.token}`,
         "Content-Type": "application/json",
-        "Idempotency-Key": `bench-${worker}-${sequence}`,
+        "Idempotency-Key": `bench-${input.label}-${worker}-${sequence}`,
       },
       body: JSON.stringify({
         to: input.to,
@@ -40,4 +43,9 @@ const result = await closedLoop({
     };
   },
 });
-parentPort?.postMessage({ seconds: result.seconds, latencies: [...result.latencies.entries()] });
+// This thread's CPU time, from its start, to be left out of the platform's.
+parentPort?.postMessage({
+  seconds: result.seconds,
+  latencies: [...result.latencies.entries()],
+  generatorCpuMs: threadCpuMs(),
+});

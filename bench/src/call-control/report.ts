@@ -20,6 +20,16 @@ export interface CallsBenchReport {
     outbox_unpublished: number;
     seconds_until_every_call_ended: number | null;
   };
+  /** cpu-ms per call placed in the window, over the calls' whole life (cpuPerCall). */
+  cpu: {
+    window_ms: number;
+    ms_per_call: number;
+    placing_ms_per_call: number;
+    after_window_ms_per_call: number;
+    platform_process_ms_per_call: number;
+    rest_ms_per_call: number;
+    load_generator_ms: number;
+  };
   goal: { placed_per_second: number; p99_ms: number };
   /** Where the platform process spent the measured window (with --profile). */
   cpu_during_window?: CpuShare[];
@@ -46,13 +56,34 @@ Each request is \`POST /v1/api/calls/outbound\` with a bearer access token (EdDS
     .join(", ")} |
 | goal | ≥ ${r.goal.placed_per_second} calls/s at p99 < ${r.goal.p99_ms} ms — **${met ? "met" : "not met"}** |
 
-Background work when the window closed: ${r.after_window.live} calls still live, ${r.after_window.ended} ended, ${r.after_window.timers_due} timers overdue, ${r.after_window.outbox_unpublished} events not yet relayed; every call had ended ${r.after_window.seconds_until_every_call_ended === null ? "(not within 120 s)" : `${r.after_window.seconds_until_every_call_ended} s later`}.
+Background work when the window closed: ${r.after_window.live} calls still live, ${r.after_window.ended} ended, ${r.after_window.timers_due} timers overdue, ${r.after_window.outbox_unpublished} events not yet relayed; every call had ended, its events relayed and consumed ${r.after_window.seconds_until_every_call_ended === null ? "(not within 120 s)" : `${r.after_window.seconds_until_every_call_ended} s later`}.
 
+${cpuPerCallSection(r)}
 ${r.cpu_during_window ? cpuSection(r.cpu_during_window) : ""}| machine | |
 |---|---|
 ${Object.entries(r.machine)
   .map(([k, v]) => `| ${k} | ${Array.isArray(v) ? v.join(", ") : String(v)} |`)
   .join("\n")}
+`;
+}
+
+function cpuPerCallSection(r: CallsBenchReport): string {
+  const c = r.cpu;
+  const bound =
+    r.after_window.seconds_until_every_call_ended === null
+      ? " (a lower bound: calls were still live)"
+      : "";
+  return `**cpu-ms per call**, over the whole life of the calls placed in the window: the machine's CPU time (\`/proc/stat\`: every process — the platform, PostgreSQL, Redis) from the window's start until every call had ended and its events were relayed and consumed, less the load generator's thread (\`/proc/thread-self/stat\`), per call placed — as \`npm run bench:messages\` measures a message's whole life. The warm-up's calls ended before the window opened.
+
+| cpu-ms per call | |
+|---|---|
+| placing: the window, the calls' background alongside | ${c.placing_ms_per_call} |
+| after the window: the rest of their lives | ${c.after_window_ms_per_call} |
+| **whole life** | **${c.ms_per_call}**${bound} |
+| of which the platform's process | ${c.platform_process_ms_per_call} |
+| of which PostgreSQL, Redis and the rest of the machine | ${c.rest_ms_per_call} |
+| left out: the load generator's thread, ms in all | ${c.load_generator_ms} |
+| measured from the window's start to the last call's end | ${c.window_ms} ms |
 `;
 }
 
