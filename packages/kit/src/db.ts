@@ -1,4 +1,5 @@
 import pg from "pg";
+import { outboxWritesCommitted, outboxWritesRolledBack } from "./events/outbox-signal.js";
 import { trackPool } from "./metrics/pools.js";
 
 export type Pool = pg.Pool;
@@ -12,6 +13,9 @@ export function createPool(url: string, options: { max?: number; name?: string }
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
+    // Idle connections beyond two close after 30 s; two stay open, so the first request after
+    // a quiet spell does not wait for a new connection (docs/benchmarks.md, the platform at rest).
+    min: Math.min(2, options.max ?? 10),
     idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: 5_000,
     application_name: options.name ?? "switchboard",
@@ -42,8 +46,10 @@ export async function withTransaction<T>(
     await client.query("BEGIN");
     const result = await work(client);
     await client.query("COMMIT");
+    outboxWritesCommitted(client);
     return result;
   } catch (error) {
+    outboxWritesRolledBack(client);
     await client.query("ROLLBACK").catch(() => undefined);
     throw error;
   } finally {

@@ -19,7 +19,7 @@ export const busCheck =
 /**
  * Health that tells the truth (docs/architecture.md rule 9) for a gRPC service: its grpc.health.v1
  * status is SERVING only while its PostgreSQL pool and (when the queue is on Redis) Redis
- * answer, re-checked every 5 s while healthy (2 s while not) and whenever `check()` is called (the
+ * answer, re-checked every 10 s while healthy (2 s while not) and whenever `check()` is called (the
  * admin port's /readyz). Resolves after the first check has set the status, so a service is
  * never reported ready before its dependencies were seen. `stop()` it before draining.
  */

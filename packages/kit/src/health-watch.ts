@@ -39,7 +39,7 @@ export function watchDependencies(options: {
   checks: Record<string, DependencyCheck>;
   /** Between checks while a dependency fails or warns (default 2 s). */
   intervalMs?: number;
-  /** Between checks while every dependency passes (default 5 s; probes also check on demand). */
+  /** Between checks while every dependency passes (default 10 s; probes also check on demand). */
   healthyIntervalMs?: number;
   timeoutMs?: number;
   onChange?: (report: ReadinessReport) => void;
@@ -80,7 +80,7 @@ export function watchDependencies(options: {
   };
 
   const intervalMs = options.intervalMs ?? 2_000;
-  const healthyIntervalMs = Math.max(intervalMs, options.healthyIntervalMs ?? 5_000);
+  const healthyIntervalMs = Math.max(intervalMs, options.healthyIntervalMs ?? 10_000);
   let timer: NodeJS.Timeout | undefined;
   /** The next periodic check counts from the last one, whoever asked for it. */
   const schedule = () => {

@@ -15,6 +15,7 @@ import {
   type EventEnvelope,
   type EventHandler,
   type OutboxRelay,
+  type OutboxRelayOptions,
   type QueueWorker,
 } from "../src/events/index.js";
 import { randomName, requireTestRedis, testBusKinds, type TestBus } from "../src/events/testing.js";
@@ -86,7 +87,9 @@ describe.each(modes)("outbox → relay → consumers on $name", (mode) => {
   const relay = (
     schema: string,
     groups: ConsumerGroup[],
-    overrides: { bus?: EventBus; batchSize?: number; pollIntervalMs?: number } = {},
+    overrides: Partial<
+      Pick<OutboxRelayOptions, "bus" | "batchSize" | "pollIntervalMs" | "idlePollMaxMs" | "listen">
+    > = {},
   ): OutboxRelay => {
     const started = startOutboxRelay({
       pool,
@@ -430,6 +433,26 @@ describe.each(modes)("outbox → relay → consumers on $name", (mode) => {
     expect(counts.active).toBe(0);
     expect(counts.completed).toBe(finished);
     expect(finished).toBeGreaterThan(0);
+  });
+
+  it("a commit that appended wakes this process's relay without NOTIFY; an idle relay backs off", async () => {
+    const schema = await freshSchema();
+    const usage = group("usage");
+    const handled: number[] = [];
+    consume(usage.name, async () => void handled.push(Date.now()));
+    relay(schema, [usage], { pollIntervalMs: 50, idlePollMaxMs: 60_000, listen: false });
+    await sleep(1_500); // empty batches: the floor is far past a second by now
+    const t0 = Date.now();
+    await withTransaction(pool, (client) =>
+      appendEvent(
+        client,
+        schema,
+        { type: "number.held", accountId: "acct_test", resourceId: "num_6", data: {} },
+        { notify: false },
+      ),
+    );
+    await waitFor(() => handled.length === 1, 3_000);
+    expect(handled[0]! - t0).toBeLessThan(1_000);
   });
 
   // PGlite over a socket accepts LISTEN but delivers no notifications: there, polling is the floor.

@@ -6,7 +6,6 @@ import {
   SigningKeyStore,
   startGrpcServer,
   startOutboxRelay,
-  type OutboxRelay,
   startServiceHealth,
   trackLiveCalls,
 } from "@switchboard/kit";
@@ -67,20 +66,17 @@ export async function startCallControl(options: CallControlOptions): Promise<Run
   await certificates.active();
 
   const directory = connectInventory(options.inventoryAddress, settings.inventoryDeadlineMs);
-  // Every call transaction that appended events wakes the relay once it committed.
-  let relay: OutboxRelay | undefined;
   const timers = createActionRunner({
     pool,
     logger,
     pollIntervalMs: settings.timers.pollIntervalMs,
     batchSize: settings.timers.batchSize,
-    onEventsCommitted: () => relay?.wake(),
   });
   const carrier = createCarrier(settings);
   const engine = createCallEngine({ pool, runner: timers, carrier, logger });
   await recoverOrphanedCalls({ pool, engine, logger });
   timers.start();
-  relay = startOutboxRelay({
+  const relay = startOutboxRelay({
     pool,
     schema: callSchema,
     bus: options.bus,
@@ -131,7 +127,7 @@ export async function startCallControl(options: CallControlOptions): Promise<Run
         logger.warn({ err: error }, "draining: could not follow the live calls"),
       );
       await timers.stop();
-      await relay?.stop();
+      await relay.stop();
       await carrier.stop();
       directory.close();
     },

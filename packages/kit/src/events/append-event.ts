@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { isId, newId } from "../ids.js";
 import { isEventType, type EventEnvelope } from "./envelope.js";
+import { noteOutboxWrite } from "./outbox-signal.js";
 import { outboxChannel, qualified } from "./outbox-sql.js";
 import { injectTraceContext, sanitizeTraceCarrier, type TraceCarrier } from "./trace-context.js";
 
@@ -56,6 +57,7 @@ export async function appendEvent<TData>(
   const trace = sanitizeTraceCarrier(input.traceCarrier) ?? injectTraceContext();
 
   const notify = options.notify ?? true;
+  noteOutboxWrite(client, schema);
   const { rows } = await client.query<{ sequence: number | string; occurred_at: Date }>(
     `WITH next AS (
        INSERT INTO ${qualified(schema, "outbox_sequences")} AS q (resource_id, last_sequence)

@@ -2,6 +2,7 @@ import type pg from "pg";
 import { isId, newId } from "../ids.js";
 import type { AppendEventInput } from "./append-event.js";
 import { isEventType, type EventEnvelope } from "./envelope.js";
+import { noteOutboxWrite } from "./outbox-signal.js";
 import { outboxChannel, qualified } from "./outbox-sql.js";
 import { injectTraceContext, sanitizeTraceCarrier } from "./trace-context.js";
 
@@ -20,6 +21,7 @@ export async function appendEvents<TData>(
   options: { notify?: boolean } = {},
 ): Promise<EventEnvelope<TData>[]> {
   if (inputs.length === 0) return [];
+  noteOutboxWrite(client, schema);
   const prepared = inputs.map((input) => {
     if (!isEventType(input.type))
       throw new Error(`invalid event type ${JSON.stringify(input.type)}`);

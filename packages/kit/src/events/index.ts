@@ -8,6 +8,7 @@ export * from "./consume-once.js";
 export * from "./consumer-groups.js";
 export * from "./create-bus.js";
 export * from "./envelope.js";
+export * from "./outbox-signal.js";
 export * from "./outbox-sql.js";
 export * from "./prune.js";
 export * from "./relay.js";

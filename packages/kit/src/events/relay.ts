@@ -5,6 +5,7 @@ import type { EventBus } from "./bus.js";
 import { publishEvent, type ConsumerGroup } from "./consumer-groups.js";
 import { eventTypeMatches, type EventEnvelope } from "./envelope.js";
 import { outboxChannel, qualified } from "./outbox-sql.js";
+import { onOutboxCommitted } from "./outbox-signal.js";
 import { listenForWakeups } from "./outbox-wakeup.js";
 import { sanitizeTraceCarrier } from "./trace-context.js";
 
@@ -21,9 +22,10 @@ export interface OutboxRelayOptions {
   /** The polling floor after an empty batch (default 250 ms). */
   pollIntervalMs?: number;
   /**
-   * While batches keep coming back empty the floor doubles up to this (default 2 s): an idle
-   * service polls a few times a second at most. Every writer wakes its own process's relay
-   * (wake(), or NOTIFY), so the floor only bounds how late a row nobody signalled is seen.
+   * While batches keep coming back empty the floor doubles up to this (default 10 s). Every
+   * commit that appended to the outbox wakes this process's relays (outbox-signal.ts; NOTIFY
+   * too, where on), so the floor only bounds how late another process's rows are seen when
+   * that process died before relaying them.
    */
   idlePollMaxMs?: number;
   /** Wake on NOTIFY from appendEvent (default true; polling remains the floor). */
@@ -70,7 +72,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { pool, schema, bus, logger, groups } = options;
   const batchSize = options.batchSize ?? 100;
   const pollIntervalMs = options.pollIntervalMs ?? 250;
-  const idlePollMaxMs = Math.max(pollIntervalMs, options.idlePollMaxMs ?? 2_000);
+  const idlePollMaxMs = Math.max(pollIntervalMs, options.idlePollMaxMs ?? 10_000);
   const outbox = qualified(schema, "outbox");
   if (groups.length === 0) throw new Error("startOutboxRelay needs at least one consumer group");
   if (!(batchSize > 0)) throw new Error("startOutboxRelay: batchSize must be positive");
@@ -119,6 +121,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       return rows.length;
     });
 
+  const unregister = onOutboxCommitted(schema, wake);
   const listener =
     options.listen === false
       ? undefined
@@ -160,6 +163,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     stats: () => ({ ...stats }),
     async stop() {
       stopping = true;
+      unregister();
       interrupt?.(true);
       await running;
       await listener?.stop();

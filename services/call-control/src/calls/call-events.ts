@@ -50,9 +50,8 @@ export async function emitCallEvent(
     attestation: row.attestation,
     ...(extra.requestId ? { request_id: extra.requestId } : {}),
   };
-  // No NOTIFY (it takes a global lock on every commit of a busy call path): the relay in this
-  // process is woken after the commit instead (Tx.committed), other replicas' relays poll.
-  tx.noteEvent();
+  // No NOTIFY (it takes a global lock on every commit of a busy call path): the commit wakes
+  // this process's relay (outbox-signal in the kit); other replicas' relays poll.
   await appendEvent(
     tx.client,
     callSchema,

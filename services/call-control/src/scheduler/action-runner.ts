@@ -1,4 +1,9 @@
-import type { Logger, Pool } from "@switchboard/kit";
+import {
+  type Logger,
+  outboxWritesCommitted,
+  outboxWritesRolledBack,
+  type Pool,
+} from "@switchboard/kit";
 import { inTransaction, Tx, type Waker } from "./tx.js";
 
 export interface DueAction {
@@ -23,10 +28,8 @@ export interface ActionRunnerOptions {
   logger: Logger;
   /** The polling floor: timers set by other replicas or before a restart (default 250 ms). */
   pollIntervalMs?: number;
-  /** While nothing is due the floor doubles up to this (default 2 s); a wake resets it. */
+  /** While nothing is due the floor doubles up to this (default 10 s); a wake resets it. */
   idlePollMaxMs?: number;
-  /** Called after a transaction of the runner's (or one it is the waker of) appended events. */
-  onEventsCommitted?: () => void;
   /** Actions claimed at once (default 100). */
   batchSize?: number;
   /** Calls whose actions run side by side (default 4; one call's actions run in due order). */
@@ -67,7 +70,7 @@ interface Row {
 export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
   const { pool, logger } = options;
   const pollIntervalMs = options.pollIntervalMs ?? 250;
-  const idlePollMaxMs = Math.max(pollIntervalMs, options.idlePollMaxMs ?? 2_000);
+  const idlePollMaxMs = Math.max(pollIntervalMs, options.idlePollMaxMs ?? 10_000);
   let floorMs = pollIntervalMs;
   const batchSize = options.batchSize ?? 100;
   const concurrency = options.concurrency ?? 4;
@@ -90,9 +93,7 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
       if (!started || stopping || atMs >= timerAt) return;
       arm(atMs);
     },
-    eventsCommitted() {
-      options.onEventsCommitted?.();
-    },
+
     start() {
       started = true;
       arm(Date.now());
@@ -231,7 +232,9 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
       await client.query(
         `DELETE FROM call_control.scheduled_actions WHERE id = ${action.id}; COMMIT`,
       );
+      outboxWritesCommitted(client);
     } catch (error) {
+      outboxWritesRolledBack(client);
       await client.query("ROLLBACK").catch(() => undefined);
       throw error;
     } finally {

@@ -12,8 +12,6 @@ export interface NewAction {
 /** Something that wants to hear when a newly committed timer falls due (the action runner). */
 export interface Waker {
   wake(atMs: number): void;
-  /** A committed transaction appended call events: the outbox relay can go now. */
-  eventsCommitted?(): void;
 }
 
 /**
@@ -24,7 +22,6 @@ export interface Waker {
  */
 export class Tx {
   private readonly wakes: number[] = [];
-  private events = 0;
 
   constructor(readonly client: PoolClient) {}
 
@@ -69,16 +66,10 @@ export class Tx {
     return this.wakes;
   }
 
-  /** Records that this transaction appended an outbox event (the relay is woken after commit). */
-  noteEvent(): void {
-    this.events += 1;
-  }
-
-  /** Wakes `waker` for what this transaction committed: its earliest timer, its events. */
+  /** Wakes `waker` for the earliest timer this (committed) transaction set. */
   committed(waker: Waker): void {
     const earliest = Math.min(...this.wakes);
     if (Number.isFinite(earliest)) waker.wake(earliest);
-    if (this.events > 0) waker.eventsCommitted?.();
   }
 }
 

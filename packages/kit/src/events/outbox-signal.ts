@@ -1,0 +1,39 @@
+import type pg from "pg";
+
+/**
+ * Wakes this process's outbox relays when a transaction that appended to their outbox commits,
+ * with no NOTIFY (which serialises busy commits on a global lock, and which PGlite never
+ * delivers). appendEvent notes the schema on the transaction's client; withTransaction signals
+ * it after COMMIT (or forgets it after ROLLBACK). The relays' polling stays the floor for what
+ * other processes write.
+ */
+const relays = new Map<string, Set<() => void>>();
+const pending = new WeakMap<pg.ClientBase, Set<string>>();
+
+/** Registers a relay of `schema`; returns its unregistration. */
+export function onOutboxCommitted(schema: string, wake: () => void): () => void {
+  const set = relays.get(schema) ?? new Set();
+  relays.set(schema, set);
+  set.add(wake);
+  return () => set.delete(wake);
+}
+
+/** Notes that the transaction on `client` appended to `schema`'s outbox. */
+export function noteOutboxWrite(client: pg.ClientBase, schema: string): void {
+  const schemas = pending.get(client) ?? new Set();
+  pending.set(client, schemas);
+  schemas.add(schema);
+}
+
+/** The transaction on `client` committed: wakes the relays of the outboxes it appended to. */
+export function outboxWritesCommitted(client: pg.ClientBase): void {
+  const schemas = pending.get(client);
+  if (!schemas) return;
+  pending.delete(client);
+  for (const schema of schemas) for (const wake of relays.get(schema) ?? []) wake();
+}
+
+/** The transaction on `client` rolled back: nothing it appended exists. */
+export function outboxWritesRolledBack(client: pg.ClientBase): void {
+  pending.delete(client);
+}
