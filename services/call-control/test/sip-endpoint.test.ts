@@ -1,6 +1,6 @@
 import { createSocket } from "node:dgram";
 import { connect } from "node:net";
-import { createLogger } from "@switchboard/kit";
+import { createLogger, metricsRegistry } from "@switchboard/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSipEndpoint, type SipEndpoint } from "../src/sip/endpoint.js";
 import { parseMessage, responseTo, type SipResponse } from "../src/sip/message.js";
@@ -65,6 +65,9 @@ describe("the SIP endpoint on loopback (UDP and TCP)", () => {
     expect(Number(options!.headers.via[0]!.params.rport)).toBeGreaterThan(0);
     const [invite] = await overUdp([request("INVITE", "z9hG4bKinv1")]);
     expect(invite).toMatchObject({ status: 405, reason: "Method Not Allowed" });
+    const counted = await metricsRegistry.getSingleMetricAsString("sip_responses_total");
+    expect(counted).toMatch(/sip_responses_total\{method="OPTIONS",status="200"\} [1-9]/);
+    expect(counted).toMatch(/sip_responses_total\{method="INVITE",status="405"\} 1/);
   });
 
   it("answers a retransmitted request from its transaction, without handling it twice", async () => {

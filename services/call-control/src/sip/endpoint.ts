@@ -1,4 +1,4 @@
-import type { Logger } from "@switchboard/kit";
+import { countSipResponse, type Logger } from "@switchboard/kit";
 import sip from "sip";
 import {
   isRequest,
@@ -70,7 +70,14 @@ export async function startSipEndpoint(options: SipEndpointOptions): Promise<Sip
       },
       release: () => undefined,
     });
-    const respond = (response: SipResponse) => transaction.send(response);
+    let answered = false;
+    const respond = (response: SipResponse) => {
+      if (response.status >= 200 && !answered) {
+        answered = true;
+        countSipResponse(request.method, response.status);
+      }
+      transaction.send(response);
+    };
     const handler = handlers[request.method];
     const work = handler
       ? handler(request, { flow, respond })
