@@ -8,7 +8,7 @@ import {
   startCallPlatform,
   type CallPlatform,
 } from "@switchboard/test-support/fixtures/calls";
-import { freeSipPort, runSipp, startBaresip } from "@switchboard/test-support/sip-peers";
+import { runSipp, startBaresip } from "@switchboard/test-support/sip-peers";
 
 interface SeatSip {
   username: string;
@@ -41,32 +41,33 @@ describe("seats as SIP endpoints", () => {
   let shortNonces: RunningSip;
   let stopped = false;
 
-  const replicaSettings = async (env: Record<string, string>) =>
+  const replicaSettings = (env: Record<string, string>) =>
     loadCallControlSettings({
       NODE_ENV: "test",
-      SIP_LISTEN: `${host}:${await freeSipPort()}`,
+      SIP_LISTEN: `${host}:0`,
       SIP_DOMAIN: host,
       SIP_REGISTER_MIN_EXPIRES: "2",
       ...env,
     }).sip;
 
   beforeAll(async () => {
-    sipPort = await freeSipPort();
+    // Port 0: the listener binds a free port (UDP and TCP alike), read back from the service.
     p = await startCallPlatform({
       seed: 10,
-      env: { SIP_LISTEN: `${host}:${sipPort}`, SIP_REGISTER_MIN_EXPIRES: "2" },
+      env: { SIP_LISTEN: `${host}:0`, SIP_REGISTER_MIN_EXPIRES: "2" },
     });
+    sipPort = p.callControl().sip!.endpoint.transport.port;
     token = await p.token();
     const pool = p.test.pools["call-control"]!;
     legacy = (await startSip({
       pool,
       logger: p.test.logger,
-      settings: await replicaSettings({ SIP_DIGEST_ALGORITHMS: "MD5" }),
+      settings: replicaSettings({ SIP_DIGEST_ALGORITHMS: "MD5" }),
     }))!;
     shortNonces = (await startSip({
       pool,
       logger: p.test.logger,
-      settings: await replicaSettings({ SIP_NONCE_LIFETIME_SECONDS: "1" }),
+      settings: replicaSettings({ SIP_NONCE_LIFETIME_SECONDS: "1" }),
     }))!;
   });
   afterAll(async () => {

@@ -16,7 +16,7 @@ export const sipSettingsFields = {
     .refine((v) => Number(hostPort.exec(v)?.[2]) <= 65535, "the port must be 0–65535")
     .optional()
     .describe(
-      "`host:port` the SIP listener binds, UDP and TCP (e.g. `0.0.0.0:5060`); unset, no SIP listener starts",
+      "`host:port` the SIP listener binds, UDP and TCP (e.g. `0.0.0.0:5060`; port 0 takes a free one, for tests); unset, no SIP listener starts",
     ),
   SIP_PUBLIC_ADDRESS: z
     .string()
