@@ -42,7 +42,23 @@ describe("seats, agents and routes", () => {
     });
     expect(created.headers.get("location")).toBe(`/v1/api/seats/${created.body.id}`);
     const id = created.body.id as string;
-    expect((await send("GET", `/api/seats/${id}`)).body).toMatchObject({ id, name: "Desk 7" });
+    // Without SIP_LISTEN no phone can register, but the seat has its SIP account all the same.
+    expect(created.body.sip).toEqual({
+      username: id,
+      domain: "localhost",
+      registered: false,
+      contact: null,
+      password: expect.stringMatching(/^sbsip_[A-Za-z0-9]{24}$/),
+    });
+    expect(p.callControl().sip).toBeUndefined();
+    const read = await send("GET", `/api/seats/${id}`);
+    expect(read.body).toMatchObject({ id, name: "Desk 7" });
+    expect(read.body.sip).toEqual({
+      username: id,
+      domain: "localhost",
+      registered: false,
+      contact: null,
+    });
     const updated = await send("PATCH", `/api/seats/${id}`, {
       max_concurrent_calls: 4,
       status: "disabled",

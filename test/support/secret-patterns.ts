@@ -9,10 +9,12 @@ export const secretPatterns: { name: string; pattern: RegExp }[] = [
   { name: "service token", pattern: /sbt_[\w-]{16,}/ },
   { name: "client secret", pattern: /sbcs_[\w-]{16,}/ },
   { name: "webhook secret", pattern: /whsec_[A-Za-z0-9+/=_-]{16,}/ },
+  { name: "SIP password", pattern: /sbsip_[A-Za-z0-9]{16,}/ },
+  { name: "SIP digest credentials", pattern: /Digest\s[^\n]*\bresponse=\\?"?[0-9a-fA-F]{32}/ },
   {
     name: "unredacted secret or message field",
     pattern:
-      /"(?:authorization|cookie|password|secret|secrets|client_secret|clientSecret|token|access_token|accessToken|refresh_token|private_key|privateKey|body|text|variables)":(?!"\[redacted\]")/,
+      /"(?:authorization|cookie|password|secret|secrets|client_secret|clientSecret|sipPassword|token|access_token|accessToken|refresh_token|private_key|privateKey|body|text|variables)":(?!"\[redacted\]")/,
   },
 ];
 

@@ -14,6 +14,8 @@ describe("the log scan run at the end of every test run", () => {
       line({ note: `sbt_${"b".repeat(43)}` }),
       line({ note: `sbcs_${"c".repeat(43)}` }),
       line({ note: `whsec_${"d".repeat(32)}` }),
+      line({ note: `sbsip_${"e".repeat(24)}` }),
+      line({ sip: `Authorization: Digest username="seat_x", response="${"f".repeat(64)}"` }),
       line({ body: "Your code is 123456" }),
       line({ message: { text: "hello" } }),
     ];
@@ -25,6 +27,8 @@ describe("the log scan run at the end of every test run", () => {
       "service token",
       "client secret",
       "webhook secret",
+      "SIP password",
+      "SIP digest credentials",
       "unredacted secret or message field",
       "unredacted secret or message field",
     ]);

@@ -2,8 +2,15 @@ import { wire } from "@switchboard/proto";
 import { idParam } from "../schemas/common.js";
 import { created, noContent, ok, pageReply } from "./replies.js";
 import { defineRoute, type RouteSpec } from "./route-spec.js";
-import { toSeat } from "./views/calls.js";
-import { listQuery, seat, seatCreate, seatsPage, seatUpdate } from "../schemas/call-resources.js";
+import { toSeat, toSeatWithSipPassword } from "./views/calls.js";
+import {
+  listQuery,
+  seat,
+  seatCreate,
+  seatsPage,
+  seatUpdate,
+  seatWithSipPassword,
+} from "../schemas/call-resources.js";
 
 const seatPath = idParam("seat", "seat_id");
 
@@ -15,11 +22,16 @@ export const callSeatRoutes: RouteSpec[] = [
     operationId: "createSeat",
     summary: "Create a seat",
     description:
-      "A seat takes at most max_concurrent_calls live calls at once (409 seat-busy beyond).",
+      "A seat takes at most max_concurrent_calls live calls at once (409 seat-busy beyond). It is also a SIP endpoint: its phone registers sip:<sip.username>@<sip.domain> with digest authentication, with the password in sip.password, which only this response (and rotate-credentials) shows.",
     tag: "Seats",
     scope: "calls:write",
     body: seatCreate,
-    success: { status: 201, description: "The seat", schema: seat, headers: ["Location"] },
+    success: {
+      status: 201,
+      description: "The seat, with its SIP password (shown once)",
+      schema: seatWithSipPassword,
+      headers: ["Location"],
+    },
     problems: ["validation-failed"],
     handler: async (ctx) => {
       const response = await ctx.rpc.callControl((c) => c.createSeat, {
@@ -27,7 +39,7 @@ export const callSeatRoutes: RouteSpec[] = [
         maxConcurrentCalls: ctx.body.max_concurrent_calls,
         status: ctx.body.status && wire.seatStatus.of(ctx.body.status),
       });
-      const body = toSeat(response.seat);
+      const body = toSeatWithSipPassword(response.seat, response.sipPassword);
       return created(`/v1/api/seats/${body.id}`, body);
     },
   }),
@@ -103,6 +115,29 @@ export const callSeatRoutes: RouteSpec[] = [
     handler: async (ctx) => {
       await ctx.rpc.callControl((c) => c.deleteSeat, { seatId: ctx.params.seat_id });
       return noContent;
+    },
+  }),
+  defineRoute({
+    method: "post",
+    path: "/api/seats/{seat_id}/sip/rotate-credentials",
+    operationId: "rotateSeatSipCredentials",
+    summary: "Rotate a seat's SIP password",
+    description:
+      "Returns the seat with a new SIP password in sip.password (shown only here). The old password stops working at once and the seat's registrations are removed: its phone must register again with the new one. A seat created before seats had SIP credentials gets its first password this way.",
+    tag: "Seats",
+    scope: "calls:write",
+    params: seatPath,
+    success: {
+      status: 200,
+      description: "The seat with its new SIP password",
+      schema: seatWithSipPassword,
+    },
+    problems: ["not-found"],
+    handler: async (ctx) => {
+      const r = await ctx.rpc.callControl((c) => c.rotateSeatSipCredentials, {
+        seatId: ctx.params.seat_id,
+      });
+      return ok(toSeatWithSipPassword(r.seat, r.sipPassword));
     },
   }),
 ];

@@ -18,17 +18,50 @@ const resourceName = z
 const seatStatus = z.enum(wire.seatStatus.values);
 const maxConcurrentCalls = z.number().int().min(1).max(10_000);
 
-export const seat = z
+const seatSip = z
   .object({
-    id: resourceId("seat"),
-    name: z.string(),
-    max_concurrent_calls: z.number().int(),
-    status: seatStatus,
-    active_calls: z.number().int().describe("Live calls counted against max_concurrent_calls"),
-    created_at: timestamp,
-    updated_at: timestamp,
+    username: z.string().describe("The digest username: the seat's id"),
+    domain: z
+      .string()
+      .describe(
+        "The SIP domain, also the digest realm: the phone registers sip:<username>@<domain>",
+      ),
+    registered: z.boolean().describe("A registration of the seat's phone is live now"),
+    contact: z
+      .string()
+      .nullable()
+      .describe("The contact URI of the latest live registration (null when none)"),
   })
-  .meta({ id: "Seat" });
+  .meta({ id: "SeatSip" });
+
+const seatFields = {
+  id: resourceId("seat"),
+  name: z.string(),
+  max_concurrent_calls: z.number().int(),
+  status: seatStatus,
+  active_calls: z.number().int().describe("Live calls counted against max_concurrent_calls"),
+  sip: seatSip.describe("The seat as a SIP endpoint"),
+  created_at: timestamp,
+  updated_at: timestamp,
+};
+
+export const seat = z.object(seatFields).meta({ id: "Seat" });
+
+/** A seat with its SIP password: the answer of creation and of credential rotation only. */
+export const seatWithSipPassword = z
+  .object({
+    ...seatFields,
+    sip: seatSip
+      .extend({
+        password: z
+          .string()
+          .describe(
+            "The SIP digest password, shown only in this response: store it in the phone now",
+          ),
+      })
+      .meta({ id: "SeatSipWithPassword" }),
+  })
+  .meta({ id: "SeatWithSipPassword" });
 
 export const seatCreate = z
   .object({

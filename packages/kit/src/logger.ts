@@ -40,6 +40,9 @@ export const redactedPaths = [
   "*.variables",
   "text",
   "*.text",
+  // A seat's SIP password as call-control's messages carry it (sbsip_…).
+  "sipPassword",
+  "*.sipPassword",
 ];
 
 export type { Logger };

@@ -843,7 +843,7 @@ export interface paths {
     put?: never;
     /**
      * Create a seat
-     * @description A seat takes at most max_concurrent_calls live calls at once (409 seat-busy beyond).
+     * @description A seat takes at most max_concurrent_calls live calls at once (409 seat-busy beyond). It is also a SIP endpoint: its phone registers sip:<sip.username>@<sip.domain> with digest authentication, with the password in sip.password, which only this response (and rotate-credentials) shows.
      */
     post: operations["createSeat"];
     delete?: never;
@@ -875,6 +875,26 @@ export interface paths {
      * @description Lowering max_concurrent_calls below the live calls keeps them; new calls wait for room.
      */
     patch: operations["updateSeat"];
+    trace?: never;
+  };
+  "/v1/api/seats/{seat_id}/sip/rotate-credentials": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Rotate a seat's SIP password
+     * @description Returns the seat with a new SIP password in sip.password (shown only here). The old password stops working at once and the seat's registrations are removed: its phone must register again with the new one. A seat created before seats had SIP credentials gets its first password this way.
+     */
+    post: operations["rotateSeatSipCredentials"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   "/v1/api/templates": {
@@ -1779,6 +1799,8 @@ export interface components {
       /** Format: int64 */
       max_concurrent_calls: number;
       name: string;
+      /** @description The seat as a SIP endpoint */
+      sip: components["schemas"]["SeatSip"];
       /** @enum {string} */
       status: "active" | "disabled";
       /**
@@ -1791,6 +1813,56 @@ export interface components {
       data: components["schemas"]["Seat"][];
       has_more: boolean;
       next_cursor: string | null;
+    };
+    SeatSip: {
+      /** @description The contact URI of the latest live registration (null when none) */
+      contact: string | null;
+      /** @description The SIP domain, also the digest realm: the phone registers sip:<username>@<domain> */
+      domain: string;
+      /** @description A registration of the seat's phone is live now */
+      registered: boolean;
+      /** @description The digest username: the seat's id */
+      username: string;
+    };
+    SeatSipWithPassword: {
+      /** @description The contact URI of the latest live registration (null when none) */
+      contact: string | null;
+      /** @description The SIP domain, also the digest realm: the phone registers sip:<username>@<domain> */
+      domain: string;
+      /** @description The SIP digest password, shown only in this response: store it in the phone now */
+      password: string;
+      /** @description A registration of the seat's phone is live now */
+      registered: boolean;
+      /** @description The digest username: the seat's id */
+      username: string;
+    };
+    SeatWithSipPassword: {
+      /**
+       * Format: int64
+       * @description Live calls counted against max_concurrent_calls
+       */
+      active_calls: number;
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
+      created_at: string;
+      /**
+       * @description seat_<ULID>
+       * @example seat_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
+      id: string;
+      /** Format: int64 */
+      max_concurrent_calls: number;
+      name: string;
+      sip: components["schemas"]["SeatSipWithPassword"];
+      /** @enum {string} */
+      status: "active" | "disabled";
+      /**
+       * @description RFC 3339 UTC time
+       * @example 2026-11-24T21:45:44.123Z
+       */
+      updated_at: string;
     };
     SendMessageRequest: {
       /** @enum {string} */
@@ -12927,6 +12999,12 @@ export interface operations {
            *           "max_concurrent_calls": 0,
            *           "status": "active",
            *           "active_calls": 0,
+           *           "sip": {
+           *             "username": "string",
+           *             "domain": "string",
+           *             "registered": true,
+           *             "contact": "string"
+           *           },
            *           "created_at": "2026-11-24T21:45:44.123Z",
            *           "updated_at": "2026-11-24T21:45:44.123Z"
            *         }
@@ -13100,7 +13178,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The seat */
+      /** @description The seat, with its SIP password (shown once) */
       201: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -13122,10 +13200,17 @@ export interface operations {
            *       "max_concurrent_calls": 0,
            *       "status": "active",
            *       "active_calls": 0,
+           *       "sip": {
+           *         "username": "string",
+           *         "domain": "string",
+           *         "registered": true,
+           *         "contact": "string",
+           *         "password": "string"
+           *       },
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "updated_at": "2026-11-24T21:45:44.123Z"
            *     } */
-          "application/json": components["schemas"]["Seat"];
+          "application/json": components["schemas"]["SeatWithSipPassword"];
         };
       };
       /** @description Problem: malformed-request, invalid-idempotency-key */
@@ -13359,6 +13444,12 @@ export interface operations {
            *       "max_concurrent_calls": 0,
            *       "status": "active",
            *       "active_calls": 0,
+           *       "sip": {
+           *         "username": "string",
+           *         "domain": "string",
+           *         "registered": true,
+           *         "contact": "string"
+           *       },
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "updated_at": "2026-11-24T21:45:44.123Z"
            *     } */
@@ -13728,6 +13819,12 @@ export interface operations {
            *       "max_concurrent_calls": 0,
            *       "status": "active",
            *       "active_calls": 0,
+           *       "sip": {
+           *         "username": "string",
+           *         "domain": "string",
+           *         "registered": true,
+           *         "contact": "string"
+           *       },
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "updated_at": "2026-11-24T21:45:44.123Z"
            *     } */
@@ -13869,6 +13966,218 @@ export interface operations {
           "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
           RateLimit: components["headers"]["RateLimit"];
           "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: rate-limited */
+      429: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: internal */
+      500: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: service-unavailable */
+      503: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: upstream-timeout */
+      504: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  rotateSeatSipCredentials: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        seat_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The seat with its new SIP password */
+      200: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          /** @example {
+           *       "id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "name": "string",
+           *       "max_concurrent_calls": 0,
+           *       "status": "active",
+           *       "active_calls": 0,
+           *       "sip": {
+           *         "username": "string",
+           *         "domain": "string",
+           *         "registered": true,
+           *         "contact": "string",
+           *         "password": "string"
+           *       },
+           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "updated_at": "2026-11-24T21:45:44.123Z"
+           *     } */
+          "application/json": components["schemas"]["SeatWithSipPassword"];
+        };
+      };
+      /** @description Problem: invalid-idempotency-key */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: unauthenticated, invalid-token */
+      401: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: insufficient-scope */
+      403: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: not-found */
+      404: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: idempotency-mismatch, idempotency-in-progress */
+      409: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          /** @description Seconds to wait before retrying */
+          "Retry-After"?: number;
           "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];

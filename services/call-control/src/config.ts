@@ -11,6 +11,7 @@ import {
 } from "@switchboard/kit";
 import { stirShakenCertificatePath } from "@switchboard/proto";
 import { z } from "zod";
+import { checkSipSettings, sipSettings, sipSettingsFields } from "./sip/sip-settings.js";
 
 /**
  * Settings of the call-control service that every run mode shares (embedded, tests and mesh
@@ -87,10 +88,12 @@ export const callControlSettings = z
       .max(3_600)
       .default(60)
       .describe("call-control: how long live calls keep running in a draining process"),
+    ...sipSettingsFields,
   })
   .superRefine((value, ctx) => {
     requireInProduction(value, ctx);
     voiceCarrier(value, ctx);
+    checkSipSettings(value, ctx);
   })
   .transform((value) => {
     return {
@@ -107,6 +110,7 @@ export const callControlSettings = z
       timers: { pollIntervalMs: value.CALL_TIMER_POLL_MS, batchSize: value.CALL_TIMER_BATCH_SIZE },
       inventoryDeadlineMs: value.INVENTORY_DEADLINE_MS,
       callDrainMs: value.CALL_DRAIN_SECONDS * 1000,
+      sip: sipSettings(value),
     };
   });
 

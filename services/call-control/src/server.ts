@@ -19,6 +19,7 @@ import { connectInventory } from "./inventory-directory.js";
 import { migrateCallControl } from "./migrations.js";
 import { createActionRunner, type ActionRunner } from "./scheduler/action-runner.js";
 import { createCallControlService } from "./service.js";
+import { startSip, type RunningSip } from "./sip/sip-service.js";
 import { passportPurpose, StirCertificates } from "./stir-shaken/certificate.js";
 import { PassportSigner } from "./stir-shaken/passport.js";
 
@@ -37,6 +38,8 @@ export interface RunningCallControl extends RunningService {
   engine: CallEngine;
   /** The durable timers (tests drain them). */
   timers: ActionRunner;
+  /** The SIP endpoint and registrar, when SIP_LISTEN is set. */
+  sip: RunningSip | undefined;
   /**
    * Drains gRPC (no new calls), lets the calls live by then run on here for up to
    * `callDrainMs` (default 0: none), then stops the timers and the relay. The pool stays open
@@ -64,6 +67,8 @@ export async function startCallControl(options: CallControlOptions): Promise<Run
   await keys.init();
   const certificates = new StirCertificates(pool, keys, settings.serviceProviderCode);
   await certificates.active();
+  // First of what listens or runs: a SIP address already taken fails the start with nothing to undo.
+  const sip = await startSip({ pool, logger, settings: settings.sip });
 
   const directory = connectInventory(options.inventoryAddress, settings.inventoryDeadlineMs);
   const timers = createActionRunner({
@@ -98,6 +103,7 @@ export async function startCallControl(options: CallControlOptions): Promise<Run
         certificates,
         certificateUrl: settings.certificateUrl,
         inboundRingTimeoutSeconds: settings.inboundRingTimeoutSeconds,
+        sipDomain: settings.sip.domain,
       }),
     ],
     ...(options.host !== undefined ? { host: options.host } : {}),
@@ -119,9 +125,11 @@ export async function startCallControl(options: CallControlOptions): Promise<Run
     health,
     engine,
     timers,
+    sip,
     stop: async ({ callDrainMs = 0 } = {}) => {
       health.stop();
       untrackCalls();
+      await sip?.stop();
       await server.drain();
       await drainLiveCalls({ pool, logger, windowMs: callDrainMs }).catch((error: unknown) =>
         logger.warn({ err: error }, "draining: could not follow the live calls"),

@@ -22,8 +22,10 @@ import {
   deleteSeat,
   getSeat,
   listSeats,
-  toSeat,
+  rotateSeatSipCredentials,
+  toSeat as seatMessage,
   updateSeat,
+  type SeatRow,
 } from "./resources/seats.js";
 import type { StirCertificates } from "./stir-shaken/certificate.js";
 import type { PassportSigner } from "./stir-shaken/passport.js";
@@ -38,6 +40,8 @@ export interface CallControlServiceOptions {
   /** The PASSporT's x5u: the public URL of the certificate. */
   certificateUrl: string;
   inboundRingTimeoutSeconds: number;
+  /** SIP_DOMAIN: the seats' SIP domain and digest realm. */
+  sipDomain: string;
 }
 
 /** The gateway's request id (`req_…`), forwarded as metadata; anything else is ignored. */
@@ -46,7 +50,8 @@ const requestIdOf = (value: unknown): string | undefined =>
 
 /** The CallControlService gRPC handlers: each a thin adapter over one operation module. */
 export function createCallControlService(options: CallControlServiceOptions): GrpcService {
-  const { pool, logger, engine, directory } = options;
+  const { pool, logger, engine, directory, sipDomain } = options;
+  const toSeat = (row: SeatRow) => seatMessage(row, sipDomain);
   const page = <R, T>(
     p: { items: R[]; nextCursor: string; hasMore: boolean },
     map: (r: R) => T,
@@ -56,9 +61,10 @@ export function createCallControlService(options: CallControlServiceOptions): Gr
     hasMore: p.hasMore,
   });
   const implementation: callcontrol.CallControlServiceServer = {
-    createSeat: unary(logger, async (r: callcontrol.CreateSeatRequest) => ({
-      seat: toSeat(await createSeat(pool, r)),
-    })),
+    createSeat: unary(logger, async (r: callcontrol.CreateSeatRequest) => {
+      const { seat, sipPassword } = await createSeat(pool, r, sipDomain);
+      return { seat: toSeat(seat), sipPassword };
+    }),
     getSeat: unary(logger, async (r: callcontrol.GetSeatRequest) => ({
       seat: toSeat(await getSeat(pool, r)),
     })),
@@ -73,6 +79,13 @@ export function createCallControlService(options: CallControlServiceOptions): Gr
       await deleteSeat(pool, r);
       return {};
     }),
+    rotateSeatSipCredentials: unary(
+      logger,
+      async (r: callcontrol.RotateSeatSipCredentialsRequest) => {
+        const { seat, sipPassword } = await rotateSeatSipCredentials(pool, r, sipDomain);
+        return { seat: toSeat(seat), sipPassword };
+      },
+    ),
 
     createAgent: unary(logger, async (r: callcontrol.CreateAgentRequest) => ({
       agent: toAgent(await createAgent(pool, r)),

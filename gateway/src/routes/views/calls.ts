@@ -7,9 +7,21 @@ export const toSeat = (s: callcontrol.Seat | undefined) => ({
   max_concurrent_calls: s?.maxConcurrentCalls ?? 1,
   status: (s && wire.seatStatus.spell(s.status)) ?? "",
   active_calls: s?.activeCalls ?? 0,
+  sip: {
+    username: s?.sip?.username ?? "",
+    domain: s?.sip?.domain ?? "",
+    registered: s?.sip?.registered ?? false,
+    contact: s?.sip?.contact ?? null,
+  },
   created_at: s?.createdAt ?? "",
   updated_at: s?.updatedAt ?? "",
 });
+
+/** A seat with its SIP password (creation and rotation answers only). */
+export const toSeatWithSipPassword = (s: callcontrol.Seat | undefined, password: string) => {
+  const body = toSeat(s);
+  return { ...body, sip: { ...body.sip, password } };
+};
 
 export const toAgent = (a: callcontrol.Agent | undefined) => ({
   id: a?.id ?? "",

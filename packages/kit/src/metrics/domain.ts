@@ -29,3 +29,33 @@ const messageStatusChanges = new Counter({
 export function countMessageStatus(status: string): void {
   messageStatusChanges.inc({ status });
 }
+
+const sipResponses = new Counter({
+  name: "sip_responses_total",
+  help: "Final responses call-control's SIP endpoint sent to requests, by method and status code",
+  labelNames: ["method", "status"] as const,
+  registers: [metricsRegistry],
+});
+
+/** Methods of RFC 3261 and its common extensions; any other token is counted as `other`. */
+const sipMethods = new Set([
+  "REGISTER",
+  "OPTIONS",
+  "INVITE",
+  "ACK",
+  "BYE",
+  "CANCEL",
+  "PRACK",
+  "UPDATE",
+  "INFO",
+  "SUBSCRIBE",
+  "NOTIFY",
+  "REFER",
+  "MESSAGE",
+  "PUBLISH",
+]);
+
+/** Counts one final SIP response (call-control's endpoint; retransmissions are not counted). */
+export function countSipResponse(method: string, status: number): void {
+  sipResponses.inc({ method: sipMethods.has(method) ? method : "other", status: String(status) });
+}

@@ -17,4 +17,4 @@ export { countRateLimitRejection, countRateLimitStoreError } from "./rate-limits
 export { trackPool } from "./pools.js";
 export { recordBuildInfo, switchboardVersion } from "./build-info.js";
 export { trackRecordBacklog } from "./records.js";
-export { countMessageStatus, trackLiveCalls } from "./domain.js";
+export { countMessageStatus, countSipResponse, trackLiveCalls } from "./domain.js";

@@ -12,8 +12,11 @@ import {
   type Queryable,
   requireAccount,
   requireId,
+  withTransaction,
 } from "@switchboard/kit";
 import { wire, type callcontrol } from "@switchboard/proto";
+import { issueSipCredentials } from "../sip/credentials.js";
+import { liveContactSql } from "../sip/registrations.js";
 import { checkName } from "../validation.js";
 import { isStillReferenced, usedByRoute } from "./pg-errors.js";
 
@@ -26,12 +29,18 @@ export interface SeatRow {
   active_calls: number;
   created_at: Date;
   updated_at: Date;
+  /** The contact URI of the seat's latest live SIP registration. */
+  sip_contact: string | null;
 }
 
-const columns = `id, account_id, name, max_concurrent_calls, status, active_calls, created_at, updated_at`;
+const plainColumns = `id, account_id, name, max_concurrent_calls, status, active_calls, created_at, updated_at`;
+/** A seat's columns read through the alias `s`, with its registration. */
+const columns = `s.id, s.account_id, s.name, s.max_concurrent_calls, s.status, s.active_calls,
+  s.created_at, s.updated_at, ${liveContactSql} AS sip_contact`;
 export const maxSeatCalls = 10_000;
 
-export const toSeat = (row: SeatRow): callcontrol.Seat => ({
+/** A seat as the API shows it; `sipDomain` is SIP_DOMAIN (its username is its id). */
+export const toSeat = (row: SeatRow, sipDomain: string): callcontrol.Seat => ({
   id: row.id,
   name: row.name,
   maxConcurrentCalls: row.max_concurrent_calls,
@@ -39,6 +48,12 @@ export const toSeat = (row: SeatRow): callcontrol.Seat => ({
   activeCalls: row.active_calls,
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
+  sip: {
+    username: row.id,
+    domain: sipDomain,
+    registered: row.sip_contact !== null,
+    contact: row.sip_contact ?? undefined,
+  },
 });
 
 /** The account's seat, or undefined (ids of other accounts are simply not found). */
@@ -48,7 +63,7 @@ export async function findSeat(
   seatId: string,
 ): Promise<SeatRow | undefined> {
   const { rows } = await db.query<SeatRow>(
-    `SELECT ${columns} FROM call_control.seats WHERE id = $1 AND account_id = $2`,
+    `SELECT ${columns} FROM call_control.seats s WHERE s.id = $1 AND s.account_id = $2`,
     [seatId, accountId],
   );
   return rows[0];
@@ -72,26 +87,55 @@ function checkFields(
   return status;
 }
 
+/** Creates the seat with its SIP credentials; the password is returned to be shown once. */
 export async function createSeat(
   pool: Pool,
   request: callcontrol.CreateSeatRequest,
-): Promise<SeatRow> {
+  sipRealm: string,
+): Promise<{ seat: SeatRow; sipPassword: string }> {
   const errors = requireAccount(request.accountId);
   checkName(errors, "#/name", request.name);
   const status = checkFields(errors, request);
   errors.throwIfAny();
-  const { rows } = await pool.query<SeatRow>(
-    `INSERT INTO call_control.seats (id, account_id, name, max_concurrent_calls, status)
-     VALUES ($1, $2, $3, $4, $5) RETURNING ${columns}`,
-    [
-      newId("seat"),
-      request.accountId,
-      request.name,
-      request.maxConcurrentCalls ?? 1,
-      status ?? "active",
-    ],
-  );
-  return rows[0]!;
+  return withTransaction(pool, async (client) => {
+    const { rows } = await client.query<SeatRow>(
+      `INSERT INTO call_control.seats AS s (id, account_id, name, max_concurrent_calls, status)
+       VALUES ($1, $2, $3, $4, $5) RETURNING ${plainColumns}, NULL::text AS sip_contact`,
+      [
+        newId("seat"),
+        request.accountId,
+        request.name,
+        request.maxConcurrentCalls ?? 1,
+        status ?? "active",
+      ],
+    );
+    const seat = rows[0]!;
+    return { seat, sipPassword: await issueSipCredentials(client, seat.id, sipRealm) };
+  });
+}
+
+/**
+ * Gives the seat a new SIP password (returned, shown once): the old one stops working and the
+ * seat's registrations are removed. A seat created before SIP credentials existed gets its
+ * first password here.
+ */
+export async function rotateSeatSipCredentials(
+  pool: Pool,
+  request: callcontrol.RotateSeatSipCredentialsRequest,
+  sipRealm: string,
+): Promise<{ seat: SeatRow; sipPassword: string }> {
+  requireAccount(request.accountId).throwIfAny();
+  const seatId = requireId(request.seatId, "seat", "the seat");
+  return withTransaction(pool, async (client) => {
+    const { rows } = await client.query<{ id: string }>(
+      `SELECT id FROM call_control.seats WHERE id = $1 AND account_id = $2 FOR UPDATE`,
+      [seatId, request.accountId],
+    );
+    if (!rows[0]) throw notFound("the seat");
+    const sipPassword = await issueSipCredentials(client, seatId, sipRealm);
+    const seat = await findSeat(client, request.accountId, seatId);
+    return { seat: seat!, sipPassword };
+  });
 }
 
 export async function getSeat(pool: Pool, request: callcontrol.GetSeatRequest): Promise<SeatRow> {
@@ -114,9 +158,9 @@ export async function listSeats(
   const binding = `seats:${request.accountId}`;
   const after = cursorId(request.cursor, binding);
   const { rows } = await pool.query<SeatRow>(
-    `SELECT ${columns} FROM call_control.seats
-      WHERE account_id = $1 AND ($2::text IS NULL OR id < $2)
-      ORDER BY id DESC LIMIT $3`,
+    `SELECT ${columns} FROM call_control.seats s
+      WHERE s.account_id = $1 AND ($2::text IS NULL OR s.id < $2)
+      ORDER BY s.id DESC LIMIT $3`,
     [request.accountId, after ?? null, limit + 1],
   );
   return idPage(rows, limit, binding, (row) => row);
@@ -131,12 +175,12 @@ export async function updateSeat(
   errors.throwIfAny();
   const seatId = requireId(request.seatId, "seat", "the seat");
   const { rows } = await pool.query<SeatRow>(
-    `UPDATE call_control.seats
+    `UPDATE call_control.seats s
         SET name = COALESCE($3, name),
             max_concurrent_calls = COALESCE($4, max_concurrent_calls),
             status = COALESCE($5, status),
             updated_at = now()
-      WHERE id = $1 AND account_id = $2
+      WHERE s.id = $1 AND s.account_id = $2
      RETURNING ${columns}`,
     [
       seatId,

@@ -1,0 +1,132 @@
+import { countSipResponse, type Logger } from "@switchboard/kit";
+import sip from "sip";
+import {
+  isRequest,
+  responseTo,
+  type SipRequest,
+  type SipResponse,
+  type SipHeaders,
+} from "./message.js";
+import { startSipTransport, type SipFlow, type SipTransport } from "./transport.js";
+
+export interface SipRequestContext {
+  /** Where the request came from (the source address and port, not what its Via says). */
+  flow: SipFlow;
+  /** Answers through the request's server transaction (retransmissions get the same answer). */
+  respond(response: SipResponse): void;
+}
+
+/** Answers one request; a throw becomes a 500. */
+export type SipRequestHandler = (request: SipRequest, context: SipRequestContext) => Promise<void>;
+
+export interface SipEndpointOptions {
+  host: string;
+  port: number;
+  logger: Logger;
+  /** By method (`REGISTER`); any other method is answered 405 with the handled ones in Allow. */
+  handlers: Record<string, SipRequestHandler>;
+}
+
+export interface SipEndpoint {
+  readonly transport: SipTransport;
+  /** Takes no more messages, lets the requests in hand be answered, then closes the sockets. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The server side of RFC 3261 §17 on top of the transport: each request gets a server
+ * transaction (the `sip` package's state machines: a retransmitted request is answered with the
+ * last response, and the transaction lives on timer J), then its method's handler. OPTIONS is
+ * answered 200 unless a handler takes it; ACK has no response.
+ */
+export async function startSipEndpoint(options: SipEndpointOptions): Promise<SipEndpoint> {
+  const { logger, handlers } = options;
+  const allow = [...new Set(["OPTIONS", ...Object.keys(handlers)])].join(", ");
+  const inFlight = new Set<Promise<void>>();
+  let accepting = true;
+  // Set once the sockets are bound (responses are only ever sent after that).
+  const bound: { transport?: SipTransport } = {};
+
+  // The library opens a connection for a transaction through this; server transactions are
+  // given theirs, so nothing should ever ask.
+  const transactions = sip.makeTransactionLayer({}, () => {
+    throw new Error("sip: the endpoint opens no connections");
+  });
+
+  const onRequest = (request: SipRequest, flow: SipFlow) => {
+    const existing = transactions.getServer(request);
+    if (existing) {
+      existing.message(request);
+      return;
+    }
+    if (request.method === "ACK") return;
+    const target = responseFlow(request, flow);
+    const transaction = transactions.createServerTransaction(request, {
+      protocol: flow.transport.toUpperCase(),
+      send: (message) => {
+        if (!bound.transport?.send(message, target)) {
+          logger.debug({ method: request.method }, "sip: a response found no connection");
+        }
+      },
+      release: () => undefined,
+    });
+    let answered = false;
+    const respond = (response: SipResponse) => {
+      if (response.status >= 200 && !answered) {
+        answered = true;
+        countSipResponse(request.method, response.status);
+      }
+      transaction.send(response);
+    };
+    const handler = handlers[request.method];
+    const work = handler
+      ? handler(request, { flow, respond })
+      : Promise.resolve(
+          respond(responseTo(request, request.method === "OPTIONS" ? 200 : 405, { allow })),
+        );
+    const tracked = work
+      .catch((error: unknown) => {
+        logger.error({ err: error, method: request.method }, "sip: a request failed");
+        respond(responseTo(request, 500));
+      })
+      .finally(() => inFlight.delete(tracked));
+    inFlight.add(tracked);
+  };
+
+  const running = await startSipTransport({
+    host: options.host,
+    port: options.port,
+    logger,
+    onMessage: (message, flow) => {
+      if (!accepting) return;
+      if (isRequest(message)) onRequest(message, flow);
+      else transactions.getClient(message)?.message(message, flow);
+    },
+  });
+  bound.transport = running;
+
+  return {
+    transport: running,
+    stop: async () => {
+      accepting = false;
+      await Promise.allSettled([...inFlight]);
+      await running.stop();
+      transactions.destroy();
+    },
+  };
+}
+
+/**
+ * Where a response goes (RFC 3261 §18.2.2, RFC 3581): over TCP, back on the connection; over
+ * UDP, to the `received` address and the `rport` port (the request's source), or the Via's
+ * port when the client did not ask for rport.
+ */
+export function responseFlow(request: SipRequest, flow: SipFlow): SipFlow {
+  if (flow.transport === "tcp") return flow;
+  const via = request.headers.via[0]!;
+  const rport = Number(via.params.rport);
+  const port = Number.isInteger(rport) && rport > 0 ? rport : (via.port ?? 5060);
+  return { transport: "udp", address: via.params.received ?? flow.address, port };
+}
+
+export type { SipHeaders };

@@ -1,0 +1,97 @@
+import type { Queryable } from "@switchboard/kit";
+import type { SipFlow } from "./transport.js";
+
+/**
+ * Registrations (RFC 3261 §10: bindings of a seat's address-of-record to contact URIs), kept in
+ * call_control.sip_registrations so that any replica finds a phone. A row whose expires_at has
+ * passed does not count (every read says `expires_at > now()`); rows are removed when their seat
+ * registers again, by the sweep, on credential rotation and with the seat.
+ */
+export interface Binding {
+  contact_uri: string;
+  call_id: string;
+  cseq: string;
+  /** Seconds left (rounded up). */
+  expires_in: number;
+}
+
+/** SQL for the latest live contact of the seat `s` (its registered contact, or null). */
+export const liveContactSql = `(SELECT r.contact_uri FROM call_control.sip_registrations r
+   WHERE r.seat_id = s.id AND r.expires_at > now()
+   ORDER BY r.updated_at DESC, r.contact_uri LIMIT 1)`;
+
+/** The seat's live bindings, oldest first; expired ones are deleted on the way. */
+export async function liveBindings(db: Queryable, seatId: string): Promise<Binding[]> {
+  await db.query(
+    `DELETE FROM call_control.sip_registrations WHERE seat_id = $1 AND expires_at <= now()`,
+    [seatId],
+  );
+  const { rows } = await db.query<Binding>(
+    `SELECT contact_uri, call_id, cseq::text AS cseq,
+            ceil(extract(epoch FROM expires_at - now()))::int AS expires_in
+       FROM call_control.sip_registrations
+      WHERE seat_id = $1 AND expires_at > now()
+      ORDER BY created_at, contact_uri`,
+    [seatId],
+  );
+  return rows;
+}
+
+export interface NewBinding {
+  seatId: string;
+  contactUri: string;
+  callId: string;
+  cseq: number;
+  expiresSeconds: number;
+  flow: SipFlow;
+  /** The SIP address of the replica that took the REGISTER (the TCP connection lives there). */
+  receivedBy: string;
+}
+
+export async function saveBinding(db: Queryable, binding: NewBinding): Promise<void> {
+  await db.query(
+    `INSERT INTO call_control.sip_registrations
+       (seat_id, contact_uri, call_id, cseq, transport, source_address, source_port, received_by,
+        expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))
+     ON CONFLICT (seat_id, contact_uri) DO UPDATE
+        SET call_id = EXCLUDED.call_id, cseq = EXCLUDED.cseq, transport = EXCLUDED.transport,
+            source_address = EXCLUDED.source_address, source_port = EXCLUDED.source_port,
+            received_by = EXCLUDED.received_by, expires_at = EXCLUDED.expires_at,
+            updated_at = now()`,
+    [
+      binding.seatId,
+      binding.contactUri,
+      binding.callId,
+      binding.cseq,
+      binding.flow.transport,
+      binding.flow.address,
+      binding.flow.port,
+      binding.receivedBy,
+      binding.expiresSeconds,
+    ],
+  );
+}
+
+/** Removes the given contacts' bindings, or every binding of the seat when `contactUris` is absent. */
+export async function removeBindings(
+  db: Queryable,
+  seatId: string,
+  contactUris?: string[],
+): Promise<void> {
+  await db.query(
+    `DELETE FROM call_control.sip_registrations
+      WHERE seat_id = $1 AND ($2::text[] IS NULL OR contact_uri = ANY($2::text[]))`,
+    [seatId, contactUris ?? null],
+  );
+}
+
+/** Deletes bindings that expired more than `graceSeconds` ago; returns how many. */
+export async function sweepExpiredBindings(db: Queryable, graceSeconds: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM call_control.sip_registrations
+      WHERE expires_at < now() - make_interval(secs => $1)`,
+    [graceSeconds],
+  );
+  return rowCount ?? 0;
+}

@@ -1,0 +1,82 @@
+import { internalKey, type Logger, type Pool } from "@switchboard/kit";
+import { startSipEndpoint, type SipEndpoint, type SipRequestHandler } from "./endpoint.js";
+import { responseTo } from "./message.js";
+import { NonceIssuer } from "./nonce.js";
+import { createRegistrar } from "./registrar.js";
+import { sweepExpiredBindings } from "./registrations.js";
+import type { SipSettings } from "./sip-settings.js";
+
+export interface RunningSip {
+  endpoint: SipEndpoint;
+  /** What Via and Contact say: `host:port`. */
+  publicAddress: string;
+  stop(): Promise<void>;
+}
+
+/** How often expired bindings are deleted, and how long after their expiry. */
+const sweepIntervalMs = 10 * 60_000;
+const sweepGraceSeconds = 3_600;
+
+/**
+ * The SIP side of call-control, started only with SIP_LISTEN: the endpoint on UDP and TCP with
+ * the registrar. Every replica derives the same nonce key from INTERNAL_SECRET and keeps
+ * registrations in PostgreSQL, so a phone may REGISTER with any replica.
+ */
+export async function startSip(options: {
+  pool: Pool;
+  logger: Logger;
+  settings: SipSettings;
+}): Promise<RunningSip | undefined> {
+  const { pool, logger, settings } = options;
+  if (!settings.listen) return undefined;
+  const nonces = new NonceIssuer(internalKey("sip-digest-nonce"), settings.nonceLifetimeMs);
+  const hosts = [settings.domain, settings.publicAddress.host, settings.listen.host]
+    .filter((host): host is string => host !== undefined && host !== "0.0.0.0")
+    .map((host) => host.toLowerCase());
+  // The registrar records the public address, whose port may be the one just bound.
+  const bound: { registrar?: SipRequestHandler } = {};
+  const endpoint = await startSipEndpoint({
+    host: settings.listen.host,
+    port: settings.listen.port,
+    logger,
+    handlers: {
+      REGISTER: async (request, context) => {
+        if (bound.registrar) return bound.registrar(request, context);
+        context.respond(responseTo(request, 503));
+      },
+    },
+  });
+  const publicAddress = `${settings.publicAddress.host}:${settings.publicAddress.port || endpoint.transport.port}`;
+  bound.registrar = createRegistrar({
+    pool,
+    logger,
+    nonces,
+    settings: {
+      realm: settings.domain,
+      algorithms: settings.digestAlgorithms,
+      hosts: [...new Set(hosts)],
+      minExpires: settings.minExpires,
+      maxExpires: settings.maxExpires,
+      defaultExpires: settings.defaultExpires,
+      receivedBy: publicAddress,
+    },
+  });
+  const sweep = setInterval(() => {
+    sweepExpiredBindings(pool, sweepGraceSeconds).catch((error: unknown) =>
+      logger.warn({ err: error }, "sip: could not sweep expired registrations"),
+    );
+  }, sweepIntervalMs);
+  sweep.unref();
+  logger.info(
+    { listen: `${endpoint.transport.host}:${endpoint.transport.port}`, public: publicAddress },
+    "sip: listening (udp, tcp)",
+  );
+  return {
+    endpoint,
+    publicAddress,
+    stop: async () => {
+      clearInterval(sweep);
+      await endpoint.stop();
+    },
+  };
+}

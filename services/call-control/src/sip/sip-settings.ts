@@ -1,0 +1,110 @@
+import { z } from "zod";
+import { digestAlgorithm, type DigestAlgorithm } from "./digest.js";
+
+/** `host:port` (a name or an IPv4 address; IPv6 is not supported yet). */
+const hostPort = /^([A-Za-z0-9.-]+):(\d{1,5})$/;
+const hostAndOptionalPort = /^([A-Za-z0-9.-]+)(?::(\d{1,5}))?$/;
+
+const seconds = (fallback: number, max: number) =>
+  z.coerce.number().int().min(1).max(max).default(fallback);
+
+/** The SIP variables of call-control (docs/api.md "Voice over SIP", docs/configuration.md). */
+export const sipSettingsFields = {
+  SIP_LISTEN: z
+    .string()
+    .regex(hostPort, "must be host:port")
+    .refine((v) => Number(hostPort.exec(v)?.[2]) <= 65535, "the port must be 0–65535")
+    .optional()
+    .describe(
+      "`host:port` the SIP listener binds, UDP and TCP (e.g. `0.0.0.0:5060`; port 0 takes a free one, for tests); unset, no SIP listener starts",
+    ),
+  SIP_PUBLIC_ADDRESS: z
+    .string()
+    .regex(hostAndOptionalPort, "must be host or host:port")
+    .optional()
+    .describe(
+      "`host[:port]` this replica is reached at, as Via and Contact say (default SIP_LISTEN; the port defaults to SIP_LISTEN's)",
+    ),
+  SIP_DOMAIN: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]{1,253}$/, "must be a host name or an IPv4 address")
+    .optional()
+    .describe(
+      "the seats' SIP domain and digest realm (`sip:<seat id>@<domain>`; default the host of SIP_PUBLIC_ADDRESS or SIP_LISTEN, else `localhost`); changing it invalidates every seat's credentials until rotated",
+    ),
+  SIP_DIGEST_ALGORITHMS: z
+    .string()
+    .default("SHA-256,MD5")
+    .transform((value, ctx) => {
+      const names = value.split(",").map((name) => name.trim());
+      const algorithms = names.map(digestAlgorithm);
+      if (names.length === 0 || algorithms.some((a) => a === undefined)) {
+        ctx.addIssue({ code: "custom", message: "must list SHA-256 and/or MD5" });
+        return z.NEVER;
+      }
+      return [...new Set(algorithms as DigestAlgorithm[])];
+    })
+    .describe(
+      "the digest algorithms a REGISTER is challenged with, most preferred first (RFC 8760); a phone whose SIP stack gives up on a challenge it cannot answer (baresip 1.x) needs `MD5` alone",
+    ),
+  SIP_REGISTER_MIN_EXPIRES: seconds(60, 86_400).describe(
+    "a REGISTER asking for a shorter non-zero expiry is answered 423 with Min-Expires",
+  ),
+  SIP_REGISTER_MAX_EXPIRES: seconds(3_600, 86_400 * 7).describe(
+    "a longer requested expiry is cut down to this",
+  ),
+  SIP_REGISTER_DEFAULT_EXPIRES: seconds(3_600, 86_400 * 7).describe(
+    "the expiry of a contact when neither it nor the REGISTER names one (kept within the minimum and maximum)",
+  ),
+  SIP_NONCE_LIFETIME_SECONDS: seconds(300, 86_400).describe(
+    "a digest nonce older than this is answered with a new challenge, stale=true",
+  ),
+};
+
+type SipFieldValues = z.output<z.ZodObject<typeof sipSettingsFields>>;
+
+/** The listen address, public address, domain and registrar limits. */
+export function sipSettings(value: SipFieldValues) {
+  const listen = value.SIP_LISTEN ? hostPort.exec(value.SIP_LISTEN) : null;
+  const published = value.SIP_PUBLIC_ADDRESS
+    ? hostAndOptionalPort.exec(value.SIP_PUBLIC_ADDRESS)
+    : null;
+  const listenHost = listen?.[1];
+  const listenPort = listen ? Number(listen[2]) : undefined;
+  const publicHost = published?.[1] ?? listenHost;
+  const publicPort = published?.[2] ? Number(published[2]) : listenPort;
+  return {
+    listen: listenHost !== undefined ? { host: listenHost, port: listenPort ?? 5060 } : undefined,
+    /** What Via and Contact say; undefined port: the bound one. */
+    publicAddress: { host: publicHost, port: publicPort },
+    domain: (value.SIP_DOMAIN ?? publicHost ?? "localhost").toLowerCase(),
+    minExpires: value.SIP_REGISTER_MIN_EXPIRES,
+    maxExpires: value.SIP_REGISTER_MAX_EXPIRES,
+    defaultExpires: Math.min(
+      Math.max(value.SIP_REGISTER_DEFAULT_EXPIRES, value.SIP_REGISTER_MIN_EXPIRES),
+      value.SIP_REGISTER_MAX_EXPIRES,
+    ),
+    nonceLifetimeMs: value.SIP_NONCE_LIFETIME_SECONDS * 1000,
+    digestAlgorithms: value.SIP_DIGEST_ALGORITHMS,
+  };
+}
+
+export type SipSettings = ReturnType<typeof sipSettings>;
+
+/** Reports expiry limits that contradict each other, and a wildcard listener nobody could name. */
+export function checkSipSettings(value: SipFieldValues, ctx: z.RefinementCtx): void {
+  if (hostPort.exec(value.SIP_LISTEN ?? "")?.[1] === "0.0.0.0" && !value.SIP_PUBLIC_ADDRESS) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["SIP_PUBLIC_ADDRESS"],
+      message: "is required when SIP_LISTEN binds every interface (0.0.0.0)",
+    });
+  }
+  if (value.SIP_REGISTER_MIN_EXPIRES > value.SIP_REGISTER_MAX_EXPIRES) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["SIP_REGISTER_MIN_EXPIRES"],
+      message: "must not exceed SIP_REGISTER_MAX_EXPIRES",
+    });
+  }
+}

@@ -1,0 +1,272 @@
+import { randomBytes } from "node:crypto";
+import { createSocket, type Socket } from "node:dgram";
+import { createLogger, createPool, type Pool } from "@switchboard/kit";
+import { testDatabaseKinds, type TestDatabase } from "@switchboard/kit/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadCallControlSettings } from "../src/config.js";
+import { migrateCallControl } from "../src/migrations.js";
+import { createSeat } from "../src/resources/seats.js";
+import { digestHa1, digestResponse, type DigestAlgorithm } from "../src/sip/digest.js";
+import { parseMessage, unquote, type SipResponse } from "../src/sip/message.js";
+import { startSip, type RunningSip } from "../src/sip/sip-service.js";
+
+const realm = "sip.example.test";
+const logger = createLogger("sip-registrar-test", { level: "silent" });
+
+/**
+ * The registrar on a real database (PostgreSQL and PGlite) and real UDP: what the phones of
+ * test/e2e/seats-sip.test.ts do not show (refresh ordering, another seat's address, foreign
+ * domains, realm changes, limits).
+ */
+describe.each(testDatabaseKinds)("the SIP registrar on $name", (kind) => {
+  let database: TestDatabase;
+  let pool: Pool;
+  let sip: RunningSip;
+  let phone: Socket;
+  let phonePort: number;
+  const inbox: SipResponse[] = [];
+
+  beforeAll(async () => {
+    database = await kind.create("sipreg");
+    pool = createPool(database.url, { max: 4, name: "sip-registrar-test" });
+    await migrateCallControl(pool);
+    const settings = loadCallControlSettings({
+      NODE_ENV: "test",
+      SIP_LISTEN: "127.0.0.1:0",
+      SIP_DOMAIN: realm,
+      SIP_REGISTER_MIN_EXPIRES: "30",
+    }).sip;
+    sip = (await startSip({ pool, logger, settings }))!;
+    phone = createSocket("udp4");
+    phone.on("message", (data) => inbox.push(parseMessage(data) as SipResponse));
+    await new Promise<void>((resolve) => phone.bind(0, "127.0.0.1", resolve));
+    phonePort = phone.address().port;
+  });
+  afterAll(async () => {
+    phone?.close();
+    await sip?.stop();
+    await pool?.end();
+    await database?.drop();
+  });
+
+  const newSeat = async () => {
+    const { seat, sipPassword } = await createSeat(
+      pool,
+      { accountId: "acct_sip", name: "Desk" },
+      realm,
+    );
+    return { id: seat.id, password: sipPassword };
+  };
+
+  /** Sends one REGISTER and waits for its response. */
+  async function register(options: {
+    user: string;
+    callId: string;
+    cseq: number;
+    contacts?: string[];
+    expires?: number;
+    authorization?: string;
+    requestHost?: string;
+    toHost?: string;
+  }): Promise<SipResponse> {
+    const before = inbox.length;
+    const lines = [
+      `REGISTER sip:${options.requestHost ?? realm} SIP/2.0`,
+      `Via: SIP/2.0/UDP 127.0.0.1:${phonePort};branch=z9hG4bK${randomBytes(6).toString("hex")};rport`,
+      "Max-Forwards: 70",
+      `From: <sip:${options.user}@${realm}>;tag=${randomBytes(4).toString("hex")}`,
+      `To: <sip:${options.user}@${options.toHost ?? realm}>`,
+      `Call-ID: ${options.callId}`,
+      `CSeq: ${options.cseq} REGISTER`,
+      ...(options.contacts ?? []).map((c) => `Contact: ${c}`),
+      ...(options.expires === undefined ? [] : [`Expires: ${options.expires}`]),
+      ...(options.authorization ? [`Authorization: ${options.authorization}`] : []),
+      "Content-Length: 0",
+      "",
+      "",
+    ];
+    phone.send(lines.join("\r\n"), sip.endpoint.transport.port, "127.0.0.1");
+    const deadline = Date.now() + 5_000;
+    while (inbox.length === before && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const response = inbox[before];
+    if (!response) throw new Error("no response");
+    return response;
+  }
+
+  /** An Authorization answering `challenge` as `user` with `password`. */
+  function answer(
+    challenge: SipResponse,
+    user: string,
+    password: string,
+    options: { algorithm?: DigestAlgorithm; realm?: string; qop?: boolean } = {},
+  ): string {
+    const algorithm = options.algorithm ?? "MD5";
+    const offered = challenge.headers["www-authenticate"]!.find((h) => h.algorithm === algorithm)!;
+    const nonce = unquote(offered.nonce)!;
+    const uri = `sip:${realm}`;
+    const usedRealm = options.realm ?? realm;
+    const qop = options.qop ?? true;
+    const response = digestResponse({
+      algorithm,
+      ha1: digestHa1(algorithm, user, usedRealm, password),
+      nonce,
+      method: "REGISTER",
+      uri,
+      ...(qop ? { qop: "auth", nc: "00000001", cnonce: "c0ffee" } : {}),
+    });
+    return (
+      `Digest username="${user}", realm="${usedRealm}", nonce="${nonce}", uri="${uri}", ` +
+      `response="${response}", algorithm=${algorithm}` +
+      (qop ? `, qop=auth, nc=00000001, cnonce="c0ffee"` : "")
+    );
+  }
+
+  /** A challenge, then the answered REGISTER. */
+  async function authenticated(
+    seat: { id: string; password: string },
+    request: Omit<Parameters<typeof register>[0], "user" | "authorization">,
+    options: Parameters<typeof answer>[3] & { as?: { id: string; password: string } } = {},
+  ) {
+    const credentials = options.as ?? seat;
+    const challenge = await register({ ...request, user: seat.id });
+    expect(challenge.status).toBe(401);
+    return register({
+      ...request,
+      user: seat.id,
+      authorization: answer(challenge, credentials.id, credentials.password, options),
+    });
+  }
+
+  const contactOf = (port: number) => `<sip:desk@127.0.0.1:${port}>`;
+
+  it("registers, lists the live contacts with their expiry, and orders refreshes by CSeq", async () => {
+    const seat = await newSeat();
+    const ok = await authenticated(seat, {
+      callId: "order-1",
+      cseq: 10,
+      contacts: [contactOf(5071), `${contactOf(5072)};expires=40`],
+      expires: 120,
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.contact).toEqual([
+      { name: undefined, uri: "sip:desk@127.0.0.1:5071", params: { expires: "120" } },
+      { name: undefined, uri: "sip:desk@127.0.0.1:5072", params: { expires: "40" } },
+    ]);
+    // The same Call-ID with a CSeq not above the binding's: 500, nothing changes (§10.3 step 7).
+    for (const cseq of [10, 9]) {
+      const stale = await authenticated(seat, {
+        callId: "order-1",
+        cseq,
+        contacts: [contactOf(5071)],
+        expires: 0,
+      });
+      expect(stale).toMatchObject({ status: 500, reason: "Out Of Order" });
+    }
+    const removed = await authenticated(seat, {
+      callId: "order-1",
+      cseq: 11,
+      contacts: [contactOf(5071)],
+      expires: 0,
+    });
+    expect(removed.status).toBe(200);
+    expect(removed.headers.contact).toEqual([
+      { name: undefined, uri: "sip:desk@127.0.0.1:5072", params: { expires: "40" } },
+    ]);
+    const { rows } = await pool.query(
+      `SELECT contact_uri, call_id, cseq::int AS cseq, transport, source_address, source_port
+         FROM call_control.sip_registrations WHERE seat_id = $1`,
+      [seat.id],
+    );
+    expect(rows).toEqual([
+      {
+        contact_uri: "sip:desk@127.0.0.1:5072",
+        call_id: "order-1",
+        cseq: 10,
+        transport: "udp",
+        source_address: "127.0.0.1",
+        source_port: phonePort,
+      },
+    ]);
+    // No Contact: the bindings as they are.
+    const query = await authenticated(seat, { callId: "order-2", cseq: 1 });
+    expect(query.headers.contact).toHaveLength(1);
+  });
+
+  it("answers SHA-256 and MD5 credentials alike", async () => {
+    const seat = await newSeat();
+    for (const algorithm of ["SHA-256", "MD5"] as const) {
+      const ok = await authenticated(
+        seat,
+        { callId: `algo-${algorithm}`, cseq: 1, contacts: [contactOf(5080)], expires: 60 },
+        { algorithm },
+      );
+      expect(ok.status).toBe(200);
+    }
+  });
+
+  it("refuses another seat's address, a wrong realm's HA1 and an answer without qop with 403", async () => {
+    const mine = await newSeat();
+    const theirs = await newSeat();
+    const request = { callId: "forbidden", cseq: 1, contacts: [contactOf(5090)], expires: 60 };
+    expect((await authenticated(theirs, request, { as: mine })).status).toBe(403);
+    expect((await authenticated(mine, request, { qop: false })).status).toBe(403);
+    // Credentials issued under another realm (SIP_DOMAIN changed since): refused until rotated.
+    await pool.query(
+      `UPDATE call_control.seat_sip_credentials SET realm = 'old.example.test' WHERE seat_id = $1`,
+      [mine.id],
+    );
+    expect((await authenticated(mine, request)).status).toBe(403);
+    const { rows } = await pool.query(
+      `SELECT count(*)::int AS n FROM call_control.sip_registrations WHERE seat_id = ANY($1)`,
+      [[mine.id, theirs.id]],
+    );
+    expect(rows[0]).toEqual({ n: 0 });
+  });
+
+  it("answers 404 for another domain, and challenges an algorithm it does not offer", async () => {
+    const seat = await newSeat();
+    const elsewhere = await register({
+      user: seat.id,
+      callId: "x",
+      cseq: 1,
+      requestHost: "other.example.test",
+    });
+    expect(elsewhere.status).toBe(404);
+    const foreignTo = await register({
+      user: seat.id,
+      callId: "x",
+      cseq: 2,
+      toHost: "other.example.test",
+    });
+    expect(foreignTo.status).toBe(404);
+    const challenge = await register({ user: seat.id, callId: "y", cseq: 1 });
+    const sha512 = answer(challenge, seat.id, seat.password).replace(
+      "algorithm=MD5",
+      "algorithm=SHA-512-256",
+    );
+    const again = await register({ user: seat.id, callId: "y", cseq: 2, authorization: sha512 });
+    expect(again.status).toBe(401);
+  });
+
+  it("keeps at most 10 contacts per seat", async () => {
+    const seat = await newSeat();
+    const ten = Array.from({ length: 10 }, (_, i) => contactOf(6000 + i));
+    expect(
+      (await authenticated(seat, { callId: "many", cseq: 1, contacts: ten, expires: 60 })).status,
+    ).toBe(200);
+    const eleventh = await authenticated(seat, {
+      callId: "many",
+      cseq: 2,
+      contacts: [contactOf(6010)],
+      expires: 60,
+    });
+    expect(eleventh).toMatchObject({ status: 403, reason: "Too Many Registrations" });
+    const { rows } = await pool.query(
+      `SELECT count(*)::int AS n FROM call_control.sip_registrations WHERE seat_id = $1`,
+      [seat.id],
+    );
+    expect(rows[0]).toEqual({ n: 10 });
+  });
+});

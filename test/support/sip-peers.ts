@@ -1,0 +1,187 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createSocket } from "node:dgram";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/**
+ * Real SIP peers for the tests: baresip (a SIP phone, Debian's `baresip`) and SIPp (Debian's
+ * `sip-tester`), started on loopback ports and killed afterwards. `.ci/run` installs both.
+ */
+
+/** The scenarios under test/sip/. */
+export const sipScenarioDir = new URL("../sip/", import.meta.url).pathname;
+
+/** A loopback port free for both UDP and TCP right now. */
+export async function freeSipPort(): Promise<number> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const udp = createSocket("udp4");
+    const port = await new Promise<number>((resolve, reject) => {
+      udp.once("error", reject);
+      udp.bind(0, "127.0.0.1", () => resolve(udp.address().port));
+    });
+    const tcpFree = await new Promise<boolean>((resolve) => {
+      const server = createServer();
+      server.once("error", () => resolve(false));
+      server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+    });
+    await new Promise<void>((resolve) => udp.close(() => resolve()));
+    if (tcpFree) return port;
+  }
+  throw new Error("no free loopback port for UDP and TCP");
+}
+
+/** Waits for a child to exit, up to `ms`; true when it did. */
+function exited(child: ChildProcess, ms: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+export interface Baresip {
+  /** What baresip printed (its SIP trace included), for diagnosing a failure. */
+  output(): string;
+  /** SIGTERM (baresip then unregisters), SIGKILL after `graceMs`; removes its config. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/**
+ * A baresip registering `sip:<username>@<host>:<port>` with `password` every `regint` seconds
+ * (its REGISTERs ask for that expiry), from a free loopback port it picks, over UDP. Its config
+ * folder (`config` and `accounts`, see baresip(1)) is a temporary one.
+ */
+export async function startBaresip(account: {
+  username: string;
+  password: string;
+  registrar: { host: string; port: number };
+  regint?: number;
+}): Promise<Baresip> {
+  const dir = mkdtempSync(join(tmpdir(), "baresip-"));
+  // Port 0: baresip binds UDP, TCP and (on the next port) TLS; a fixed port races other tests.
+  writeFileSync(
+    join(dir, "config"),
+    [
+      "poll_method epoll",
+      "sip_listen 127.0.0.1:0",
+      "module_path /usr/lib/baresip/modules",
+      "module_app account.so",
+      "",
+    ].join("\n"),
+  );
+  const { host, port: registrarPort } = account.registrar;
+  writeFileSync(
+    join(dir, "accounts"),
+    `<sip:${account.username}@${host}:${registrarPort}>;auth_pass=${account.password};regint=${account.regint ?? 60}\n`,
+    { mode: 0o600 },
+  );
+  const child = spawn("baresip", ["-f", dir, "-s"], { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString("utf8")).slice(-200_000);
+  };
+  child.stdout.on("data", keep);
+  child.stderr.on("data", keep);
+  const started = await new Promise<Error | undefined>((resolve) => {
+    child.once("spawn", () => resolve(undefined));
+    child.once("error", resolve);
+  });
+  if (started) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`baresip did not start (is Debian's baresip installed?): ${started.message}`);
+  }
+  return {
+    output: () => output,
+    stop: async (graceMs = 3_000) => {
+      child.kill("SIGTERM");
+      if (!(await exited(child, graceMs))) {
+        child.kill("SIGKILL");
+        await exited(child, 2_000);
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface SippRun {
+  /** 0 when the one call of the scenario succeeded. */
+  code: number | null;
+  output: string;
+  /** The scenario's <log> lines. */
+  logs: string[];
+}
+
+/**
+ * Runs one call of a SIPp scenario of test/sip/ against `target`, from a free loopback port,
+ * over UDP (`u1`) or TCP (`t1`); `keys` fill the scenario's `[name]` keywords. Ends within
+ * `timeoutMs` (a timeout counts as a failure).
+ */
+export async function runSipp(options: {
+  scenario: string;
+  target: { host: string; port: number };
+  transport?: "u1" | "t1";
+  keys?: Record<string, string>;
+  timeoutMs?: number;
+}): Promise<SippRun> {
+  const dir = mkdtempSync(join(tmpdir(), "sipp-"));
+  const port = await freeSipPort();
+  const timeoutSeconds = Math.ceil((options.timeoutMs ?? 10_000) / 1000);
+  const args = [
+    `${options.target.host}:${options.target.port}`,
+    "-sf",
+    join(sipScenarioDir, options.scenario),
+    "-m",
+    "1",
+    "-i",
+    "127.0.0.1",
+    "-p",
+    String(port),
+    "-t",
+    options.transport ?? "u1",
+    "-nostdin",
+    "-timeout",
+    `${timeoutSeconds}s`,
+    "-timeout_error",
+    "-trace_logs",
+    "-log_file",
+    join(dir, "scenario.log"),
+    "-trace_err",
+    "-error_file",
+    join(dir, "errors.log"),
+    ...Object.entries(options.keys ?? {}).flatMap(([name, value]) => ["-key", name, value]),
+  ];
+  const child = spawn("sipp", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout.on("data", (chunk: Buffer) => (output = (output + chunk.toString()).slice(-50_000)));
+  child.stderr.on("data", (chunk: Buffer) => (output = (output + chunk.toString()).slice(-50_000)));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once("error", (error) =>
+      reject(new Error(`sipp did not start (is Debian's sip-tester installed?): ${error.message}`)),
+    );
+    const killer = setTimeout(() => child.kill("SIGKILL"), (timeoutSeconds + 5) * 1000);
+    child.once("exit", (exitCode) => {
+      clearTimeout(killer);
+      resolve(exitCode);
+    });
+  });
+  const read = (name: string) => {
+    try {
+      return readFileSync(join(dir, name), "utf8");
+    } catch {
+      return "";
+    }
+  };
+  const logs = read("scenario.log")
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean);
+  const errors = read("errors.log");
+  const leftovers = readdirSync(dir).join(", ");
+  rmSync(dir, { recursive: true, force: true });
+  return { code, output: `${output}\n${errors}\n(files: ${leftovers})`, logs };
+}
