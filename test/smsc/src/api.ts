@@ -96,9 +96,10 @@ export interface TestSmsc {
   /** Destroys every session's socket at once; resolves when all are closed. */
   dropConnections(): Promise<void>;
   /**
-   * After `n` more accepted submits, destroys every socket as soon as the n-th answer is
-   * written; what arrives in between is lost unanswered and unrecorded (but for `pdus`, where
-   * it is marked `dropped`), like PDUs in flight on a broken connection.
+   * After `n` more accepted submits, closes every connection as soon as the n-th answer is
+   * written (after the answers already sent, which arrive); what arrives in between is lost
+   * unanswered and unrecorded (but for `pdus`, where it is marked `dropped`), like PDUs in
+   * flight on a broken connection.
    */
   dropAfterSubmits(n: number): void;
   /** While on, every bind is refused with ESME_RBINDFAIL. */

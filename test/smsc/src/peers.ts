@@ -150,6 +150,24 @@ export class Peers {
     });
   }
 
+  /**
+   * Closes every connection after what was already written (FIN, no unbind): the answers sent
+   * before arrive, whatever arrives from now on is lost unanswered. Resolves when all are closed
+   * (destroyed after 2 s if the peer never closes its side).
+   */
+  closeAll(): Promise<void> {
+    const closing = [...this.byId.values()].map((peer) => {
+      peer.dead = true;
+      const socket = peer.session.socket;
+      if (socket.destroyed) return Promise.resolve();
+      const closed = once(socket, "close");
+      socket.end();
+      const timer = setTimeout(() => socket.destroy(), 2_000);
+      return closed.then(() => clearTimeout(timer));
+    });
+    return Promise.all(closing).then(() => undefined);
+  }
+
   /** Destroys every socket at once (no unbind, no FIN): resolves when all are closed. */
   destroyAll(): Promise<void> {
     const closing = [...this.byId.values()].map((peer) => {

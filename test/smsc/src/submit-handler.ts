@@ -73,7 +73,9 @@ export function createSubmitHandler(context: SubmitHandlerContext): SubmitHandle
 
   /**
    * dropAfterSubmits: once the last accepted answer is written (or after 100 ms if the write
-   * stalls) every socket is destroyed; until then whatever arrives is lost, as in flight.
+   * stalls) every connection is closed after its answers (a destroyed socket with unread data
+   * resets the connection, and the reset would throw away answers the ESME had not read yet:
+   * SMPP 3.4 cannot tell such a submit from one never taken). What arrives meanwhile is lost.
    */
   const breakAfter = (): (() => void) => {
     peers.breaking = true;
@@ -83,7 +85,7 @@ export function createSubmitHandler(context: SubmitHandlerContext): SubmitHandle
       if (done) return;
       done = true;
       const sessions = peers.size;
-      void peers.destroyAll().then(() => {
+      void peers.closeAll().then(() => {
         peers.breaking = false;
         emit({ type: "drop", sessions, lost: lostInDrop });
       });

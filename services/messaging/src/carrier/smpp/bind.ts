@@ -173,12 +173,22 @@ export class SmppBind {
         reject(new BindLostError("the connection to the SMSC is not writable"));
         return;
       }
-      const timer = setTimeout(() => {
-        this.pending.delete(pdu.sequence_number);
-        reject(new BindLostError(`no ${pdu.command}_resp within the response timeout`));
-        this.logger.warn({ command: pdu.command }, "the SMSC did not answer in time; rebinding");
-        session.destroy();
-      }, this.config.responseTimeoutMs);
+      // After a stalled event loop, timers run before the socket is read: the answer may be
+      // waiting in the socket. setImmediate runs after the reads, so only a real silence counts.
+      const timer = setTimeout(
+        () =>
+          setImmediate(() => {
+            if (this.pending.get(pdu.sequence_number)?.timer !== timer) return;
+            this.pending.delete(pdu.sequence_number);
+            reject(new BindLostError(`no ${pdu.command}_resp within the response timeout`));
+            this.logger.warn(
+              { command: pdu.command },
+              "the SMSC did not answer in time; rebinding",
+            );
+            session.destroy();
+          }),
+        this.config.responseTimeoutMs,
+      );
       this.pending.set(pdu.sequence_number, { resolve, reject, timer });
     });
   }
