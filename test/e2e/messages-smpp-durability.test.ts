@@ -19,12 +19,17 @@ import { eventually } from "@switchboard/test-support/waiting";
 
 const messagingMain = resolve(import.meta.dirname, "../../services/messaging/dist/main.js");
 
-/** Sends `count` SMS of distinct texts ("<prefix> <i>") to consenting handsets, `parallel` at once. */
+/**
+ * Sends `count` SMS of distinct texts ("<prefix> <i>") from a new number of the account to
+ * consenting handsets, `parallel` at once, through the gateway; returns the message ids.
+ */
 async function sendMany(
   p: MessagingPlatform,
-  token: string,
-  options: { from: string; templateId: string; count: number; prefix: string; parallel: number },
+  options: { count: number; prefix: string; parallel: number },
 ): Promise<string[]> {
+  const token = await p.token();
+  const from = await ownNumber(p, token, ["sms"]);
+  const template = await createTemplate(p, token, "{{text}}", ["sms"]);
   const handsets = Array.from({ length: 20 }, () => handset(0));
   const consents = await Promise.all(handsets.map((to) => createConsent(p, token, to)));
   const ids: string[] = [];
@@ -36,8 +41,8 @@ async function sendMany(
         const response = await send(p, token, {
           channel: "sms",
           to: handsets[index % handsets.length],
-          from: options.from,
-          template_id: options.templateId,
+          from,
+          template_id: template.id,
           variables: { text: `${options.prefix} ${index}` },
           consent_id: consents[index % handsets.length]!.id,
         });
@@ -63,6 +68,14 @@ function peakOutstanding(smsc: TestSmsc): number {
   }
   return peak;
 }
+
+/** Waits until every message of `ids` is delivered (or the time is up); the final counts. */
+const deliveredAll = (p: MessagingPlatform, ids: string[], timeoutMs: number) =>
+  eventually(
+    () => statuses(p, ids),
+    (counts) => counts.delivered === ids.length,
+    timeoutMs,
+  );
 
 async function statuses(p: MessagingPlatform, ids: string[]): Promise<Record<string, number>> {
   const { rows } = await p.pool.query<{ status: string; n: number }>(
@@ -92,14 +105,9 @@ describe("the smpp carrier under a lost bind and across replicas (PostgreSQL + R
     // Receipts at once: they race the commit of `sent`, and must still be applied.
     smsc = await startTestSmsc({ ...smscCredentials, receiptDelayMs: 0 });
     p = await startMessagingPlatform({ env: smppEnv(smsc, { SMPP_THROUGHPUT: "5000" }) });
-    const token = await p.token();
-    const from = await ownNumber(p, token, ["sms"]);
-    const template = await createTemplate(p, token, "{{text}}", ["sms"]);
     await smsc.waitFor((s) => s.bound() > 0);
     smsc.dropAfterSubmits(250);
-    const sending = sendMany(p, token, {
-      from,
-      templateId: template.id,
+    const sending = sendMany(p, {
       count: 1_000,
       prefix: "burst",
       parallel: 16,
@@ -109,11 +117,7 @@ describe("the smpp carrier under a lost bind and across replicas (PostgreSQL + R
     server.dropAfterSubmits(300);
     const ids = await sending;
     const platform = p;
-    const final = await eventually(
-      () => statuses(platform, ids),
-      (counts) => counts.delivered === 1_000,
-      120_000,
-    );
+    const final = await deliveredAll(platform, ids, 120_000);
     expect(final).toEqual({ delivered: 1_000 });
     const texts = server.submits.map((s) => s.text).filter((t) => t.startsWith("burst "));
     expect(texts).toHaveLength(1_000);
@@ -128,21 +132,12 @@ describe("the smpp carrier under a lost bind and across replicas (PostgreSQL + R
     smsc = await startTestSmsc({ ...smscCredentials, receiptDelayMs: 10, submitDelayMs: 50 });
     p = await startMessagingPlatform({ env: smppEnv(smsc, { SMPP_WINDOW: "4" }) });
     const platform = p;
-    const token = await platform.token();
-    const from = await ownNumber(platform, token, ["sms"]);
-    const template = await createTemplate(platform, token, "{{text}}", ["sms"]);
-    const ids = await sendMany(platform, token, {
-      from,
-      templateId: template.id,
+    const ids = await sendMany(platform, {
       count: 60,
       prefix: "windowed",
       parallel: 16,
     });
-    await eventually(
-      () => statuses(platform, ids),
-      (counts) => counts.delivered === 60,
-      30_000,
-    );
+    await deliveredAll(platform, ids, 30_000);
     expect(peakOutstanding(smsc)).toBe(4);
   });
 
@@ -152,12 +147,7 @@ describe("the smpp carrier under a lost bind and across replicas (PostgreSQL + R
     p = await startMessagingPlatform({ env: smppEnv(smsc) });
     const platform = p;
     const server = smsc;
-    const token = await platform.token();
-    const from = await ownNumber(platform, token, ["sms"]);
-    const template = await createTemplate(platform, token, "{{text}}", ["sms"]);
-    const ids = await sendMany(platform, token, {
-      from,
-      templateId: template.id,
+    const ids = await sendMany(platform, {
       count: 5,
       prefix: "patient",
       parallel: 5,
@@ -170,11 +160,7 @@ describe("the smpp carrier under a lost bind and across replicas (PostgreSQL + R
     expect(server.submits).toHaveLength(0);
     expect((await statuses(platform, ids)).delivered).toBeUndefined();
     server.refuseBinds(false);
-    const final = await eventually(
-      () => statuses(platform, ids),
-      (counts) => counts.delivered === 5,
-      20_000,
-    );
+    const final = await deliveredAll(platform, ids, 20_000);
     expect(final).toEqual({ delivered: 5 });
     expect(server.submits.filter((s) => s.text.startsWith("patient "))).toHaveLength(5);
   });
@@ -203,21 +189,12 @@ describe("the smpp carrier under a lost bind and across replicas (PostgreSQL + R
     });
     const server = smsc;
     await server.waitFor((s) => s.bound() >= 2, 30_000);
-    const token = await platform.token();
-    const from = await ownNumber(platform, token, ["sms"]);
-    const template = await createTemplate(platform, token, "{{text}}", ["sms"]);
-    const ids = await sendMany(platform, token, {
-      from,
-      templateId: template.id,
+    const ids = await sendMany(platform, {
       count: 80,
       prefix: "paced",
       parallel: 8,
     });
-    await eventually(
-      () => statuses(platform, ids),
-      (counts) => counts.delivered === 80,
-      60_000,
-    );
+    await deliveredAll(platform, ids, 60_000);
     const paced = server.submits.filter((s) => s.text.startsWith("paced "));
     expect(paced).toHaveLength(80);
     // The SMSC counts arrivals; the carrier paces submits 2 % under the rate (20 ms a second),

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import {
   appendEvent,
+  onOutboxCommitted,
   platformConsumerGroups,
   startOutboxRelay,
   type Backoff,
@@ -85,21 +86,26 @@ export function startOutbox(options: {
       batchSize: 200,
       pollIntervalMs: options.pollIntervalMs,
       listen: false,
+      wakeOnCommit: false,
     }),
   );
+  const wake = () => {
+    if (wakeTimer) return;
+    wakeTimer = setTimeout(() => {
+      wakeTimer = undefined;
+      for (const relay of relays) relay.wake();
+    }, coalesceMs);
+    wakeTimer.unref();
+  };
+  // Commits that appended wake the relays through the same coalescing timer, once per batch.
+  const unregister = onOutboxCommitted(SCHEMA, wake);
   return {
     append: async (client, event) => {
       await appendEvent(client, SCHEMA, event, { notify: false });
     },
-    wake: () => {
-      if (wakeTimer) return;
-      wakeTimer = setTimeout(() => {
-        wakeTimer = undefined;
-        for (const relay of relays) relay.wake();
-      }, coalesceMs);
-      wakeTimer.unref();
-    },
+    wake,
     stop: async () => {
+      unregister();
       clearTimeout(wakeTimer);
       await Promise.all(relays.map((relay) => relay.stop()));
     },

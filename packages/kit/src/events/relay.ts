@@ -30,6 +30,11 @@ export interface OutboxRelayOptions {
   idlePollMaxMs?: number;
   /** Wake on NOTIFY from appendEvent (default true; polling remains the floor). */
   listen?: boolean;
+  /**
+   * Wake when a commit in this process appended to the outbox (default true). A service that
+   * batches its wake-ups registers its own with onOutboxCommitted and turns this off.
+   */
+  wakeOnCommit?: boolean;
 }
 
 export interface OutboxRelayStats {
@@ -121,7 +126,8 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       return rows.length;
     });
 
-  const unregister = onOutboxCommitted(schema, wake);
+  const unregister =
+    options.wakeOnCommit === false ? () => undefined : onOutboxCommitted(schema, wake);
   const listener =
     options.listen === false
       ? undefined

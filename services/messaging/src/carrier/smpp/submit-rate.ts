@@ -16,6 +16,7 @@ import { Redis } from "ioredis";
  */
 export class SubmitRate {
   private readonly limit: BucketLimit;
+  private readonly key: string;
   private readonly store: BucketStore;
   private readonly redis: Redis | undefined;
   private queue: Promise<void> = Promise.resolve();
@@ -36,8 +37,6 @@ export class SubmitRate {
       this.store = new MemoryBucketStore();
     }
   }
-
-  private readonly key: string;
 
   /** Resolves when this replica may send one more submit_sm. */
   take(): Promise<void> {
