@@ -119,7 +119,9 @@ describe("the SIP endpoint on loopback (UDP and TCP)", () => {
   });
 
   it("stops: the sockets close, open TCP connections too, and the port is free again", async () => {
-    const other = await startSipEndpoint({ host: "127.0.0.1", port: 0, logger, handlers: {} });
+    // Below the kernel's ephemeral range, so no other process's outgoing socket takes the port
+    // between stop and restart.
+    const other = await startBelowEphemeralRange();
     const port = other.transport.port;
     const socket = connect(port, "127.0.0.1");
     await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
@@ -134,3 +136,14 @@ describe("the SIP endpoint on loopback (UDP and TCP)", () => {
     await again.stop();
   });
 });
+
+async function startBelowEphemeralRange() {
+  for (let attempt = 0; ; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    try {
+      return await startSipEndpoint({ host: "127.0.0.1", port, logger, handlers: {} });
+    } catch (error) {
+      if (attempt >= 50 || !/EADDRINUSE/.test(String(error))) throw error;
+    }
+  }
+}

@@ -54,7 +54,6 @@ const maxTcpConnections = 10_000;
  */
 export async function startSipTransport(options: SipTransportOptions): Promise<SipTransport> {
   const { logger } = options;
-  const udp = createSocket({ type: isIPv6(options.host) ? "udp6" : "udp4" });
   const connections = new Map<string, Socket>();
   const flowKey = (address: string, port: number) => `${address}|${port}`;
 
@@ -71,14 +70,14 @@ export async function startSipTransport(options: SipTransportOptions): Promise<S
     }
   };
 
-  udp.on("message", (data, remote) => {
+  const onDatagram = (data: Buffer, remote: { address: string; port: number }) => {
     const message = parseMessage(data);
     if (!message) {
       logger.debug({ address: remote.address, port: remote.port }, "sip: dropped a datagram");
       return;
     }
     deliver(message, { transport: "udp", address: remote.address, port: remote.port });
-  });
+  };
 
   const tcp: Server = createServer((socket) => {
     const address = socket.remoteAddress;
@@ -125,14 +124,26 @@ export async function startSipTransport(options: SipTransportOptions): Promise<S
     });
   });
 
-  const port = await bindUdp(udp, options.host, options.port).catch((error: unknown) => {
-    udp.close();
-    throw error;
-  });
-  await listenTcp(tcp, options.host, port).catch((error: unknown) => {
-    udp.close();
-    throw error;
-  });
+  // Port 0 lets the kernel pick the UDP port; its TCP twin may already be taken, so pick again.
+  const attempts = options.port === 0 ? 20 : 1;
+  let bound: { udp: UdpSocket; port: number } | undefined;
+  for (let attempt = 1; !bound; attempt++) {
+    const socket = createSocket({ type: isIPv6(options.host) ? "udp6" : "udp4" });
+    const port = await bindUdp(socket, options.host, options.port).catch((error: unknown) => {
+      socket.close();
+      throw error;
+    });
+    try {
+      await listenTcp(tcp, options.host, port);
+      bound = { udp: socket, port };
+    } catch (error) {
+      socket.close();
+      if (attempt >= attempts || (error as NodeJS.ErrnoException).code !== "EADDRINUSE")
+        throw error;
+    }
+  }
+  const { udp, port } = bound;
+  udp.on("message", onDatagram);
   udp.on("error", (error) => logger.warn({ err: error }, "sip: udp socket error"));
   tcp.on("error", (error) => logger.warn({ err: error }, "sip: tcp listener error"));
 
