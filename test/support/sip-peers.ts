@@ -13,14 +13,23 @@ import { join } from "node:path";
 /** The scenarios under test/sip/. */
 export const sipScenarioDir = new URL("../sip/", import.meta.url).pathname;
 
-/** A loopback port free for both UDP and TCP right now. */
+/**
+ * A loopback port free for both UDP and TCP right now, below the kernel's ephemeral range
+ * (32768–60999): a port the kernel hands out could go to another process's outgoing socket
+ * before the peer that is given it binds.
+ */
 export async function freeSipPort(): Promise<number> {
-  for (let attempt = 0; attempt < 20; attempt++) {
+  for (let attempt = 0; attempt < 50; attempt++) {
     const udp = createSocket("udp4");
-    const port = await new Promise<number>((resolve, reject) => {
-      udp.once("error", reject);
-      udp.bind(0, "127.0.0.1", () => resolve(udp.address().port));
+    const candidate = 20_000 + Math.floor(Math.random() * 12_000);
+    const port = await new Promise<number | undefined>((resolve) => {
+      udp.once("error", () => resolve(undefined));
+      udp.bind(candidate, "127.0.0.1", () => resolve(udp.address().port));
     });
+    if (port === undefined) {
+      udp.close();
+      continue;
+    }
     const tcpFree = await new Promise<boolean>((resolve) => {
       const server = createServer();
       server.once("error", () => resolve(false));
