@@ -1307,6 +1307,7 @@ export interface components {
             | "call_rejected"
             | "no_route"
             | "network_error"
+            | "seat_unavailable"
           )
         | null;
       hangup_source: ("caller" | "callee" | "platform") | null;
