@@ -77,7 +77,7 @@ export async function startCallControl(options: CallControlOptions): Promise<Run
     pollIntervalMs: settings.timers.pollIntervalMs,
     batchSize: settings.timers.batchSize,
   });
-  const carrier = createCarrier(settings);
+  const carrier = createCarrier(settings, { sip, logger });
   const engine = createCallEngine({ pool, runner: timers, carrier, logger });
   await recoverOrphanedCalls({ pool, engine, logger });
   timers.start();

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "@switchboard/kit";
-import type { SipMessage, SipRequest, SipResponse } from "./message.js";
+import type { SipMessage, SipRequest, SipResponse, Via } from "./message.js";
 import type { SipFlow } from "./transport.js";
 
 /**
@@ -34,9 +34,15 @@ export interface ClientTransaction {
 export interface ClientTransactionLayer {
   /**
    * Sends `request` to `flow` in a new client transaction. The request has no Via: the layer
-   * adds the top Via (`sentBy`, a new branch, rport).
+   * adds the top Via (our address, a new branch, rport); `via` names them instead (a branch
+   * recorded before sending; a CANCEL repeating another process's INVITE).
    */
-  send(request: SipRequest, flow: SipFlow, events: ClientTransactionEvents): ClientTransaction;
+  send(
+    request: SipRequest,
+    flow: SipFlow,
+    events: ClientTransactionEvents,
+    via?: { branch: string; sentBy?: string },
+  ): ClientTransaction;
   /** A response from the network; false when no transaction of ours matches it. */
   receive(response: SipResponse): boolean;
   /** Drops every transaction and its timers (nothing more is reported). */
@@ -114,22 +120,18 @@ export function createClientTransactions(
     });
   };
 
-  const start = (request: SipRequest, flow: SipFlow, events: ClientTransactionEvents) => {
-    const branch = newClientBranch();
-    const [host, port] = splitSentBy(options.sentBy());
+  const start = (
+    request: SipRequest,
+    flow: SipFlow,
+    events: ClientTransactionEvents,
+    via?: { branch: string; sentBy?: string },
+  ) => {
+    const branch = via?.branch ?? newClientBranch();
     const sent: SipRequest = {
       ...request,
       headers: {
         ...request.headers,
-        via: [
-          {
-            version: "2.0",
-            protocol: flow.transport.toUpperCase(),
-            host,
-            ...(port !== undefined ? { port } : {}),
-            params: { branch, rport: null },
-          },
-        ],
+        via: [topVia(via?.sentBy ?? options.sentBy(), flow, branch)],
       },
     };
     const entry: Entry = {
@@ -229,8 +231,8 @@ export function createClientTransactions(
   };
 
   return {
-    send(request, flow, events) {
-      const entry = start(request, flow, events);
+    send(request, flow, events, via) {
+      const entry = start(request, flow, events, via);
       return {
         branch: String(entry.request.headers.via[0]!.params.branch),
         request: entry.request,
@@ -260,9 +262,16 @@ export function createClientTransactions(
   };
 }
 
-function splitSentBy(sentBy: string): [string, number | undefined] {
+/** A Via of ours: `sentBy` (`host[:port]`), the flow's transport, `branch`, rport asked. */
+export function topVia(sentBy: string, flow: SipFlow, branch: string): Via {
   const match = /^(.*):(\d+)$/.exec(sentBy);
-  return match ? [match[1]!, Number(match[2])] : [sentBy, undefined];
+  return {
+    version: "2.0",
+    protocol: flow.transport.toUpperCase(),
+    host: match ? match[1]! : sentBy,
+    ...(match ? { port: Number(match[2]) } : {}),
+    params: { branch, rport: null },
+  };
 }
 
 /** The headers a CANCEL or a non-2xx ACK copy from the INVITE (RFC 3261 §9.1, §17.1.1.3). */

@@ -1,0 +1,526 @@
+import { randomBytes } from "node:crypto";
+import type { Logger } from "@switchboard/kit";
+import type { Hangup } from "../calls/states.js";
+import type { DueAction } from "../scheduler/action-runner.js";
+import type { Tx } from "../scheduler/tx.js";
+import {
+  newClientBranch,
+  type ClientTransaction,
+  type ClientTransactionEvents,
+} from "../sip/client-transactions.js";
+import { answerChallenge } from "../sip/digest.js";
+import { ackFor2xx, cancelOf, inDialogRequest, inviteOf } from "../sip/dialog-requests.js";
+import {
+  confirmDialog,
+  dialogsOf,
+  flowOf,
+  insertDialog,
+  markAcked,
+  reinvited,
+  strandedCalls,
+  terminateDialog,
+  type Dialog,
+  type DialogLeg,
+  type NewDialog,
+} from "../sip/dialogs.js";
+import sip from "sip";
+import { newTag, type SipRequest, type SipResponse } from "../sip/message.js";
+import { refusingAnswer } from "../sip/sdp.js";
+import type { RunningSip } from "../sip/sip-service.js";
+import type { SipTrunk } from "../sip/sip-settings.js";
+import type { SipFlow } from "../sip/transport.js";
+import type { CarrierAdapter, CarrierEvents, CarrierTimers, DialRequest } from "./carrier.js";
+import { handleInDialogRequests } from "./sip-in-dialog.js";
+import { hangupForFailure, hangupForStatus } from "./sip-causes.js";
+
+const kinds = { invitePhone: "sip.invite_phone", closeLegs: "sip.close_legs" } as const;
+const liveStatuses = ["queued", "initiated", "ringing", "in_progress"];
+const legs: DialogLeg[] = ["phone", "trunk"];
+/** Digest challenges answered per call before the trunk's refusal counts as final. */
+const maxChallenges = 2;
+
+/** What the trunk's INVITE needs from the dial (kept in the dial's durable action). */
+interface DialPayload {
+  seat_id: string | null;
+  to: string;
+  from: string;
+  identity: string;
+  identity_info: string;
+}
+
+/** This process's part of a call being set up: its client transactions and the ACKs it sent. */
+interface Setup {
+  invites: Partial<Record<DialogLeg, ClientTransaction>>;
+  /** Sent again for each retransmitted 2xx. */
+  acks: Partial<Record<DialogLeg, { ack: SipRequest; flow: SipFlow }>>;
+  answered: Set<DialogLeg>;
+  challenges: number;
+}
+
+/**
+ * The `sip` voice carrier (docs/api.md "Voice over SIP"): outbound calls by third-party call
+ * control (RFC 3725 flow I). The seat's phone is INVITEd without SDP; its 200 carries the
+ * offer, which goes to the trunk in an INVITE with the PASSporT in `Identity`; the trunk's 200
+ * is ACKed and its answer goes to the phone in the phone's ACK. Each leg's dialog is a row of
+ * call_control.sip_dialogs written before its first packet, and every packet goes after the
+ * transaction that records it committed, so another replica (or this one after a restart) can
+ * end it with BYE or CANCEL.
+ */
+export function createSipCarrier(options: {
+  sip: RunningSip;
+  trunk: SipTrunk;
+  domain: string;
+  logger: Logger;
+}): CarrierAdapter {
+  const { sip, trunk, domain, logger } = options;
+  const endpoint = sip.endpoint;
+  const owner = sip.publicAddress;
+  const ownerHost = owner.replace(/:\d+$/, "");
+  const instance = randomBytes(8).toString("hex");
+  const contact = [{ uri: `sip:switchboard@${owner}`, params: {} }];
+  const setups = new Map<string, Setup>();
+  let events: CarrierEvents | undefined;
+
+  const attached = (): CarrierEvents => {
+    if (!events) throw new Error("the sip carrier is not attached");
+    return events;
+  };
+  const setupOf = (callId: string): Setup => {
+    let setup = setups.get(callId);
+    if (!setup) {
+      setup = { invites: {}, acks: {}, answered: new Set(), challenges: 0 };
+      setups.set(callId, setup);
+    }
+    return setup;
+  };
+  /** Work on the network's behalf, in its own transaction; a failure is logged, not thrown. */
+  const react = (callId: string, work: (tx: Tx) => Promise<void>) => {
+    attached()
+      .transaction(work)
+      .catch((error: unknown) => logger.error({ err: error, callId }, "sip: a call step failed"));
+  };
+  const send = (request: SipRequest, flow: SipFlow) => {
+    if (!endpoint.transport.send(request, flow)) {
+      logger.debug({ method: request.method }, "sip: no connection to the leg");
+    }
+  };
+  /** Sends the ACK of a leg's 2xx, and keeps it for the 2xx's retransmissions. */
+  const sendAck = (dialog: Dialog, ack: SipRequest) => {
+    const flow = flowOf(dialog);
+    setupOf(dialog.call_id).acks[dialog.leg] = { ack, flow };
+    send(ack, flow);
+  };
+  const quietly: ClientTransactionEvents = {
+    onResponse: () => undefined,
+    onFailure: () => undefined,
+  };
+
+  /** The call's status, its row locked (the order every call transaction takes). */
+  const lockCall = async (tx: Tx, callId: string) => {
+    const { rows } = await tx.client.query<{ status: string }>(
+      `SELECT status FROM call_control.calls WHERE id = $1 FOR UPDATE`,
+      [callId],
+    );
+    return rows[0]?.status;
+  };
+  const ended = (tx: Tx, callId: string, hangup: Hangup) =>
+    attached().onCarrierEvent(tx, { type: "ended", callId, at: new Date(), hangup });
+
+  /**
+   * Ends one leg: marks it terminated and, after commit, CANCELs its pending INVITE or sends
+   * its BYE (after the ACK its 2xx still waits for, refusing the phone's offer).
+   */
+  const closeLeg = async (tx: Tx, callId: string, leg: DialogLeg) => {
+    const row = await terminateDialog(tx.client, callId, leg);
+    if (!row) return;
+    tx.afterCommit(() => {
+      if (row.previous_state === "calling") {
+        const pending = setups.get(callId)?.invites[leg];
+        if (pending && row.owner_instance === instance) {
+          pending.cancel();
+          return;
+        }
+        const cancel = cancelOf(row);
+        endpoint.client.send(cancel.request, flowOf(row), quietly, {
+          branch: cancel.branch,
+          sentBy: cancel.sentBy,
+        });
+        return;
+      }
+      if (!row.acked) {
+        const refusal = row.remote_sdp ? refusingAnswer(row.remote_sdp) : undefined;
+        sendAck(row, ackFor2xx(row, owner, refusal));
+      }
+      endpoint.client.send(
+        inDialogRequest(row, "BYE", row.local_cseq, { contact }),
+        flowOf(row),
+        quietly,
+      );
+    });
+  };
+  const closeLegs = async (tx: Tx, callId: string) => {
+    for (const leg of legs) await closeLeg(tx, callId, leg);
+  };
+
+  /** A 2xx for a leg already given up (its CANCEL crossed the answer): ACK it, then BYE. */
+  const dropLateAnswer = (row: Dialog, response: SipResponse) => {
+    const answered: Dialog = {
+      ...row,
+      remote_tag: String(response.headers.to.params.tag ?? ""),
+      remote_target: remoteTarget(response),
+      route_set: routeSetOf(response),
+    };
+    const refusal = response.content ? refusingAnswer(response.content) : undefined;
+    sendAck(answered, ackFor2xx(answered, owner, refusal));
+    endpoint.client.send(
+      inDialogRequest(answered, "BYE", row.local_cseq + 1, { contact }),
+      flowOf(answered),
+      quietly,
+    );
+  };
+
+  // ---- the phone leg ----
+
+  const startLeg = (
+    dialog: Dialog | NewDialog,
+    request: SipRequest,
+    onResponse: (response: SipResponse) => void,
+    onFailure: (reason: "timeout" | "transport") => void,
+  ) => {
+    const flow = {
+      transport: dialog.flow_transport,
+      address: dialog.flow_address,
+      port: dialog.flow_port,
+    };
+    setupOf(dialog.call_id).invites[dialog.leg] = endpoint.client.send(
+      request,
+      flow,
+      { onResponse, onFailure },
+      { branch: dialog.invite_branch },
+    );
+  };
+
+  const invitePhone = async (tx: Tx, action: DueAction) => {
+    const callId = action.callId;
+    const dial = action.payload as unknown as DialPayload;
+    const status = await lockCall(tx, callId);
+    if (status !== "initiated" && status !== "ringing") return;
+    const phone = dial.seat_id ? await registeredPhone(tx, dial.seat_id) : undefined;
+    if (!phone) {
+      await ended(tx, callId, { cause: "seat_unavailable", source: "platform", sipCode: null });
+      return;
+    }
+    const dialog: NewDialog = {
+      call_id: callId,
+      leg: "phone",
+      sip_call_id: `${randomBytes(16).toString("hex")}@${ownerHost}`,
+      local_tag: newTag(),
+      local_uri: `sip:${dial.to}@${domain}`,
+      remote_uri: `sip:${dial.seat_id}@${domain}`,
+      invite_uri: phone.contact_uri,
+      invite_branch: newClientBranch(),
+      invite_sent_by: owner,
+      invite_cseq: 1,
+      local_cseq: 1,
+      flow_transport: phone.transport,
+      flow_address: phone.source_address,
+      flow_port: phone.source_port,
+      remote_sdp: null,
+      state: "calling",
+      owner_address: owner,
+      owner_instance: instance,
+    };
+    if (!(await insertDialog(tx.client, dialog))) return; // a repeat of the dial
+    tx.afterCommit(() =>
+      startLeg(
+        dialog,
+        inviteOf(dialog as Dialog, { contact }),
+        (response) => onPhoneResponse(callId, dial, response),
+        (reason) => onLegFailed(callId, "phone", hangupForFailure(reason, "caller")),
+      ),
+    );
+  };
+
+  const onPhoneResponse = (callId: string, dial: DialPayload, response: SipResponse) => {
+    if (response.status < 200) return;
+    const setup = setupOf(callId);
+    if (response.status >= 300) {
+      onLegFailed(callId, "phone", hangupForStatus(response.status, "caller"));
+      return;
+    }
+    const sent = setup.acks.phone;
+    if (sent) {
+      send(sent.ack, sent.flow);
+      return;
+    }
+    if (setup.answered.has("phone")) return; // a retransmission while the trunk is asked
+    setup.answered.add("phone");
+    react(callId, async (tx) => {
+      const status = await lockCall(tx, callId);
+      const offer = response.content || undefined;
+      const phone = await confirmDialog(tx.client, callId, "phone", {
+        tag: String(response.headers.to.params.tag ?? ""),
+        target: remoteTarget(response),
+        routeSet: routeSetOf(response),
+        sdp: offer,
+      });
+      if (!phone) {
+        const [row] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "phone");
+        if (row) tx.afterCommit(() => dropLateAnswer(row, response));
+        return;
+      }
+      if (!status || !liveStatuses.includes(status)) {
+        await closeLeg(tx, callId, "phone");
+        return;
+      }
+      if (!offer) {
+        // 3pcc needs the phone's offer in its 200 (RFC 3725 flow I): without one, nothing to send.
+        await ended(tx, callId, { cause: "network_error", source: "caller", sipCode: 200 });
+        await closeLeg(tx, callId, "phone");
+        return;
+      }
+      const invite = inviteTrunkDialog(callId, dial, offer);
+      if (!(await insertDialog(tx.client, invite))) return;
+      tx.afterCommit(() => startTrunk(invite as Dialog, dial));
+    });
+  };
+
+  // ---- the trunk leg ----
+
+  const inviteTrunkDialog = (callId: string, dial: DialPayload, offer: string): NewDialog => {
+    const uri = `sip:${dial.to}@${trunk.host}:${trunk.port};user=phone`;
+    return {
+      call_id: callId,
+      leg: "trunk",
+      sip_call_id: `${randomBytes(16).toString("hex")}@${ownerHost}`,
+      local_tag: newTag(),
+      local_uri: `sip:${dial.from}@${ownerHost};user=phone`,
+      remote_uri: uri,
+      invite_uri: uri,
+      invite_branch: newClientBranch(),
+      invite_sent_by: owner,
+      invite_cseq: 1,
+      local_cseq: 1,
+      flow_transport: "udp",
+      flow_address: trunk.host,
+      flow_port: trunk.port,
+      remote_sdp: offer,
+      state: "calling",
+      owner_address: owner,
+      owner_instance: instance,
+    };
+  };
+
+  const startTrunk = (
+    dialog: Dialog,
+    dial: DialPayload,
+    authorization?: Record<string, unknown>,
+  ) => {
+    const identity = `${dial.identity};info=<${dial.identity_info}>;alg=ES256;ppt=shaken`;
+    startLeg(
+      dialog,
+      inviteOf(dialog, { contact, identity, ...authorization }, dialog.remote_sdp ?? undefined),
+      (response) => onTrunkResponse(dialog, dial, response),
+      (reason) => onLegFailed(dialog.call_id, "trunk", hangupForFailure(reason, "callee")),
+    );
+  };
+
+  const onTrunkResponse = (dialog: Dialog, dial: DialPayload, response: SipResponse) => {
+    const callId = dialog.call_id;
+    const setup = setupOf(callId);
+    const status = response.status;
+    if (status === 180 || status === 183) {
+      react(callId, (tx) =>
+        attached().onCarrierEvent(tx, { type: "ringing", callId, at: new Date() }),
+      );
+      return;
+    }
+    if (status < 200) return;
+    if (status >= 300) {
+      if ((status === 401 || status === 407) && answerTrunkChallenge(dialog, dial, response)) {
+        return;
+      }
+      onLegFailed(callId, "trunk", hangupForStatus(status, "callee"));
+      return;
+    }
+    const sent = setup.acks.trunk;
+    if (sent) {
+      send(sent.ack, sent.flow);
+      return;
+    }
+    if (setup.answered.has("trunk")) return;
+    setup.answered.add("trunk");
+    react(callId, async (tx) => {
+      const callStatus = await lockCall(tx, callId);
+      const answered = await confirmDialog(tx.client, callId, "trunk", {
+        tag: String(response.headers.to.params.tag ?? ""),
+        target: remoteTarget(response),
+        routeSet: routeSetOf(response),
+      });
+      if (!answered) {
+        const [row] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "trunk");
+        if (row) tx.afterCommit(() => dropLateAnswer({ ...row, remote_sdp: null }, response));
+        return;
+      }
+      await markAcked(tx.client, callId, "trunk");
+      const trunkAnswerAck = ackFor2xx(answered, owner);
+      tx.afterCommit(() => sendAck(answered, trunkAnswerAck));
+      if (!callStatus || !liveStatuses.includes(callStatus)) {
+        await closeLegs(tx, callId);
+        return;
+      }
+      const [phone] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "phone");
+      if (!phone || phone.state !== "confirmed") {
+        await ended(tx, callId, { cause: "network_error", source: "platform", sipCode: null });
+        await closeLegs(tx, callId);
+        return;
+      }
+      await markAcked(tx.client, callId, "phone");
+      await attached().onCarrierEvent(tx, { type: "answered", callId, at: new Date() });
+      const phoneAck = ackFor2xx(phone, owner, response.content || undefined);
+      tx.afterCommit(() => sendAck(phone, phoneAck));
+    });
+  };
+
+  /** Sends the INVITE again with credentials (RFC 3261 §22.2): CSeq + 1, a new branch. */
+  const answerTrunkChallenge = (dialog: Dialog, dial: DialPayload, response: SipResponse) => {
+    const setup = setupOf(dialog.call_id);
+    if (!trunk.username || !trunk.password || setup.challenges >= maxChallenges) return false;
+    const proxy = response.status === 407;
+    const challenges =
+      (proxy ? response.headers["proxy-authenticate"] : response.headers["www-authenticate"]) ?? [];
+    const credentials = answerChallenge(challenges, {
+      username: trunk.username,
+      password: trunk.password,
+      method: "INVITE",
+      uri: dialog.invite_uri,
+    });
+    if (!credentials) return false;
+    setup.challenges += 1;
+    const again: Dialog = {
+      ...dialog,
+      invite_branch: newClientBranch(),
+      invite_cseq: dialog.invite_cseq + 1,
+      local_cseq: dialog.invite_cseq + 1,
+    };
+    react(dialog.call_id, async (tx) => {
+      const status = await lockCall(tx, dialog.call_id);
+      const [row] = (await dialogsOf(tx.client, dialog.call_id)).filter((d) => d.leg === "trunk");
+      if (!status || !liveStatuses.includes(status) || row?.state !== "calling") return;
+      await reinvited(tx.client, dialog.call_id, "trunk", again.invite_branch, again.invite_cseq);
+      const header = proxy ? "proxy-authorization" : "authorization";
+      tx.afterCommit(() => startTrunk(again, dial, { [header]: [credentials] }));
+    });
+    return true;
+  };
+
+  /** A leg's INVITE failed: the call ends as the failure says, the other leg is closed. */
+  const onLegFailed = (callId: string, leg: DialogLeg, hangup: Hangup) => {
+    react(callId, async (tx) => {
+      await lockCall(tx, callId);
+      await terminateDialog(tx.client, callId, leg);
+      await ended(tx, callId, hangup);
+      await closeLegs(tx, callId);
+    });
+  };
+
+  return {
+    name: "sip",
+    simulated: false,
+    attach(target: CarrierEvents, timers: CarrierTimers) {
+      events = target;
+      timers.register(kinds.invitePhone, { run: invitePhone });
+      timers.register(kinds.closeLegs, { run: (tx, action) => closeLegs(tx, action.callId) });
+      handleInDialogRequests({
+        endpoint,
+        events: target,
+        lockCall,
+        closeLeg,
+      });
+    },
+    async dial(tx: Tx, request: DialRequest) {
+      const payload: DialPayload = {
+        seat_id: request.seatId,
+        to: request.to,
+        from: request.from,
+        identity: request.identity,
+        identity_info: request.identityInfo,
+      };
+      await tx.schedule({
+        callId: request.callId,
+        kind: kinds.invitePhone,
+        payload: { ...payload },
+      });
+    },
+    answer() {
+      // Inbound calls come only from the sandbox's network (the sip carrier's are not built).
+      return Promise.reject(new Error("the sip carrier takes no inbound calls yet"));
+    },
+    async hangup(tx: Tx, request) {
+      await tx.schedule({ callId: request.callId, kind: kinds.closeLegs });
+    },
+    async recover() {
+      const target = attached();
+      const stranded = await target.transaction((tx) => strandedCalls(tx.client, owner, instance));
+      for (const call of stranded) {
+        await target.transaction(async (tx) => {
+          const status = await lockCall(tx, call.call_id);
+          if (status && liveStatuses.includes(status)) {
+            await ended(tx, call.call_id, {
+              cause: "network_error",
+              source: "platform",
+              sipCode: 503,
+            });
+          }
+          await closeLegs(tx, call.call_id);
+        });
+      }
+      if (stranded.length > 0) {
+        logger.warn(
+          { calls: stranded.length },
+          "recovery: sip dialogs nobody continues were ended",
+        );
+      }
+      return stranded.length;
+    },
+    async stop() {
+      events = undefined;
+      setups.clear();
+    },
+  };
+}
+
+/** The seat's phone: its latest live registration and where it came from. */
+async function registeredPhone(tx: Tx, seatId: string) {
+  const { rows } = await tx.client.query<{
+    contact_uri: string;
+    transport: "udp" | "tcp";
+    source_address: string;
+    source_port: number;
+  }>(
+    `SELECT contact_uri, transport, source_address, source_port
+       FROM call_control.sip_registrations
+      WHERE seat_id = $1 AND expires_at > now()
+      ORDER BY updated_at DESC, contact_uri LIMIT 1`,
+    [seatId],
+  );
+  return rows[0];
+}
+
+/** The Contact of a 2xx: where the dialog's requests go. */
+function remoteTarget(response: SipResponse): string | null {
+  const contact = response.headers.contact;
+  return Array.isArray(contact) ? (contact[0]?.uri ?? null) : null;
+}
+
+/** The route set of a dialog we are the UAC of: the 2xx's Record-Route, reversed (§12.1.2). */
+function routeSetOf(response: SipResponse): string[] {
+  return (response.headers["record-route"] ?? [])
+    .map((entry) => {
+      const params = Object.entries(entry.params)
+        .map(([name, value]) => (value === null ? `;${name}` : `;${name}=${value}`))
+        .join("");
+      return `<${typeof entry.uri === "string" ? entry.uri : sip.stringifyUri(entry.uri)}>${params}`;
+    })
+    .reverse();
+}
