@@ -213,6 +213,28 @@ describe("outbound calls over SIP (third-party call control)", () => {
     expect(done.answered_at).not.toBeNull();
   });
 
+  it("ends the call when the agent hangs up the phone, and BYEs the trunk", async () => {
+    const agent = await phoneFor("desk hanging up", "auto");
+    let stopped = false;
+    try {
+      const sipp = await trunk("trunk-answer.xml");
+      const call = await place(agent.seat, "+15550107008");
+      await statusBecomes(call.id, "in_progress");
+      // On SIGTERM baresip hangs up its calls (BYE) before it unregisters.
+      await agent.phone.stop();
+      stopped = true;
+      await finished(sipp.done);
+      expect(await ended(call.id)).toMatchObject({
+        status: "completed",
+        hangup_cause: "normal_clearing",
+        hangup_source: "caller",
+        sip_code: 200,
+      });
+    } finally {
+      if (!stopped) await agent.phone.stop();
+    }
+  });
+
   it("maps the trunk's refusals to states and causes, keeping the SIP code", async () => {
     const cases = [
       { status: 486, reason: "Busy Here", call: "busy", cause: "user_busy" },
