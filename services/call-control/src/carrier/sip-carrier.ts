@@ -38,6 +38,8 @@ const liveStatuses = ["queued", "initiated", "ringing", "in_progress"];
 const legs: DialogLeg[] = ["phone", "trunk"];
 /** Digest challenges answered per call before the trunk's refusal counts as final. */
 const maxChallenges = 2;
+/** How long a 2xx may still be retransmitted after the last ACK (RFC 3261: 64·T1). */
+const setupLingerMs = 32_000;
 
 /** What the trunk's INVITE needs from the dial (kept in the dial's durable action). */
 interface DialPayload {
@@ -95,9 +97,20 @@ export function createSipCarrier(options: {
   };
   /** Work on the network's behalf, in its own transaction; a failure is logged, not thrown. */
   const react = (callId: string, work: (tx: Tx) => Promise<void>) => {
-    attached()
+    if (!events) {
+      logger.debug({ callId }, "sip: the carrier stopped; a network event is dropped");
+      return;
+    }
+    events
       .transaction(work)
       .catch((error: unknown) => logger.error({ err: error, callId }, "sip: a call step failed"));
+  };
+  /**
+   * The call's setup is over (answered or ended): its state here is kept as long as the far
+   * ends may still retransmit a 2xx (64·T1), then dropped.
+   */
+  const release = (callId: string) => {
+    setTimeout(() => setups.delete(callId), setupLingerMs).unref();
   };
   const send = (request: SipRequest, flow: SipFlow) => {
     if (!endpoint.transport.send(request, flow)) {
@@ -134,6 +147,7 @@ export function createSipCarrier(options: {
     const row = await terminateDialog(tx.client, callId, leg);
     if (!row) return;
     tx.afterCommit(() => {
+      release(callId);
       if (row.previous_state === "calling") {
         const pending = setups.get(callId)?.invites[leg];
         if (pending && row.owner_instance === instance) {
@@ -378,7 +392,10 @@ export function createSipCarrier(options: {
       await markAcked(tx.client, callId, "phone");
       await attached().onCarrierEvent(tx, { type: "answered", callId, at: new Date() });
       const phoneAck = ackFor2xx(phone, owner, response.content || undefined);
-      tx.afterCommit(() => sendAck(phone, phoneAck));
+      tx.afterCommit(() => {
+        sendAck(phone, phoneAck);
+        release(callId);
+      });
     });
   };
 
