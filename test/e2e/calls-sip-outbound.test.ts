@@ -1,4 +1,5 @@
 import { createHash, X509Certificate } from "node:crypto";
+import { createSocket } from "node:dgram";
 import { compactVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -211,6 +212,71 @@ describe("outbound calls over SIP (third-party call control)", () => {
       sip_code: 200,
     });
     expect(done.answered_at).not.toBeNull();
+  });
+
+  it("relays the trunk's re-INVITE (hold) to the phone and the phone's answer back", async () => {
+    const sipp = await trunk("trunk-reinvite.xml");
+    const call = await place(answering.seat, "+15550107009");
+    await statusBecomes(call.id, "in_progress");
+    // The phone receives the trunk's offer in a re-INVITE of its own dialog.
+    await phoneSaw(answering.phone, "a=sendonly");
+    const phoneCseq = await eventually(
+      async () =>
+        (
+          await p.db.query<{ n: number }>(
+            `SELECT local_cseq::int AS n FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'phone'`,
+            [call.id],
+          )
+        ).rows[0]?.n,
+      (n) => n === 2,
+    );
+    expect(phoneCseq).toBe(2);
+    expect((await api("POST", `/api/calls/${call.id}/hangup`)).status).toBe(200);
+    const run = await finished(sipp.done);
+    expect(logged(run, "reanswer")).toMatch(/^recvonly /);
+    expect(await ended(call.id)).toMatchObject({ status: "completed", hangup_source: "caller" });
+  });
+
+  it("answers what it does not take: a new INVITE 403, requests of no dialog 481", async () => {
+    const socket = createSocket("udp4");
+    const statuses: number[] = [];
+    socket.on("message", (data) => {
+      const status = /^SIP\/2\.0 (\d{3})/.exec(data.toString())?.[1];
+      if (status && status !== "100") statuses.push(Number(status));
+    });
+    await new Promise<void>((resolve) => socket.bind(0, host, resolve));
+    const port = p.callControl().sip!.endpoint.transport.port;
+    const request = (method: string, toTag: string, n: number) =>
+      [
+        `${method} sip:anyone@${host}:${port} SIP/2.0`,
+        `Via: SIP/2.0/UDP ${host}:${socket.address().port};branch=z9hG4bKprobe${method}${n}`,
+        "Max-Forwards: 70",
+        `From: <sip:probe@${host}>;tag=probe`,
+        `To: <sip:anyone@${host}>${toTag}`,
+        `Call-ID: probe-${n}@${host}`,
+        `CSeq: 1 ${method}`,
+        "Content-Length: 0",
+        "",
+        "",
+      ].join("\r\n");
+    try {
+      for (const [n, [method, toTag]] of [
+        ["INVITE", ""],
+        ["INVITE", ";tag=unknown"],
+        ["BYE", ";tag=unknown"],
+        ["UPDATE", ";tag=unknown"],
+      ].entries()) {
+        socket.send(request(method!, toTag!, n), port, host);
+        await eventually(
+          async () => statuses.length,
+          (count) => count === n + 1,
+          5_000,
+        );
+      }
+      expect(statuses).toEqual([403, 481, 481, 481]);
+    } finally {
+      socket.close();
+    }
   });
 
   it("ends the call when the agent hangs up the phone, and BYEs the trunk", async () => {

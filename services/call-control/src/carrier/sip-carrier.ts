@@ -453,6 +453,8 @@ export function createSipCarrier(options: {
         events: target,
         lockCall,
         closeLeg,
+        contact,
+        sentBy: owner,
       });
     },
     async dial(tx: Tx, request: DialRequest) {

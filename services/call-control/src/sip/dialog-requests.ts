@@ -56,14 +56,20 @@ export function inviteOf(dialog: Dialog, headers: SipHeaders, sdp?: string): Sip
 }
 
 /**
- * The ACK of a 2xx (RFC 3261 §13.2.2.4): end to end, the INVITE's CSeq number, a new branch (it
- * is no transaction of ours), the answer SDP when the 2xx carried the offer.
+ * The ACK of a 2xx (RFC 3261 §13.2.2.4): end to end, the INVITE's CSeq number (the first
+ * INVITE's unless `cseq` names a re-INVITE's), a new branch (it is no transaction of ours), the
+ * answer SDP when the 2xx carried the offer.
  */
-export function ackFor2xx(dialog: Dialog, sentBy: string, sdp?: string): SipRequest {
+export function ackFor2xx(
+  dialog: Dialog,
+  sentBy: string,
+  sdp?: string,
+  cseq = dialog.invite_cseq,
+): SipRequest {
   const ack = inDialogRequest(
     dialog,
     "ACK",
-    dialog.invite_cseq,
+    cseq,
     sdp ? { "content-type": "application/sdp" } : {},
   );
   ack.headers.via = [topVia(sentBy, flowOf(dialog), newClientBranch())];

@@ -126,6 +126,38 @@ export async function reinvited(
   );
 }
 
+/**
+ * The CSeq of a new request inside the confirmed leg (RFC 3261 §12.2.1.1: one more than the
+ * last), or undefined when the leg is not confirmed any more.
+ */
+export async function nextCseq(
+  db: Queryable,
+  callId: string,
+  leg: DialogLeg,
+): Promise<number | undefined> {
+  const { rows } = await db.query<{ cseq: number }>(
+    `UPDATE call_control.sip_dialogs SET local_cseq = local_cseq + 1, updated_at = now()
+      WHERE call_id = $1 AND leg = $2 AND state = 'confirmed'
+     RETURNING local_cseq::int AS cseq`,
+    [callId, leg],
+  );
+  return rows[0]?.cseq;
+}
+
+/** A target refresh (a re-INVITE's Contact, or its 2xx's): where the leg's requests go now. */
+export async function refreshTarget(
+  db: Queryable,
+  callId: string,
+  leg: DialogLeg,
+  target: string,
+): Promise<void> {
+  await db.query(
+    `UPDATE call_control.sip_dialogs SET remote_target = $3, updated_at = now()
+      WHERE call_id = $1 AND leg = $2 AND state = 'confirmed'`,
+    [callId, leg, target],
+  );
+}
+
 /** The 2xx came: the dialog is confirmed with the far end's tag, target and route set. */
 export async function confirmDialog(
   db: Queryable,

@@ -71,7 +71,13 @@ export async function startSipEndpoint(options: SipEndpointOptions): Promise<Sip
       existing.message(request);
       return;
     }
-    if (request.method === "ACK") return;
+    if (request.method === "ACK") {
+      // The ACK of a 2xx is no transaction's (RFC 3261 §17.1.1.3): its handler, if any, hears it.
+      handlers.ACK?.(request, { flow, respond: () => undefined }).catch((error: unknown) =>
+        logger.error({ err: error }, "sip: an ACK handler failed"),
+      );
+      return;
+    }
     const target = responseFlow(request, flow);
     const transaction = transactions.createServerTransaction(request, {
       protocol: flow.transport.toUpperCase(),

@@ -86,6 +86,7 @@ export const reasonPhrases: Record<number, string> = {
   481: "Call/Transaction Does Not Exist",
   487: "Request Terminated",
   488: "Not Acceptable Here",
+  491: "Request Pending",
   500: "Server Internal Error",
   503: "Service Unavailable",
 };
