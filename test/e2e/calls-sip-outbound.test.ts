@@ -301,6 +301,61 @@ describe("outbound calls over SIP (third-party call control)", () => {
     }
   });
 
+  it("CANCELs the trunk when the phone hangs up while the trunk rings: canceled / originator_cancel", async () => {
+    const agent = await phoneFor("desk giving up", "auto");
+    const socket = createSocket("udp4");
+    try {
+      const sipp = await trunk("trunk-ring.xml");
+      const call = await place(agent.seat, "+15550107010");
+      await statusBecomes(call.id, "ringing");
+      // baresip cannot hang up a call whose 200 waits for its ACK: the test sends the BYE of
+      // the phone's dialog itself (its Call-ID and tags, from the dialog row).
+      const { rows } = await p.db.query<{
+        sip_call_id: string;
+        local_tag: string;
+        remote_tag: string;
+      }>(
+        `SELECT sip_call_id, local_tag, remote_tag FROM call_control.sip_dialogs
+          WHERE call_id = $1 AND leg = 'phone'`,
+        [call.id],
+      );
+      const dialog = rows[0]!;
+      const answers: string[] = [];
+      socket.on("message", (data) => answers.push(data.toString()));
+      await new Promise<void>((resolve) => socket.bind(0, host, resolve));
+      const port = p.callControl().sip!.endpoint.transport.port;
+      const bye = [
+        `BYE sip:switchboard@${host}:${port} SIP/2.0`,
+        `Via: SIP/2.0/UDP ${host}:${socket.address().port};branch=z9hG4bKphonebye1;rport`,
+        "Max-Forwards: 70",
+        `From: <sip:${agent.seat.id}@${host}>;tag=${dialog.remote_tag}`,
+        `To: <sip:+15550107010@${host}>;tag=${dialog.local_tag}`,
+        `Call-ID: ${dialog.sip_call_id}`,
+        "CSeq: 2 BYE",
+        "Content-Length: 0",
+        "",
+        "",
+      ].join("\r\n");
+      socket.send(bye, port, host);
+      const answered = await eventually(
+        async () => answers,
+        (a) => a.length > 0,
+        5_000,
+      );
+      expect(answered[0]).toMatch(/^SIP\/2\.0 200 /);
+      await finished(sipp.done);
+      expect(await ended(call.id)).toMatchObject({
+        status: "canceled",
+        hangup_cause: "originator_cancel",
+        hangup_source: "caller",
+        sip_code: 487,
+      });
+    } finally {
+      socket.close();
+      await agent.phone.stop();
+    }
+  });
+
   it("maps the trunk's refusals to states and causes, keeping the SIP code", async () => {
     const cases = [
       { status: 486, reason: "Busy Here", call: "busy", cause: "user_busy" },
