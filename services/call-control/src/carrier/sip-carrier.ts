@@ -3,17 +3,12 @@ import type { Logger } from "@switchboard/kit";
 import type { Hangup } from "../calls/states.js";
 import type { DueAction } from "../scheduler/action-runner.js";
 import type { Tx } from "../scheduler/tx.js";
-import {
-  newClientBranch,
-  type ClientTransaction,
-  type ClientTransactionEvents,
-} from "../sip/client-transactions.js";
+import { newClientBranch } from "../sip/client-transactions.js";
 import { answerChallenge } from "../sip/digest.js";
-import { ackFor2xx, cancelOf, inDialogRequest, inviteOf } from "../sip/dialog-requests.js";
+import { ackFor2xx, answerOf, inviteOf } from "../sip/dialog-requests.js";
 import {
   confirmDialog,
   dialogsOf,
-  flowOf,
   insertDialog,
   markAcked,
   reinvited,
@@ -23,23 +18,19 @@ import {
   type DialogLeg,
   type NewDialog,
 } from "../sip/dialogs.js";
-import sip from "sip";
-import { newTag, type SipRequest, type SipResponse } from "../sip/message.js";
-import { refusingAnswer } from "../sip/sdp.js";
+import { newTag, type SipResponse } from "../sip/message.js";
+import { latestLiveBinding } from "../sip/registrations.js";
 import type { RunningSip } from "../sip/sip-service.js";
 import type { SipTrunk } from "../sip/sip-settings.js";
-import type { SipFlow } from "../sip/transport.js";
 import type { CarrierAdapter, CarrierEvents, CarrierTimers, DialRequest } from "./carrier.js";
 import { handleInDialogRequests } from "./sip-in-dialog.js";
+import { createSipLegs } from "./sip-legs.js";
 import { hangupForFailure, hangupForStatus } from "./sip-causes.js";
 
 const kinds = { invitePhone: "sip.invite_phone", closeLegs: "sip.close_legs" } as const;
 const liveStatuses = ["queued", "initiated", "ringing", "in_progress"];
-const legs: DialogLeg[] = ["phone", "trunk"];
 /** Digest challenges answered per call before the trunk's refusal counts as final. */
 const maxChallenges = 2;
-/** How long a 2xx may still be retransmitted after the last ACK (RFC 3261: 64·T1). */
-const setupLingerMs = 32_000;
 
 /** What the trunk's INVITE needs from the dial (kept in the dial's durable action). */
 interface DialPayload {
@@ -48,15 +39,6 @@ interface DialPayload {
   from: string;
   identity: string;
   identity_info: string;
-}
-
-/** This process's part of a call being set up: its client transactions and the ACKs it sent. */
-interface Setup {
-  invites: Partial<Record<DialogLeg, ClientTransaction>>;
-  /** Sent again for each retransmitted 2xx. */
-  acks: Partial<Record<DialogLeg, { ack: SipRequest; flow: SipFlow }>>;
-  answered: Set<DialogLeg>;
-  challenges: number;
 }
 
 /**
@@ -80,20 +62,13 @@ export function createSipCarrier(options: {
   const ownerHost = owner.replace(/:\d+$/, "");
   const instance = randomBytes(8).toString("hex");
   const contact = [{ uri: `sip:switchboard@${owner}`, params: {} }];
-  const setups = new Map<string, Setup>();
+  const legs = createSipLegs({ endpoint, owner, instance, contact, logger });
+  const { setupOf } = legs;
   let events: CarrierEvents | undefined;
 
   const attached = (): CarrierEvents => {
     if (!events) throw new Error("the sip carrier is not attached");
     return events;
-  };
-  const setupOf = (callId: string): Setup => {
-    let setup = setups.get(callId);
-    if (!setup) {
-      setup = { invites: {}, acks: {}, answered: new Set(), challenges: 0 };
-      setups.set(callId, setup);
-    }
-    return setup;
   };
   /** Work on the network's behalf, in its own transaction; a failure is logged, not thrown. */
   const react = (callId: string, work: (tx: Tx) => Promise<void>) => {
@@ -105,29 +80,6 @@ export function createSipCarrier(options: {
       .transaction(work)
       .catch((error: unknown) => logger.error({ err: error, callId }, "sip: a call step failed"));
   };
-  /**
-   * The call's setup is over (answered or ended): its state here is kept as long as the far
-   * ends may still retransmit a 2xx (64·T1), then dropped.
-   */
-  const release = (callId: string) => {
-    setTimeout(() => setups.delete(callId), setupLingerMs).unref();
-  };
-  const send = (request: SipRequest, flow: SipFlow) => {
-    if (!endpoint.transport.send(request, flow)) {
-      logger.debug({ method: request.method }, "sip: no connection to the leg");
-    }
-  };
-  /** Sends the ACK of a leg's 2xx, and keeps it for the 2xx's retransmissions. */
-  const sendAck = (dialog: Dialog, ack: SipRequest) => {
-    const flow = flowOf(dialog);
-    setupOf(dialog.call_id).acks[dialog.leg] = { ack, flow };
-    send(ack, flow);
-  };
-  const quietly: ClientTransactionEvents = {
-    onResponse: () => undefined,
-    onFailure: () => undefined,
-  };
-
   /** The call's status, its row locked (the order every call transaction takes). */
   const lockCall = async (tx: Tx, callId: string) => {
     const { rows } = await tx.client.query<{ status: string }>(
@@ -139,87 +91,14 @@ export function createSipCarrier(options: {
   const ended = (tx: Tx, callId: string, hangup: Hangup) =>
     attached().onCarrierEvent(tx, { type: "ended", callId, at: new Date(), hangup });
 
-  /**
-   * Ends one leg: marks it terminated and, after commit, CANCELs its pending INVITE or sends
-   * its BYE (after the ACK its 2xx still waits for, refusing the phone's offer).
-   */
-  const closeLeg = async (tx: Tx, callId: string, leg: DialogLeg) => {
-    const row = await terminateDialog(tx.client, callId, leg);
-    if (!row) return;
-    tx.afterCommit(() => {
-      release(callId);
-      if (row.previous_state === "calling") {
-        const pending = setups.get(callId)?.invites[leg];
-        if (pending && row.owner_instance === instance) {
-          pending.cancel();
-          return;
-        }
-        const cancel = cancelOf(row);
-        endpoint.client.send(cancel.request, flowOf(row), quietly, {
-          branch: cancel.branch,
-          sentBy: cancel.sentBy,
-        });
-        return;
-      }
-      if (!row.acked) {
-        const refusal = row.remote_sdp ? refusingAnswer(row.remote_sdp) : undefined;
-        sendAck(row, ackFor2xx(row, owner, refusal));
-      }
-      endpoint.client.send(
-        inDialogRequest(row, "BYE", row.local_cseq, { contact }),
-        flowOf(row),
-        quietly,
-      );
-    });
-  };
-  const closeLegs = async (tx: Tx, callId: string) => {
-    for (const leg of legs) await closeLeg(tx, callId, leg);
-  };
-
-  /** A 2xx for a leg already given up (its CANCEL crossed the answer): ACK it, then BYE. */
-  const dropLateAnswer = (row: Dialog, response: SipResponse) => {
-    const answered: Dialog = {
-      ...row,
-      remote_tag: String(response.headers.to.params.tag ?? ""),
-      remote_target: remoteTarget(response),
-      route_set: routeSetOf(response),
-    };
-    const refusal = response.content ? refusingAnswer(response.content) : undefined;
-    sendAck(answered, ackFor2xx(answered, owner, refusal));
-    endpoint.client.send(
-      inDialogRequest(answered, "BYE", row.local_cseq + 1, { contact }),
-      flowOf(answered),
-      quietly,
-    );
-  };
-
   // ---- the phone leg ----
-
-  const startLeg = (
-    dialog: Dialog | NewDialog,
-    request: SipRequest,
-    onResponse: (response: SipResponse) => void,
-    onFailure: (reason: "timeout" | "transport") => void,
-  ) => {
-    const flow = {
-      transport: dialog.flow_transport,
-      address: dialog.flow_address,
-      port: dialog.flow_port,
-    };
-    setupOf(dialog.call_id).invites[dialog.leg] = endpoint.client.send(
-      request,
-      flow,
-      { onResponse, onFailure },
-      { branch: dialog.invite_branch },
-    );
-  };
 
   const invitePhone = async (tx: Tx, action: DueAction) => {
     const callId = action.callId;
     const dial = action.payload as unknown as DialPayload;
     const status = await lockCall(tx, callId);
     if (status !== "initiated" && status !== "ringing") return;
-    const phone = dial.seat_id ? await registeredPhone(tx, dial.seat_id) : undefined;
+    const phone = dial.seat_id ? await latestLiveBinding(tx.client, dial.seat_id) : undefined;
     if (!phone) {
       await ended(tx, callId, { cause: "seat_unavailable", source: "platform", sipCode: null });
       return;
@@ -246,12 +125,10 @@ export function createSipCarrier(options: {
     };
     if (!(await insertDialog(tx.client, dialog))) return; // a repeat of the dial
     tx.afterCommit(() =>
-      startLeg(
-        dialog,
-        inviteOf(dialog as Dialog, { contact }),
-        (response) => onPhoneResponse(callId, dial, response),
-        (reason) => onLegFailed(callId, "phone", hangupForFailure(reason, "caller")),
-      ),
+      legs.invite(dialog, inviteOf(dialog as Dialog, { contact }), {
+        onResponse: (response) => onPhoneResponse(callId, dial, response),
+        onFailure: (reason) => onLegFailed(callId, "phone", hangupForFailure(reason, "caller")),
+      }),
     );
   };
 
@@ -262,35 +139,29 @@ export function createSipCarrier(options: {
       onLegFailed(callId, "phone", hangupForStatus(response.status, "caller"));
       return;
     }
-    const sent = setup.acks.phone;
-    if (sent) {
-      send(sent.ack, sent.flow);
-      return;
-    }
+    if (legs.ackAgain(callId, "phone")) return;
     if (setup.answered.has("phone")) return; // a retransmission while the trunk is asked
     setup.answered.add("phone");
     react(callId, async (tx) => {
       const status = await lockCall(tx, callId);
       const offer = response.content || undefined;
       const phone = await confirmDialog(tx.client, callId, "phone", {
-        tag: String(response.headers.to.params.tag ?? ""),
-        target: remoteTarget(response),
-        routeSet: routeSetOf(response),
+        ...answerOf(response),
         sdp: offer,
       });
       if (!phone) {
         const [row] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "phone");
-        if (row) tx.afterCommit(() => dropLateAnswer(row, response));
+        if (row) tx.afterCommit(() => legs.dropLateAnswer(row, response));
         return;
       }
       if (!status || !liveStatuses.includes(status)) {
-        await closeLeg(tx, callId, "phone");
+        await legs.close(tx, callId, "phone");
         return;
       }
       if (!offer) {
         // 3pcc needs the phone's offer in its 200 (RFC 3725 flow I): without one, nothing to send.
         await ended(tx, callId, { cause: "network_error", source: "caller", sipCode: 200 });
-        await closeLeg(tx, callId, "phone");
+        await legs.close(tx, callId, "phone");
         return;
       }
       const invite = inviteTrunkDialog(callId, dial, offer);
@@ -331,11 +202,14 @@ export function createSipCarrier(options: {
     authorization?: Record<string, unknown>,
   ) => {
     const identity = `${dial.identity};info=<${dial.identity_info}>;alg=ES256;ppt=shaken`;
-    startLeg(
+    legs.invite(
       dialog,
       inviteOf(dialog, { contact, identity, ...authorization }, dialog.remote_sdp ?? undefined),
-      (response) => onTrunkResponse(dialog, dial, response),
-      (reason) => onLegFailed(dialog.call_id, "trunk", hangupForFailure(reason, "callee")),
+      {
+        onResponse: (response) => onTrunkResponse(dialog, dial, response),
+        onFailure: (reason) =>
+          onLegFailed(dialog.call_id, "trunk", hangupForFailure(reason, "callee")),
+      },
     );
   };
 
@@ -357,44 +231,36 @@ export function createSipCarrier(options: {
       onLegFailed(callId, "trunk", hangupForStatus(status, "callee"));
       return;
     }
-    const sent = setup.acks.trunk;
-    if (sent) {
-      send(sent.ack, sent.flow);
-      return;
-    }
+    if (legs.ackAgain(callId, "trunk")) return;
     if (setup.answered.has("trunk")) return;
     setup.answered.add("trunk");
     react(callId, async (tx) => {
       const callStatus = await lockCall(tx, callId);
-      const answered = await confirmDialog(tx.client, callId, "trunk", {
-        tag: String(response.headers.to.params.tag ?? ""),
-        target: remoteTarget(response),
-        routeSet: routeSetOf(response),
-      });
+      const answered = await confirmDialog(tx.client, callId, "trunk", answerOf(response));
       if (!answered) {
         const [row] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "trunk");
-        if (row) tx.afterCommit(() => dropLateAnswer({ ...row, remote_sdp: null }, response));
+        if (row) tx.afterCommit(() => legs.dropLateAnswer(row, response));
         return;
       }
       await markAcked(tx.client, callId, "trunk");
       const trunkAnswerAck = ackFor2xx(answered, owner);
-      tx.afterCommit(() => sendAck(answered, trunkAnswerAck));
+      tx.afterCommit(() => legs.ack(answered, trunkAnswerAck));
       if (!callStatus || !liveStatuses.includes(callStatus)) {
-        await closeLegs(tx, callId);
+        await legs.closeAll(tx, callId);
         return;
       }
       const [phone] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "phone");
       if (!phone || phone.state !== "confirmed") {
         await ended(tx, callId, { cause: "network_error", source: "platform", sipCode: null });
-        await closeLegs(tx, callId);
+        await legs.closeAll(tx, callId);
         return;
       }
       await markAcked(tx.client, callId, "phone");
       await attached().onCarrierEvent(tx, { type: "answered", callId, at: new Date() });
       const phoneAck = ackFor2xx(phone, owner, response.content || undefined);
       tx.afterCommit(() => {
-        sendAck(phone, phoneAck);
-        release(callId);
+        legs.ack(phone, phoneAck);
+        legs.release(callId);
       });
     });
   };
@@ -437,7 +303,7 @@ export function createSipCarrier(options: {
       await lockCall(tx, callId);
       await terminateDialog(tx.client, callId, leg);
       await ended(tx, callId, hangup);
-      await closeLegs(tx, callId);
+      await legs.closeAll(tx, callId);
     });
   };
 
@@ -447,12 +313,12 @@ export function createSipCarrier(options: {
     attach(target: CarrierEvents, timers: CarrierTimers) {
       events = target;
       timers.register(kinds.invitePhone, { run: invitePhone });
-      timers.register(kinds.closeLegs, { run: (tx, action) => closeLegs(tx, action.callId) });
+      timers.register(kinds.closeLegs, { run: (tx, action) => legs.closeAll(tx, action.callId) });
       handleInDialogRequests({
         endpoint,
         events: target,
         lockCall,
-        closeLeg,
+        closeLeg: legs.close,
         contact,
         sentBy: owner,
       });
@@ -491,7 +357,7 @@ export function createSipCarrier(options: {
               sipCode: 503,
             });
           }
-          await closeLegs(tx, call.call_id);
+          await legs.closeAll(tx, call.call_id);
         });
       }
       if (stranded.length > 0) {
@@ -504,42 +370,7 @@ export function createSipCarrier(options: {
     },
     async stop() {
       events = undefined;
-      setups.clear();
+      legs.clear();
     },
   };
-}
-
-/** The seat's phone: its latest live registration and where it came from. */
-async function registeredPhone(tx: Tx, seatId: string) {
-  const { rows } = await tx.client.query<{
-    contact_uri: string;
-    transport: "udp" | "tcp";
-    source_address: string;
-    source_port: number;
-  }>(
-    `SELECT contact_uri, transport, source_address, source_port
-       FROM call_control.sip_registrations
-      WHERE seat_id = $1 AND expires_at > now()
-      ORDER BY updated_at DESC, contact_uri LIMIT 1`,
-    [seatId],
-  );
-  return rows[0];
-}
-
-/** The Contact of a 2xx: where the dialog's requests go. */
-function remoteTarget(response: SipResponse): string | null {
-  const contact = response.headers.contact;
-  return Array.isArray(contact) ? (contact[0]?.uri ?? null) : null;
-}
-
-/** The route set of a dialog we are the UAC of: the 2xx's Record-Route, reversed (§12.1.2). */
-function routeSetOf(response: SipResponse): string[] {
-  return (response.headers["record-route"] ?? [])
-    .map((entry) => {
-      const params = Object.entries(entry.params)
-        .map(([name, value]) => (value === null ? `;${name}` : `;${name}=${value}`))
-        .join("");
-      return `<${typeof entry.uri === "string" ? entry.uri : sip.stringifyUri(entry.uri)}>${params}`;
-    })
-    .reverse();
 }

@@ -1,6 +1,7 @@
 import { newClientBranch, topVia } from "./client-transactions.js";
 import { flowOf, type Dialog } from "./dialogs.js";
-import type { SipHeaders, SipRequest } from "./message.js";
+import sip from "sip";
+import type { SipHeaders, SipRequest, SipResponse } from "./message.js";
 
 /**
  * Requests of a dialog we are the UAC of (RFC 3261 §12.2.1.1): to the remote target, with the
@@ -99,5 +100,30 @@ export function cancelOf(dialog: Dialog): { request: SipRequest; branch: string;
     },
     branch: dialog.invite_branch,
     sentBy: dialog.invite_sent_by,
+  };
+}
+
+/**
+ * What a 2xx to our INVITE says of the dialog (RFC 3261 §12.1.2): the far end's tag, its
+ * Contact as remote target, the Record-Route reversed as route set.
+ */
+export function answerOf(response: SipResponse): {
+  tag: string;
+  target: string | null;
+  routeSet: string[];
+} {
+  const contact = response.headers.contact;
+  const routeSet = (response.headers["record-route"] ?? [])
+    .map((entry) => {
+      const params = Object.entries(entry.params)
+        .map(([name, value]) => (value === null ? `;${name}` : `;${name}=${value}`))
+        .join("");
+      return `<${typeof entry.uri === "string" ? entry.uri : sip.stringifyUri(entry.uri)}>${params}`;
+    })
+    .reverse();
+  return {
+    tag: String(response.headers.to.params.tag ?? ""),
+    target: Array.isArray(contact) ? (contact[0]?.uri ?? null) : null,
+    routeSet,
   };
 }

@@ -73,9 +73,9 @@ export async function startSipEndpoint(options: SipEndpointOptions): Promise<Sip
     }
     if (request.method === "ACK") {
       // The ACK of a 2xx is no transaction's (RFC 3261 §17.1.1.3): its handler, if any, hears it.
-      handlers.ACK?.(request, { flow, respond: () => undefined }).catch((error: unknown) =>
-        logger.error({ err: error }, "sip: an ACK handler failed"),
-      );
+      handlers
+        .ACK?.(request, { flow, respond: () => undefined })
+        .catch((error: unknown) => logger.error({ err: error }, "sip: an ACK handler failed"));
       return;
     }
     const target = responseFlow(request, flow);
