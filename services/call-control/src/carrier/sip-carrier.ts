@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { Logger } from "@switchboard/kit";
+import { DomainError, type Logger } from "@switchboard/kit";
 import type { Hangup } from "../calls/states.js";
 import type { DueAction } from "../scheduler/action-runner.js";
 import type { Tx } from "../scheduler/tx.js";
@@ -338,8 +338,11 @@ export function createSipCarrier(options: {
       });
     },
     answer() {
-      // Inbound calls come only from the sandbox's network (the sip carrier's are not built).
-      return Promise.reject(new Error("the sip carrier takes no inbound calls yet"));
+      // Inbound calls come only from the sandbox's network (the sip carrier's are not built):
+      // one left ringing from a sandbox run cannot be answered here (409, nothing changes).
+      return Promise.reject(
+        new DomainError("invalid-state", "the sip carrier does not answer inbound calls yet"),
+      );
     },
     async hangup(tx: Tx, request) {
       await tx.schedule({ callId: request.callId, kind: kinds.closeLegs });
