@@ -1,6 +1,12 @@
 import type { Hangup } from "../calls/states.js";
 import type { Tx } from "../scheduler/tx.js";
-import { dialogsOf, findDialog, refreshTarget, type DialogLeg } from "../sip/dialogs.js";
+import {
+  closedByPeer,
+  dialogsOf,
+  findDialog,
+  refreshTarget,
+  type DialogLeg,
+} from "../sip/dialogs.js";
 import type { SipEndpoint, SipRequestContext } from "../sip/endpoint.js";
 import { responseTo, textHeader, type NameAddress, type SipRequest } from "../sip/message.js";
 import type { CarrierEvents } from "./carrier.js";
@@ -48,12 +54,7 @@ export function handleInDialogRequests(options: {
         callStatus === "in_progress"
           ? { cause: "normal_clearing", source, sipCode: 200 }
           : { cause: "originator_cancel", source, sipCode: 487 };
-      const closed = await tx.client.query(
-        `UPDATE call_control.sip_dialogs SET state = 'terminated', updated_at = now()
-          WHERE call_id = $1 AND leg = $2 AND state <> 'terminated'`,
-        [dialog.call_id, dialog.leg],
-      );
-      if (closed.rowCount === 1) {
+      if (await closedByPeer(tx.client, dialog.call_id, dialog.leg)) {
         await events.onCarrierEvent(tx, {
           type: "ended",
           callId: dialog.call_id,

@@ -206,6 +206,20 @@ export async function terminateDialog(
   return rows[0];
 }
 
+/** The far end ended the leg (its BYE): false when it was over already. */
+export async function closedByPeer(
+  db: Queryable,
+  callId: string,
+  leg: DialogLeg,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE call_control.sip_dialogs SET state = 'terminated', updated_at = now()
+      WHERE call_id = $1 AND leg = $2 AND state <> 'terminated'`,
+    [callId, leg],
+  );
+  return rowCount === 1;
+}
+
 /**
  * Calls with a leg still open that the process at `ownerAddress` (a previous life of it)
  * cannot continue: the call ended, or the leg's setup ran in another process instance (its
