@@ -324,25 +324,34 @@ describe("outbound calls over SIP (third-party call control)", () => {
       socket.on("message", (data) => answers.push(data.toString()));
       await new Promise<void>((resolve) => socket.bind(0, host, resolve));
       const port = p.callControl().sip!.endpoint.transport.port;
-      const bye = [
-        `BYE sip:switchboard@${host}:${port} SIP/2.0`,
-        `Via: SIP/2.0/UDP ${host}:${socket.address().port};branch=z9hG4bKphonebye1;rport`,
-        "Max-Forwards: 70",
-        `From: <sip:${agent.seat.id}@${host}>;tag=${dialog.remote_tag}`,
-        `To: <sip:+15550107010@${host}>;tag=${dialog.local_tag}`,
-        `Call-ID: ${dialog.sip_call_id}`,
-        "CSeq: 2 BYE",
-        "Content-Length: 0",
-        "",
-        "",
-      ].join("\r\n");
-      socket.send(bye, port, host);
+      const bye = (cseq: number) =>
+        [
+          `BYE sip:switchboard@${host}:${port} SIP/2.0`,
+          `Via: SIP/2.0/UDP ${host}:${socket.address().port};branch=z9hG4bKphonebye${cseq};rport`,
+          "Max-Forwards: 70",
+          `From: <sip:${agent.seat.id}@${host}>;tag=${dialog.remote_tag}`,
+          `To: <sip:+15550107010@${host}>;tag=${dialog.local_tag}`,
+          `Call-ID: ${dialog.sip_call_id}`,
+          `CSeq: ${cseq} BYE`,
+          "Content-Length: 0",
+          "",
+          "",
+        ].join("\r\n");
+      socket.send(bye(2), port, host);
       const answered = await eventually(
         async () => answers,
         (a) => a.length > 0,
         5_000,
       );
       expect(answered[0]).toMatch(/^SIP\/2\.0 200 /);
+      // A request of the dialog with a CSeq not above the last one is out of order (§12.2.2).
+      socket.send(bye(1), port, host);
+      await eventually(
+        async () => answers,
+        (a) => a.length > 1,
+        5_000,
+      );
+      expect(answers[1]).toMatch(/^SIP\/2\.0 500 /);
       await finished(sipp.done);
       expect(await ended(call.id)).toMatchObject({
         status: "canceled",

@@ -30,6 +30,8 @@ CREATE TABLE call_control.sip_dialogs (
   invite_sent_by text NOT NULL,
   invite_cseq bigint NOT NULL CHECK (invite_cseq >= 1),
   local_cseq bigint NOT NULL CHECK (local_cseq >= 1),
+  -- the CSeq of the far end's last request inside the dialog (RFC 3261 §12.2.2)
+  remote_cseq bigint,
   flow_transport text NOT NULL CHECK (flow_transport IN ('udp', 'tcp')),
   flow_address text NOT NULL,
   flow_port integer NOT NULL CHECK (flow_port BETWEEN 1 AND 65535),

@@ -1,6 +1,7 @@
 import type { Hangup } from "../calls/states.js";
 import type { Tx } from "../scheduler/tx.js";
 import {
+  acceptRemoteCseq,
   closedByPeer,
   dialogsOf,
   findDialog,
@@ -49,6 +50,8 @@ export function handleInDialogRequests(options: {
       const dialog = await dialogOf(tx, request);
       if (!dialog) return 481;
       const callStatus = await lockCall(tx, dialog.call_id);
+      const cseq = request.headers.cseq.seq;
+      if (!(await acceptRemoteCseq(tx.client, dialog.call_id, dialog.leg, cseq))) return 500;
       const source = dialog.leg === "phone" ? "caller" : "callee";
       const hangup: Hangup =
         callStatus === "in_progress"
@@ -85,6 +88,10 @@ export function handleInDialogRequests(options: {
         const dialog = await dialogOf(tx, request);
         if (!dialog || dialog.state !== "confirmed") return undefined;
         const status = await lockCall(tx, dialog.call_id);
+        const cseq = request.headers.cseq.seq;
+        if (!(await acceptRemoteCseq(tx.client, dialog.call_id, dialog.leg, cseq))) {
+          return { dialog, status, other: undefined, outOfOrder: true };
+        }
         const other = (await dialogsOf(tx.client, dialog.call_id)).find(
           (d) => d.leg !== dialog.leg,
         );
@@ -92,13 +99,17 @@ export function handleInDialogRequests(options: {
         if (target && target !== dialog.remote_target) {
           await refreshTarget(tx.client, dialog.call_id, dialog.leg, target);
         }
-        return { dialog, status, other };
+        return { dialog, status, other, outOfOrder: false };
       });
       if (!found) {
         respond(responseTo(request, 481));
         return;
       }
-      const { dialog, status, other } = found;
+      const { dialog, status, other, outOfOrder } = found;
+      if (outOfOrder) {
+        respond(responseTo(request, 500, {}, "CSeq Out of Order"));
+        return;
+      }
       const offer = isSdp(request) ? request.content : undefined;
       if (status !== "in_progress" || other?.state !== "confirmed" || !offer) {
         respond(responseTo(request, 488));

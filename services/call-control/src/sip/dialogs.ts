@@ -206,6 +206,24 @@ export async function terminateDialog(
   return rows[0];
 }
 
+/**
+ * A request of the far end inside the leg (RFC 3261 §12.2.2): true when its CSeq is above the
+ * last one seen (and now the last), false when it is out of order (answered 500).
+ */
+export async function acceptRemoteCseq(
+  db: Queryable,
+  callId: string,
+  leg: DialogLeg,
+  cseq: number,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE call_control.sip_dialogs SET remote_cseq = $3, updated_at = now()
+      WHERE call_id = $1 AND leg = $2 AND (remote_cseq IS NULL OR remote_cseq < $3)`,
+    [callId, leg, cseq],
+  );
+  return rowCount === 1;
+}
+
 /** The far end ended the leg (its BYE): false when it was over already. */
 export async function closedByPeer(
   db: Queryable,
