@@ -312,7 +312,12 @@ export function createSipCarrier(options: {
     simulated: false,
     attach(target: CarrierEvents, timers: CarrierTimers) {
       events = target;
-      timers.register(kinds.invitePhone, { run: invitePhone });
+      timers.register(kinds.invitePhone, {
+        run: invitePhone,
+        // The phone could not be INVITEd (the database kept failing): the call fails at once.
+        exhausted: (tx, action) =>
+          ended(tx, action.callId, { cause: "network_error", source: "platform", sipCode: 503 }),
+      });
       timers.register(kinds.closeLegs, { run: (tx, action) => legs.closeAll(tx, action.callId) });
       handleInDialogRequests({
         endpoint,
