@@ -246,7 +246,7 @@ export const gatewaySettings = z
       ) as BackendAddresses,
       /** Each side's carrier as the services choose it (sandbox routes and smoke steps follow). */
       carriers: {
-        voice: sideCarrier(value, value.VOICE_CARRIER, ["sandbox"] as const),
+        voice: sideCarrier(value, value.VOICE_CARRIER, ["sandbox", "sip"] as const),
         messaging: sideCarrier(value, value.MESSAGING_CARRIER, ["sandbox", "smpp"] as const),
       },
       grpcDeadlineMs: value.GRPC_DEADLINE_MS,

@@ -70,6 +70,8 @@ export async function startBaresip(account: {
   password: string;
   registrar: { host: string; port: number };
   regint?: number;
+  /** How it takes a call: `auto` answers at once; `manual` (the default) rings forever. */
+  answermode?: "auto" | "manual";
 }): Promise<Baresip> {
   const dir = mkdtempSync(join(tmpdir(), "baresip-"));
   // Port 0: baresip binds UDP, TCP and (on the next port) TLS; a fixed port races other tests.
@@ -79,6 +81,8 @@ export async function startBaresip(account: {
       "poll_method epoll",
       "sip_listen 127.0.0.1:0",
       "module_path /usr/lib/baresip/modules",
+      // G.711 only, no audio device: its SDP offers PCMU/PCMA and a call needs no sound card.
+      "module g711.so",
       "module_app account.so",
       "",
     ].join("\n"),
@@ -86,7 +90,7 @@ export async function startBaresip(account: {
   const { host, port: registrarPort } = account.registrar;
   writeFileSync(
     join(dir, "accounts"),
-    `<sip:${account.username}@${host}:${registrarPort}>;auth_pass=${account.password};regint=${account.regint ?? 60}\n`,
+    `<sip:${account.username}@${host}:${registrarPort}>;auth_pass=${account.password};regint=${account.regint ?? 60};answermode=${account.answermode ?? "manual"}\n`,
     { mode: 0o600 },
   );
   const child = spawn("baresip", ["-f", dir, "-s"], { stdio: ["ignore", "pipe", "pipe"] });
@@ -137,13 +141,63 @@ export async function runSipp(options: {
   keys?: Record<string, string>;
   timeoutMs?: number;
 }): Promise<SippRun> {
-  const dir = mkdtempSync(join(tmpdir(), "sipp-"));
   const port = await freeSipPort();
+  return spawnSipp(options, port, [`${options.target.host}:${options.target.port}`]).done;
+}
+
+/**
+ * SIPp as a UAS on `port` (UDP): it takes one call of the scenario (e.g. as the carrier's trunk)
+ * and ends; `listening` resolves once its socket is bound, `done` when it exited.
+ */
+export async function startSippServer(options: {
+  scenario: string;
+  port: number;
+  keys?: Record<string, string>;
+  /** Fills the scenario's `{{name}}` places SIPp reads as it loads it (a status line, a pause). */
+  fill?: Record<string, string>;
+  timeoutMs?: number;
+}): Promise<{ done: Promise<SippRun> }> {
+  const run = spawnSipp(options, options.port, []);
+  // Bound once the port cannot be bound here any more (or SIPp already gave up).
+  for (let tries = 0; tries < 200; tries++) {
+    const udp = createSocket("udp4");
+    const taken = await new Promise<boolean>((resolve) => {
+      udp.once("error", () => resolve(true));
+      udp.bind(options.port, "127.0.0.1", () => resolve(false));
+    });
+    await new Promise<void>((resolve) => udp.close(() => resolve()));
+    if (taken || run.exited()) break;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return { done: run.done };
+}
+
+function spawnSipp(
+  options: {
+    scenario: string;
+    transport?: "u1" | "t1";
+    keys?: Record<string, string>;
+    fill?: Record<string, string>;
+    timeoutMs?: number;
+  },
+  port: number,
+  target: string[],
+): { done: Promise<SippRun>; exited(): boolean } {
+  const dir = mkdtempSync(join(tmpdir(), "sipp-"));
+  let scenario = join(sipScenarioDir, options.scenario);
+  if (options.fill) {
+    const text = Object.entries(options.fill).reduce(
+      (filled, [name, value]) => filled.replaceAll(`{{${name}}}`, value),
+      readFileSync(scenario, "utf8"),
+    );
+    scenario = join(dir, "scenario.xml");
+    writeFileSync(scenario, text);
+  }
   const timeoutSeconds = Math.ceil((options.timeoutMs ?? 10_000) / 1000);
   const args = [
-    `${options.target.host}:${options.target.port}`,
+    ...target,
     "-sf",
-    join(sipScenarioDir, options.scenario),
+    scenario,
     "-m",
     "1",
     "-i",
@@ -165,9 +219,25 @@ export async function runSipp(options: {
     ...Object.entries(options.keys ?? {}).flatMap(([name, value]) => ["-key", name, value]),
   ];
   const child = spawn("sipp", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
+  let exited = false;
+  const done = waitSipp(child, dir, timeoutSeconds).finally(() => (exited = true));
+  return { done, exited: () => exited };
+}
+
+async function waitSipp(
+  child: ChildProcess,
+  dir: string,
+  timeoutSeconds: number,
+): Promise<SippRun> {
   let output = "";
-  child.stdout.on("data", (chunk: Buffer) => (output = (output + chunk.toString()).slice(-50_000)));
-  child.stderr.on("data", (chunk: Buffer) => (output = (output + chunk.toString()).slice(-50_000)));
+  child.stdout!.on(
+    "data",
+    (chunk: Buffer) => (output = (output + chunk.toString()).slice(-50_000)),
+  );
+  child.stderr!.on(
+    "data",
+    (chunk: Buffer) => (output = (output + chunk.toString()).slice(-50_000)),
+  );
   const code = await new Promise<number | null>((resolve, reject) => {
     child.once("error", (error) =>
       reject(new Error(`sipp did not start (is Debian's sip-tester installed?): ${error.message}`)),

@@ -36,6 +36,7 @@ const placeOutboundCall = defineRoute({
   description: [
     "Answers 201 with the call `queued`; the carrier is dialled right after. Every call carries a STIR/SHAKEN PASSporT (RFC 8225/8588, ES256, ppt shaken, x5u = this platform's certificate): attestation A when `from` is assigned to the account and to the call's seat, B when it is assigned to the account only.",
     "`from` must be a number assigned to the account (422 caller-id-not-owned); `agent` must name an agent of the account (422 validation-failed at #/agent); `seat_id` must be a seat of the account (422 at #/seat_id); a disabled seat is 409 invalid-state; a seat at max_concurrent_calls is 409 seat-busy. When `seat_id` is omitted the call takes the seat `from` is assigned to, if that is a seat of the account.",
+    "With the sip voice carrier the seat's SIP phone is rung first and the destination when the agent answers (RFC 3725); a call with no seat, or whose seat has no registered phone, ends `failed` with hangup_cause seat_unavailable.",
     "Idempotency-Key: the key is also stored with the call (unique per account, 24 hours), so one key places one call on the network even under concurrent retries or if the gateway's store is lost; reusing it for another request is 409 idempotency-mismatch.",
   ].join("\n\n"),
   tag: "Calls",

@@ -413,6 +413,8 @@ export interface paths {
      *
      *     `from` must be a number assigned to the account (422 caller-id-not-owned); `agent` must name an agent of the account (422 validation-failed at #/agent); `seat_id` must be a seat of the account (422 at #/seat_id); a disabled seat is 409 invalid-state; a seat at max_concurrent_calls is 409 seat-busy. When `seat_id` is omitted the call takes the seat `from` is assigned to, if that is a seat of the account.
      *
+     *     With the sip voice carrier the seat's SIP phone is rung first and the destination when the agent answers (RFC 3725); a call with no seat, or whose seat has no registered phone, ends `failed` with hangup_cause seat_unavailable.
+     *
      *     Idempotency-Key: the key is also stored with the call (unique per account, 24 hours), so one key places one call on the network even under concurrent retries or if the gateway's store is lost; reusing it for another request is 409 idempotency-mismatch.
      */
     post: operations["placeOutboundCall"];
@@ -1307,6 +1309,7 @@ export interface components {
             | "call_rejected"
             | "no_route"
             | "network_error"
+            | "seat_unavailable"
           )
         | null;
       hangup_source: ("caller" | "callee" | "platform") | null;

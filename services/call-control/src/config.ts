@@ -11,7 +11,12 @@ import {
 } from "@switchboard/kit";
 import { stirShakenCertificatePath } from "@switchboard/proto";
 import { z } from "zod";
-import { checkSipSettings, sipSettings, sipSettingsFields } from "./sip/sip-settings.js";
+import {
+  checkSipCarrierSettings,
+  checkSipSettings,
+  sipSettings,
+  sipSettingsFields,
+} from "./sip/sip-settings.js";
 
 /**
  * Settings of the call-control service that every run mode shares (embedded, tests and mesh
@@ -24,7 +29,9 @@ export const callControlSettings = z
     VOICE_CARRIER: z
       .string()
       .optional()
-      .describe("the voice side's carrier adapter when it differs from CARRIER: `sandbox`"),
+      .describe(
+        "the voice side's carrier adapter when it differs from CARRIER: `sandbox` or `sip` (with SIP_LISTEN and SIP_TRUNK_URI)",
+      ),
     SANDBOX_CALL_SECONDS: z.coerce
       .number()
       .min(0)
@@ -92,7 +99,7 @@ export const callControlSettings = z
   })
   .superRefine((value, ctx) => {
     requireInProduction(value, ctx);
-    voiceCarrier(value, ctx);
+    if (voiceCarrier(value, ctx) === "sip") checkSipCarrierSettings(value, ctx);
     checkSipSettings(value, ctx);
   })
   .transform((value) => {
@@ -126,7 +133,7 @@ function voiceCarrier(
   return chooseCarrier(
     value,
     { name: "VOICE_CARRIER", value: value.VOICE_CARRIER },
-    ["sandbox"] as const,
+    ["sandbox", "sip"] as const,
     ctx,
   );
 }

@@ -42,8 +42,8 @@ export interface RunningCallControl extends RunningService {
   sip: RunningSip | undefined;
   /**
    * Drains gRPC (no new calls), lets the calls live by then run on here for up to
-   * `callDrainMs` (default 0: none), then stops the timers and the relay. The pool stays open
-   * (the caller owns it).
+   * `callDrainMs` (default 0: none), then stops the timers, the SIP listener and the relay. The
+   * pool stays open (the caller owns it).
    */
   stop(options?: { callDrainMs?: number }): Promise<void>;
 }
@@ -77,7 +77,7 @@ export async function startCallControl(options: CallControlOptions): Promise<Run
     pollIntervalMs: settings.timers.pollIntervalMs,
     batchSize: settings.timers.batchSize,
   });
-  const carrier = createCarrier(settings);
+  const carrier = createCarrier(settings, { sip, logger });
   const engine = createCallEngine({ pool, runner: timers, carrier, logger });
   await recoverOrphanedCalls({ pool, engine, logger });
   timers.start();
@@ -129,12 +129,13 @@ export async function startCallControl(options: CallControlOptions): Promise<Run
     stop: async ({ callDrainMs = 0 } = {}) => {
       health.stop();
       untrackCalls();
-      await sip?.stop();
       await server.drain();
       await drainLiveCalls({ pool, logger, windowMs: callDrainMs }).catch((error: unknown) =>
         logger.warn({ err: error }, "draining: could not follow the live calls"),
       );
       await timers.stop();
+      // The SIP listener lives as long as the calls here may still send or hear a packet.
+      await sip?.stop();
       await relay.stop();
       await carrier.stop();
       directory.close();

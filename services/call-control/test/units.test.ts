@@ -64,6 +64,7 @@ describe("the state machine", () => {
       call_rejected: "rejected",
       no_route: "rejected",
       network_error: "failed",
+      seat_unavailable: "failed",
     });
   });
 

@@ -86,6 +86,7 @@ export function createCallEngine(options: {
       await carrier.dial(tx, {
         callId: row.id,
         accountId: row.account_id,
+        seatId: row.seat_id,
         to: row.to_number,
         from: row.from_number,
         identity: row.identity ?? "",

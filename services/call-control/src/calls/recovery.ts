@@ -9,7 +9,8 @@ import { liveStatuses } from "./states.js";
  * action runner finishes calls that were in flight when a process died: overdue timers fire at
  * once and the call ends at the time it was due. A live call without any timer (an adapter
  * that lost its dialogs, a timer given up) cannot progress: it is failed here with
- * `network_error` rather than left ringing forever.
+ * `network_error` rather than left ringing forever. First the carrier ends what it cannot
+ * continue (the sip carrier: dialogs whose setup ran in the process that died).
  */
 export async function recoverOrphanedCalls(options: {
   pool: Pool;
@@ -17,6 +18,7 @@ export async function recoverOrphanedCalls(options: {
   logger: Logger;
 }): Promise<number> {
   const { pool, engine, logger } = options;
+  await engine.carrier.recover();
   const { rows } = await pool.query<CallRow>(
     `SELECT ${callColumns} FROM call_control.calls c
       WHERE c.status = ANY($1::text[])

@@ -64,6 +64,7 @@ export function unansweredStatusFor(cause: HangupCause): Exclude<TerminalStatus,
     case "time_limit":
       return "canceled";
     case "network_error":
+    case "seat_unavailable":
       return "failed";
   }
 }

@@ -17,6 +17,8 @@ import type { Tx } from "../scheduler/tx.js";
 export interface DialRequest {
   callId: string;
   accountId: string;
+  /** The call's seat (whose phone places it over SIP), if it has one. */
+  seatId: string | null;
   to: string;
   from: string;
   /** The PASSporT (compact JWS): `Identity: <identity>;info=<identityInfo>;alg=ES256;ppt=shaken`. */
@@ -45,6 +47,8 @@ export type CarrierEvent =
 /** The call engine's side of the adapter: where the network's progress lands. */
 export interface CarrierEvents {
   onCarrierEvent(tx: Tx, event: CarrierEvent): Promise<void>;
+  /** A transaction for what the network reports outside any timer (its timers wake after). */
+  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
 }
 
 /** Durable timers an adapter may use (the sandbox network's script lives in them). */
@@ -61,5 +65,10 @@ export interface CarrierAdapter {
   dial(tx: Tx, request: DialRequest): Promise<void>;
   answer(tx: Tx, request: InboundAnswer): Promise<void>;
   hangup(tx: Tx, request: HangupRequest): Promise<void>;
+  /**
+   * At start, before the timers run: ends what a previous life of this process left on the
+   * network that nothing will continue (the number of calls it ended or closed).
+   */
+  recover(): Promise<number>;
   stop(): Promise<void>;
 }

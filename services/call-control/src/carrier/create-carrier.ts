@@ -1,11 +1,29 @@
+import type { Logger } from "@switchboard/kit";
 import type { CallControlSettings } from "../config.js";
+import type { RunningSip } from "../sip/sip-service.js";
 import type { CarrierAdapter } from "./carrier.js";
 import { createSandboxCarrier } from "./sandbox-carrier.js";
+import { createSipCarrier } from "./sip-carrier.js";
 
-/** CARRIER selects the adapter; `sandbox` (the default outside production) is the only one yet. */
-export function createCarrier(settings: CallControlSettings): CarrierAdapter {
+/** VOICE_CARRIER (or CARRIER) selects the adapter: `sandbox` (the default outside production) or `sip`. */
+export function createCarrier(
+  settings: CallControlSettings,
+  deps: { sip: RunningSip | undefined; logger: Logger },
+): CarrierAdapter {
   switch (settings.carrier) {
     case "sandbox":
       return createSandboxCarrier(settings.sandbox);
+    case "sip": {
+      const trunk = settings.sip.trunk;
+      // The settings require SIP_LISTEN and SIP_TRUNK_URI with the sip carrier.
+      if (!deps.sip || !trunk)
+        throw new Error("the sip carrier needs SIP_LISTEN and SIP_TRUNK_URI");
+      return createSipCarrier({
+        sip: deps.sip,
+        trunk,
+        domain: settings.sip.domain,
+        logger: deps.logger,
+      });
+    }
   }
 }

@@ -82,6 +82,10 @@ export function createSandboxCarrier(timing: SandboxTiming): CarrierAdapter {
       // The far end hears the BYE/CANCEL: its script stops.
       await cancelScript(tx, request.callId);
     },
+    async recover() {
+      // The script lives in durable timers: nothing of a previous process is left to end.
+      return 0;
+    },
     async stop() {
       events = undefined;
     },

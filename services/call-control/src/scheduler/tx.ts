@@ -22,6 +22,7 @@ export interface Waker {
  */
 export class Tx {
   private readonly wakes: number[] = [];
+  private readonly commitHooks: (() => void)[] = [];
 
   constructor(readonly client: PoolClient) {}
 
@@ -66,10 +67,20 @@ export class Tx {
     return this.wakes;
   }
 
-  /** Wakes `waker` for the earliest timer this (committed) transaction set. */
+  /**
+   * Runs `hook` once this transaction committed (never after a rollback): what must not
+   * happen before the state it belongs to is durable, e.g. a packet to the network. A hook
+   * that throws is the hook's problem: it must not throw.
+   */
+  afterCommit(hook: () => void): void {
+    this.commitHooks.push(hook);
+  }
+
+  /** Wakes `waker` for the earliest timer this (committed) transaction set; runs the hooks. */
   committed(waker: Waker): void {
     const earliest = Math.min(...this.wakes);
     if (Number.isFinite(earliest)) waker.wake(earliest);
+    for (const hook of this.commitHooks.splice(0)) hook();
   }
 }
 

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { AuthHeader } from "sip";
 import { quote, unquote } from "./message.js";
 
@@ -113,4 +113,55 @@ export function sameDigest(expected: string, given: string): boolean {
   const a = Buffer.from(expected.toLowerCase(), "utf8");
   const b = Buffer.from(given.toLowerCase(), "utf8");
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * The client side: credentials answering one of `challenges` (a 401's WWW-Authenticate or a
+ * 407's Proxy-Authenticate), the strongest algorithm offered that we know, qop "auth" when
+ * offered. Undefined when no challenge is one we can answer.
+ */
+export function answerChallenge(
+  challenges: AuthHeader[],
+  input: { username: string; password: string; method: string; uri: string },
+): AuthHeader | undefined {
+  const field = (header: AuthHeader, name: string) => {
+    const key = Object.keys(header).find((k) => k.toLowerCase() === name);
+    return key === undefined ? undefined : unquote(header[key]);
+  };
+  const usable = challenges
+    .filter((c) => c.scheme.toLowerCase() === "digest")
+    .map((c) => ({ c, algorithm: digestAlgorithm(field(c, "algorithm") ?? "MD5") }))
+    .filter((u): u is { c: AuthHeader; algorithm: DigestAlgorithm } => u.algorithm !== undefined)
+    .sort((a, b) => digestAlgorithms.indexOf(a.algorithm) - digestAlgorithms.indexOf(b.algorithm));
+  const chosen = usable[0];
+  if (!chosen) return undefined;
+  const realm = field(chosen.c, "realm");
+  const nonce = field(chosen.c, "nonce");
+  if (realm === undefined || !nonce) return undefined;
+  const qops = (field(chosen.c, "qop") ?? "").split(",").map((q) => q.trim().toLowerCase());
+  const qop = qops.includes("auth") ? "auth" : undefined;
+  const nc = "00000001";
+  const cnonce = randomBytes(8).toString("hex");
+  const opaque = field(chosen.c, "opaque");
+  const response = digestResponse({
+    algorithm: chosen.algorithm,
+    ha1: digestHa1(chosen.algorithm, input.username, realm, input.password),
+    nonce,
+    method: input.method,
+    uri: input.uri,
+    qop,
+    nc,
+    cnonce,
+  });
+  return {
+    scheme: "Digest",
+    username: quote(input.username),
+    realm: quote(realm),
+    nonce: quote(nonce),
+    uri: quote(input.uri),
+    response: quote(response),
+    algorithm: chosen.algorithm,
+    ...(qop ? { qop, nc, cnonce: quote(cnonce) } : {}),
+    ...(opaque !== undefined ? { opaque: quote(opaque) } : {}),
+  };
 }

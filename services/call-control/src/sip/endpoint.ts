@@ -7,6 +7,7 @@ import {
   type SipResponse,
   type SipHeaders,
 } from "./message.js";
+import { createClientTransactions, type ClientTransactionLayer } from "./client-transactions.js";
 import { startSipTransport, type SipFlow, type SipTransport } from "./transport.js";
 
 export interface SipRequestContext {
@@ -25,10 +26,20 @@ export interface SipEndpointOptions {
   logger: Logger;
   /** By method (`REGISTER`); any other method is answered 405 with the handled ones in Allow. */
   handlers: Record<string, SipRequestHandler>;
+  /** What our Via says (`host`, `port`); default the bound address. */
+  publicAddress?: { host?: string | undefined; port?: number | undefined };
+  /** T1 of the client transactions (RFC 3261's 500 ms unless a test shortens it). */
+  t1Ms?: number;
 }
 
 export interface SipEndpoint {
   readonly transport: SipTransport;
+  /** The client transactions (requests we send); responses to them are dispatched here. */
+  readonly client: ClientTransactionLayer;
+  /** `host:port` our Via and Contact say. */
+  readonly publicAddress: string;
+  /** Adds (or replaces) the handler of a method. */
+  handle(method: string, handler: SipRequestHandler): void;
   /** Takes no more messages, lets the requests in hand be answered, then closes the sockets. */
   stop(): Promise<void>;
 }
@@ -40,8 +51,9 @@ export interface SipEndpoint {
  * answered 200 unless a handler takes it; ACK has no response.
  */
 export async function startSipEndpoint(options: SipEndpointOptions): Promise<SipEndpoint> {
-  const { logger, handlers } = options;
-  const allow = [...new Set(["OPTIONS", ...Object.keys(handlers)])].join(", ");
+  const { logger } = options;
+  const handlers: Record<string, SipRequestHandler> = { ...options.handlers };
+  const allow = () => [...new Set(["OPTIONS", ...Object.keys(handlers)])].join(", ");
   const inFlight = new Set<Promise<void>>();
   let accepting = true;
   // Set once the sockets are bound (responses are only ever sent after that).
@@ -59,7 +71,13 @@ export async function startSipEndpoint(options: SipEndpointOptions): Promise<Sip
       existing.message(request);
       return;
     }
-    if (request.method === "ACK") return;
+    if (request.method === "ACK") {
+      // The ACK of a 2xx is no transaction's (RFC 3261 §17.1.1.3): its handler, if any, hears it.
+      handlers
+        .ACK?.(request, { flow, respond: () => undefined })
+        .catch((error: unknown) => logger.error({ err: error }, "sip: an ACK handler failed"));
+      return;
+    }
     const target = responseFlow(request, flow);
     const transaction = transactions.createServerTransaction(request, {
       protocol: flow.transport.toUpperCase(),
@@ -82,7 +100,9 @@ export async function startSipEndpoint(options: SipEndpointOptions): Promise<Sip
     const work = handler
       ? handler(request, { flow, respond })
       : Promise.resolve(
-          respond(responseTo(request, request.method === "OPTIONS" ? 200 : 405, { allow })),
+          respond(
+            responseTo(request, request.method === "OPTIONS" ? 200 : 405, { allow: allow() }),
+          ),
         );
     const tracked = work
       .catch((error: unknown) => {
@@ -93,6 +113,14 @@ export async function startSipEndpoint(options: SipEndpointOptions): Promise<Sip
     inFlight.add(tracked);
   };
 
+  const client = createClientTransactions({
+    sentBy: () => publicAddress,
+    send: (message, flow) => bound.transport?.send(message, flow) ?? false,
+    logger,
+    ...(options.t1Ms !== undefined ? { t1Ms: options.t1Ms } : {}),
+  });
+  let publicAddress = "";
+
   const running = await startSipTransport({
     host: options.host,
     port: options.port,
@@ -100,16 +128,25 @@ export async function startSipEndpoint(options: SipEndpointOptions): Promise<Sip
     onMessage: (message, flow) => {
       if (!accepting) return;
       if (isRequest(message)) onRequest(message, flow);
-      else transactions.getClient(message)?.message(message, flow);
+      else if (!client.receive(message)) {
+        logger.debug({ status: message.status }, "sip: a response matched no transaction");
+      }
     },
   });
   bound.transport = running;
+  publicAddress = `${options.publicAddress?.host ?? running.host}:${options.publicAddress?.port || running.port}`;
 
   return {
     transport: running,
+    client,
+    publicAddress,
+    handle: (method, handler) => {
+      handlers[method] = handler;
+    },
     stop: async () => {
       accepting = false;
       await Promise.allSettled([...inFlight]);
+      client.stop();
       await running.stop();
       transactions.destroy();
     },

@@ -83,6 +83,10 @@ export const reasonPhrases: Record<number, string> = {
   405: "Method Not Allowed",
   423: "Interval Too Brief",
   480: "Temporarily Unavailable",
+  481: "Call/Transaction Does Not Exist",
+  487: "Request Terminated",
+  488: "Not Acceptable Here",
+  491: "Request Pending",
   500: "Server Internal Error",
   503: "Service Unavailable",
 };

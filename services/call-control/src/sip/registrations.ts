@@ -37,6 +37,28 @@ export async function liveBindings(db: Queryable, seatId: string): Promise<Bindi
   return rows;
 }
 
+/** Where a seat's phone is reached: its latest live binding and where its REGISTER came from. */
+export interface PhoneAddress {
+  contact_uri: string;
+  transport: "udp" | "tcp";
+  source_address: string;
+  source_port: number;
+}
+
+export async function latestLiveBinding(
+  db: Queryable,
+  seatId: string,
+): Promise<PhoneAddress | undefined> {
+  const { rows } = await db.query<PhoneAddress>(
+    `SELECT contact_uri, transport, source_address, source_port
+       FROM call_control.sip_registrations
+      WHERE seat_id = $1 AND expires_at > now()
+      ORDER BY updated_at DESC, contact_uri LIMIT 1`,
+    [seatId],
+  );
+  return rows[0];
+}
+
 export interface NewBinding {
   seatId: string;
   contactUri: string;

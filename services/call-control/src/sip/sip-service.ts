@@ -39,6 +39,7 @@ export async function startSip(options: {
     host: settings.listen.host,
     port: settings.listen.port,
     logger,
+    publicAddress: settings.publicAddress,
     handlers: {
       REGISTER: async (request, context) => {
         if (bound.registrar) return bound.registrar(request, context);
@@ -46,7 +47,7 @@ export async function startSip(options: {
       },
     },
   });
-  const publicAddress = `${settings.publicAddress.host}:${settings.publicAddress.port || endpoint.transport.port}`;
+  const publicAddress = endpoint.publicAddress;
   bound.registrar = createRegistrar({
     pool,
     logger,

@@ -5,6 +5,10 @@ import { digestAlgorithm, type DigestAlgorithm } from "./digest.js";
 const hostPort = /^([A-Za-z0-9.-]+):(\d{1,5})$/;
 const hostAndOptionalPort = /^([A-Za-z0-9.-]+)(?::(\d{1,5}))?$/;
 
+/** The trunk: `sip:host[:port]` with optional parameters; only UDP is spoken to it yet. */
+const trunkUri =
+  /^sip:([A-Za-z0-9.-]+)(?::(\d{1,5}))?((?:;[A-Za-z0-9_.!~*'()%+-]+(?:=[A-Za-z0-9_.!~*'()%+-]+)?)*)$/i;
+
 const seconds = (fallback: number, max: number) =>
   z.coerce.number().int().min(1).max(max).default(fallback);
 
@@ -47,6 +51,32 @@ export const sipSettingsFields = {
     .describe(
       "the digest algorithms a REGISTER is challenged with, most preferred first (RFC 8760); a phone whose SIP stack gives up on a challenge it cannot answer (baresip 1.x) needs `MD5` alone",
     ),
+  SIP_TRUNK_URI: z
+    .string()
+    .regex(trunkUri, "must be a SIP URI: sip:host[:port][;transport=udp]")
+    .refine((v) => Number(trunkUri.exec(v)?.[2] ?? 5060) <= 65535, "the port must be 1–65535")
+    .refine(
+      (v) => /^(udp)?$/i.test(/;transport=([^;]*)/i.exec(v)?.[1] ?? ""),
+      "transport: only udp is supported yet",
+    )
+    .optional()
+    .describe(
+      "sip voice carrier: the carrier's SIP trunk outbound calls go to (`sip:trunk.example.net:5060;transport=udp`; UDP only yet); required with VOICE_CARRIER=sip",
+    ),
+  SIP_TRUNK_USERNAME: z
+    .string()
+    .min(1)
+    .max(256)
+    .optional()
+    .describe("sip voice carrier: the digest username answering the trunk's 401/407 challenges"),
+  SIP_TRUNK_PASSWORD: z
+    .string()
+    .min(1)
+    .max(256)
+    .optional()
+    .describe(
+      "sip voice carrier: the digest password for the trunk (a secret: never logged); required with SIP_TRUNK_USERNAME",
+    ),
   SIP_REGISTER_MIN_EXPIRES: seconds(60, 86_400).describe(
     "a REGISTER asking for a shorter non-zero expiry is answered 423 with Min-Expires",
   ),
@@ -86,7 +116,36 @@ export function sipSettings(value: SipFieldValues) {
     ),
     nonceLifetimeMs: value.SIP_NONCE_LIFETIME_SECONDS * 1000,
     digestAlgorithms: value.SIP_DIGEST_ALGORITHMS,
+    trunk: trunkOf(value),
   };
+}
+
+/** Where outbound calls go: the trunk's host and port, and its digest credentials if any. */
+export interface SipTrunk {
+  host: string;
+  port: number;
+  username: string | undefined;
+  password: string | undefined;
+}
+
+function trunkOf(value: SipFieldValues): SipTrunk | undefined {
+  const match = value.SIP_TRUNK_URI ? trunkUri.exec(value.SIP_TRUNK_URI) : null;
+  if (!match) return undefined;
+  return {
+    host: match[1]!.toLowerCase(),
+    port: match[2] ? Number(match[2]) : 5060,
+    username: value.SIP_TRUNK_USERNAME,
+    password: value.SIP_TRUNK_PASSWORD,
+  };
+}
+
+/** What the `sip` voice carrier cannot do without: a listener and a trunk. */
+export function checkSipCarrierSettings(value: SipFieldValues, ctx: z.RefinementCtx): void {
+  for (const name of ["SIP_LISTEN", "SIP_TRUNK_URI"] as const) {
+    if (value[name] === undefined) {
+      ctx.addIssue({ code: "custom", path: [name], message: "is required with the sip carrier" });
+    }
+  }
 }
 
 export type SipSettings = ReturnType<typeof sipSettings>;
@@ -98,6 +157,13 @@ export function checkSipSettings(value: SipFieldValues, ctx: z.RefinementCtx): v
       code: "custom",
       path: ["SIP_PUBLIC_ADDRESS"],
       message: "is required when SIP_LISTEN binds every interface (0.0.0.0)",
+    });
+  }
+  if ((value.SIP_TRUNK_USERNAME === undefined) !== (value.SIP_TRUNK_PASSWORD === undefined)) {
+    ctx.addIssue({
+      code: "custom",
+      path: [value.SIP_TRUNK_USERNAME === undefined ? "SIP_TRUNK_USERNAME" : "SIP_TRUNK_PASSWORD"],
+      message: "SIP_TRUNK_USERNAME and SIP_TRUNK_PASSWORD go together",
     });
   }
   if (value.SIP_REGISTER_MIN_EXPIRES > value.SIP_REGISTER_MAX_EXPIRES) {

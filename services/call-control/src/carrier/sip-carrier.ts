@@ -1,0 +1,384 @@
+import { randomBytes } from "node:crypto";
+import { DomainError, type Logger } from "@switchboard/kit";
+import type { Hangup } from "../calls/states.js";
+import type { DueAction } from "../scheduler/action-runner.js";
+import type { Tx } from "../scheduler/tx.js";
+import { newClientBranch } from "../sip/client-transactions.js";
+import { answerChallenge } from "../sip/digest.js";
+import { ackFor2xx, answerOf, inviteOf } from "../sip/dialog-requests.js";
+import {
+  confirmDialog,
+  dialogsOf,
+  insertDialog,
+  markAcked,
+  reinvited,
+  strandedCalls,
+  terminateDialog,
+  type Dialog,
+  type DialogLeg,
+  type NewDialog,
+} from "../sip/dialogs.js";
+import { newTag, type SipResponse } from "../sip/message.js";
+import { latestLiveBinding } from "../sip/registrations.js";
+import type { RunningSip } from "../sip/sip-service.js";
+import type { SipTrunk } from "../sip/sip-settings.js";
+import type { CarrierAdapter, CarrierEvents, CarrierTimers, DialRequest } from "./carrier.js";
+import { handleInDialogRequests } from "./sip-in-dialog.js";
+import { createSipLegs } from "./sip-legs.js";
+import { hangupForFailure, hangupForStatus } from "./sip-causes.js";
+
+const kinds = { invitePhone: "sip.invite_phone", closeLegs: "sip.close_legs" } as const;
+const liveStatuses = ["queued", "initiated", "ringing", "in_progress"];
+/** Digest challenges answered per call before the trunk's refusal counts as final. */
+const maxChallenges = 2;
+
+/** What the trunk's INVITE needs from the dial (kept in the dial's durable action). */
+interface DialPayload {
+  seat_id: string | null;
+  to: string;
+  from: string;
+  identity: string;
+  identity_info: string;
+}
+
+/**
+ * The `sip` voice carrier (docs/api.md "Voice over SIP"): outbound calls by third-party call
+ * control (RFC 3725 flow I). The seat's phone is INVITEd without SDP; its 200 carries the
+ * offer, which goes to the trunk in an INVITE with the PASSporT in `Identity`; the trunk's 200
+ * is ACKed and its answer goes to the phone in the phone's ACK. Each leg's dialog is a row of
+ * call_control.sip_dialogs written before its first packet, and every packet goes after the
+ * transaction that records it committed, so another replica (or this one after a restart) can
+ * end it with BYE or CANCEL.
+ */
+export function createSipCarrier(options: {
+  sip: RunningSip;
+  trunk: SipTrunk;
+  domain: string;
+  logger: Logger;
+}): CarrierAdapter {
+  const { sip, trunk, domain, logger } = options;
+  const endpoint = sip.endpoint;
+  const owner = sip.publicAddress;
+  const ownerHost = owner.replace(/:\d+$/, "");
+  const instance = randomBytes(8).toString("hex");
+  const contact = [{ uri: `sip:switchboard@${owner}`, params: {} }];
+  const legs = createSipLegs({ endpoint, owner, instance, contact, logger });
+  const { setupOf } = legs;
+  let events: CarrierEvents | undefined;
+
+  const attached = (): CarrierEvents => {
+    if (!events) throw new Error("the sip carrier is not attached");
+    return events;
+  };
+  /** Work on the network's behalf, in its own transaction; a failure is logged, not thrown. */
+  const react = (callId: string, work: (tx: Tx) => Promise<void>) => {
+    if (!events) {
+      logger.debug({ callId }, "sip: the carrier stopped; a network event is dropped");
+      return;
+    }
+    events
+      .transaction(work)
+      .catch((error: unknown) => logger.error({ err: error, callId }, "sip: a call step failed"));
+  };
+  /** The call's status, its row locked (the order every call transaction takes). */
+  const lockCall = async (tx: Tx, callId: string) => {
+    const { rows } = await tx.client.query<{ status: string }>(
+      `SELECT status FROM call_control.calls WHERE id = $1 FOR UPDATE`,
+      [callId],
+    );
+    return rows[0]?.status;
+  };
+  const ended = (tx: Tx, callId: string, hangup: Hangup) =>
+    attached().onCarrierEvent(tx, { type: "ended", callId, at: new Date(), hangup });
+
+  // ---- the phone leg ----
+
+  const invitePhone = async (tx: Tx, action: DueAction) => {
+    const callId = action.callId;
+    const dial = action.payload as unknown as DialPayload;
+    const status = await lockCall(tx, callId);
+    if (status !== "initiated" && status !== "ringing") return;
+    const phone = dial.seat_id ? await latestLiveBinding(tx.client, dial.seat_id) : undefined;
+    if (!phone) {
+      await ended(tx, callId, { cause: "seat_unavailable", source: "platform", sipCode: null });
+      return;
+    }
+    const dialog: NewDialog = {
+      call_id: callId,
+      leg: "phone",
+      sip_call_id: `${randomBytes(16).toString("hex")}@${ownerHost}`,
+      local_tag: newTag(),
+      local_uri: `sip:${dial.to}@${domain}`,
+      remote_uri: `sip:${dial.seat_id}@${domain}`,
+      invite_uri: phone.contact_uri,
+      invite_branch: newClientBranch(),
+      invite_sent_by: owner,
+      invite_cseq: 1,
+      local_cseq: 1,
+      flow_transport: phone.transport,
+      flow_address: phone.source_address,
+      flow_port: phone.source_port,
+      remote_sdp: null,
+      state: "calling",
+      owner_address: owner,
+      owner_instance: instance,
+    };
+    if (!(await insertDialog(tx.client, dialog))) return; // a repeat of the dial
+    tx.afterCommit(() =>
+      legs.invite(dialog, inviteOf(dialog as Dialog, { contact }), {
+        onResponse: (response) => onPhoneResponse(callId, dial, response),
+        onFailure: (reason) => onLegFailed(callId, "phone", hangupForFailure(reason, "caller")),
+      }),
+    );
+  };
+
+  const onPhoneResponse = (callId: string, dial: DialPayload, response: SipResponse) => {
+    if (response.status < 200) return;
+    const setup = setupOf(callId);
+    if (response.status >= 300) {
+      onLegFailed(callId, "phone", hangupForStatus(response.status, "caller"));
+      return;
+    }
+    if (legs.ackAgain(callId, "phone")) return;
+    if (setup.answered.has("phone")) return; // a retransmission while the trunk is asked
+    setup.answered.add("phone");
+    react(callId, async (tx) => {
+      const status = await lockCall(tx, callId);
+      const offer = response.content || undefined;
+      const phone = await confirmDialog(tx.client, callId, "phone", {
+        ...answerOf(response),
+        sdp: offer,
+      });
+      if (!phone) {
+        const [row] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "phone");
+        if (row) tx.afterCommit(() => legs.dropLateAnswer(row, response));
+        return;
+      }
+      if (!status || !liveStatuses.includes(status)) {
+        await legs.close(tx, callId, "phone");
+        return;
+      }
+      if (!offer) {
+        // 3pcc needs the phone's offer in its 200 (RFC 3725 flow I): without one, nothing to send.
+        await ended(tx, callId, { cause: "network_error", source: "caller", sipCode: 200 });
+        await legs.close(tx, callId, "phone");
+        return;
+      }
+      const invite = inviteTrunkDialog(callId, dial, offer);
+      if (!(await insertDialog(tx.client, invite))) return;
+      tx.afterCommit(() => startTrunk(invite as Dialog, dial));
+    });
+  };
+
+  // ---- the trunk leg ----
+
+  const inviteTrunkDialog = (callId: string, dial: DialPayload, offer: string): NewDialog => {
+    const uri = `sip:${dial.to}@${trunk.host}:${trunk.port};user=phone`;
+    return {
+      call_id: callId,
+      leg: "trunk",
+      sip_call_id: `${randomBytes(16).toString("hex")}@${ownerHost}`,
+      local_tag: newTag(),
+      local_uri: `sip:${dial.from}@${ownerHost};user=phone`,
+      remote_uri: uri,
+      invite_uri: uri,
+      invite_branch: newClientBranch(),
+      invite_sent_by: owner,
+      invite_cseq: 1,
+      local_cseq: 1,
+      flow_transport: "udp",
+      flow_address: trunk.host,
+      flow_port: trunk.port,
+      remote_sdp: offer,
+      state: "calling",
+      owner_address: owner,
+      owner_instance: instance,
+    };
+  };
+
+  const startTrunk = (
+    dialog: Dialog,
+    dial: DialPayload,
+    authorization?: Record<string, unknown>,
+  ) => {
+    const identity = `${dial.identity};info=<${dial.identity_info}>;alg=ES256;ppt=shaken`;
+    legs.invite(
+      dialog,
+      inviteOf(dialog, { contact, identity, ...authorization }, dialog.remote_sdp ?? undefined),
+      {
+        onResponse: (response) => onTrunkResponse(dialog, dial, response),
+        onFailure: (reason) =>
+          onLegFailed(dialog.call_id, "trunk", hangupForFailure(reason, "callee")),
+      },
+    );
+  };
+
+  const onTrunkResponse = (dialog: Dialog, dial: DialPayload, response: SipResponse) => {
+    const callId = dialog.call_id;
+    const setup = setupOf(callId);
+    const status = response.status;
+    if (status === 180 || status === 183) {
+      react(callId, (tx) =>
+        attached().onCarrierEvent(tx, { type: "ringing", callId, at: new Date() }),
+      );
+      return;
+    }
+    if (status < 200) return;
+    if (status >= 300) {
+      if ((status === 401 || status === 407) && answerTrunkChallenge(dialog, dial, response)) {
+        return;
+      }
+      onLegFailed(callId, "trunk", hangupForStatus(status, "callee"));
+      return;
+    }
+    if (legs.ackAgain(callId, "trunk")) return;
+    if (setup.answered.has("trunk")) return;
+    setup.answered.add("trunk");
+    react(callId, async (tx) => {
+      const callStatus = await lockCall(tx, callId);
+      const answered = await confirmDialog(tx.client, callId, "trunk", answerOf(response));
+      if (!answered) {
+        const [row] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "trunk");
+        if (row) tx.afterCommit(() => legs.dropLateAnswer(row, response));
+        return;
+      }
+      await markAcked(tx.client, callId, "trunk");
+      const trunkAnswerAck = ackFor2xx(answered, owner);
+      tx.afterCommit(() => legs.ack(answered, trunkAnswerAck));
+      if (!callStatus || !liveStatuses.includes(callStatus)) {
+        await legs.closeAll(tx, callId);
+        return;
+      }
+      const [phone] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "phone");
+      if (!phone || phone.state !== "confirmed") {
+        await ended(tx, callId, { cause: "network_error", source: "platform", sipCode: null });
+        await legs.closeAll(tx, callId);
+        return;
+      }
+      await markAcked(tx.client, callId, "phone");
+      await attached().onCarrierEvent(tx, { type: "answered", callId, at: new Date() });
+      const phoneAck = ackFor2xx(phone, owner, response.content || undefined);
+      tx.afterCommit(() => {
+        legs.ack(phone, phoneAck);
+        legs.release(callId);
+      });
+    });
+  };
+
+  /** Sends the INVITE again with credentials (RFC 3261 §22.2): CSeq + 1, a new branch. */
+  const answerTrunkChallenge = (dialog: Dialog, dial: DialPayload, response: SipResponse) => {
+    const setup = setupOf(dialog.call_id);
+    if (!trunk.username || !trunk.password || setup.challenges >= maxChallenges) return false;
+    const proxy = response.status === 407;
+    const challenges =
+      (proxy ? response.headers["proxy-authenticate"] : response.headers["www-authenticate"]) ?? [];
+    const credentials = answerChallenge(challenges, {
+      username: trunk.username,
+      password: trunk.password,
+      method: "INVITE",
+      uri: dialog.invite_uri,
+    });
+    if (!credentials) return false;
+    setup.challenges += 1;
+    const again: Dialog = {
+      ...dialog,
+      invite_branch: newClientBranch(),
+      invite_cseq: dialog.invite_cseq + 1,
+      local_cseq: dialog.invite_cseq + 1,
+    };
+    react(dialog.call_id, async (tx) => {
+      const status = await lockCall(tx, dialog.call_id);
+      const [row] = (await dialogsOf(tx.client, dialog.call_id)).filter((d) => d.leg === "trunk");
+      if (!status || !liveStatuses.includes(status) || row?.state !== "calling") return;
+      await reinvited(tx.client, dialog.call_id, "trunk", again.invite_branch, again.invite_cseq);
+      const header = proxy ? "proxy-authorization" : "authorization";
+      tx.afterCommit(() => startTrunk(again, dial, { [header]: [credentials] }));
+    });
+    return true;
+  };
+
+  /** A leg's INVITE failed: the call ends as the failure says, the other leg is closed. */
+  const onLegFailed = (callId: string, leg: DialogLeg, hangup: Hangup) => {
+    react(callId, async (tx) => {
+      await lockCall(tx, callId);
+      await terminateDialog(tx.client, callId, leg);
+      await ended(tx, callId, hangup);
+      await legs.closeAll(tx, callId);
+    });
+  };
+
+  return {
+    name: "sip",
+    simulated: false,
+    attach(target: CarrierEvents, timers: CarrierTimers) {
+      events = target;
+      timers.register(kinds.invitePhone, {
+        run: invitePhone,
+        // The phone could not be INVITEd (the database kept failing): the call fails at once.
+        exhausted: (tx, action) =>
+          ended(tx, action.callId, { cause: "network_error", source: "platform", sipCode: 503 }),
+      });
+      timers.register(kinds.closeLegs, { run: (tx, action) => legs.closeAll(tx, action.callId) });
+      handleInDialogRequests({
+        endpoint,
+        events: target,
+        lockCall,
+        closeLeg: legs.close,
+        contact,
+        sentBy: owner,
+      });
+    },
+    async dial(tx: Tx, request: DialRequest) {
+      const payload: DialPayload = {
+        seat_id: request.seatId,
+        to: request.to,
+        from: request.from,
+        identity: request.identity,
+        identity_info: request.identityInfo,
+      };
+      await tx.schedule({
+        callId: request.callId,
+        kind: kinds.invitePhone,
+        payload: { ...payload },
+      });
+    },
+    answer() {
+      // Inbound calls come only from the sandbox's network (the sip carrier's are not built):
+      // one left ringing from a sandbox run cannot be answered here (409, nothing changes).
+      return Promise.reject(
+        new DomainError("invalid-state", "the sip carrier does not answer inbound calls yet"),
+      );
+    },
+    async hangup(tx: Tx, request) {
+      await tx.schedule({ callId: request.callId, kind: kinds.closeLegs });
+    },
+    async recover() {
+      const target = attached();
+      const stranded = await target.transaction((tx) => strandedCalls(tx.client, owner, instance));
+      for (const call of stranded) {
+        await target.transaction(async (tx) => {
+          const status = await lockCall(tx, call.call_id);
+          if (status && liveStatuses.includes(status)) {
+            await ended(tx, call.call_id, {
+              cause: "network_error",
+              source: "platform",
+              sipCode: 503,
+            });
+          }
+          await legs.closeAll(tx, call.call_id);
+        });
+      }
+      if (stranded.length > 0) {
+        logger.warn(
+          { calls: stranded.length },
+          "recovery: sip dialogs nobody continues were ended",
+        );
+      }
+      return stranded.length;
+    },
+    async stop() {
+      events = undefined;
+      legs.clear();
+    },
+  };
+}

@@ -1,0 +1,167 @@
+import type { Logger } from "@switchboard/kit";
+import type { Tx } from "../scheduler/tx.js";
+import type { ClientTransaction, ClientTransactionEvents } from "../sip/client-transactions.js";
+import { ackFor2xx, answerOf, cancelOf, inDialogRequest } from "../sip/dialog-requests.js";
+import {
+  flowOf,
+  terminateDialog,
+  type Dialog,
+  type DialogLeg,
+  type NewDialog,
+} from "../sip/dialogs.js";
+import type { SipEndpoint } from "../sip/endpoint.js";
+import type { NameAddress, SipRequest, SipResponse } from "../sip/message.js";
+import { refusingAnswer } from "../sip/sdp.js";
+import type { SipFlow } from "../sip/transport.js";
+
+/** How long a 2xx may still be retransmitted after the last ACK (RFC 3261: 64·T1). */
+const setupLingerMs = 32_000;
+const legs: DialogLeg[] = ["phone", "trunk"];
+
+/** This process's part of a call being set up: its client transactions and the ACKs it sent. */
+export interface Setup {
+  invites: Partial<Record<DialogLeg, ClientTransaction>>;
+  /** Sent again for each retransmitted 2xx. */
+  acks: Partial<Record<DialogLeg, { ack: SipRequest; flow: SipFlow }>>;
+  answered: Set<DialogLeg>;
+  challenges: number;
+}
+
+export interface SipLegs {
+  /** The call's setup state in this process (created on first use). */
+  setupOf(callId: string): Setup;
+  /** The call's setup is over (answered or ended): its state goes once no 2xx can come. */
+  release(callId: string): void;
+  /** Sends the leg's INVITE in a client transaction with the branch its row recorded. */
+  invite(dialog: Dialog | NewDialog, request: SipRequest, events: ClientTransactionEvents): void;
+  /** Sends the ACK of a leg's 2xx, kept for its retransmissions. */
+  ack(dialog: Dialog, ack: SipRequest): void;
+  /** A retransmitted 2xx of a leg already ACKed: the same ACK again; false when none was sent. */
+  ackAgain(callId: string, leg: DialogLeg): boolean;
+  /**
+   * Ends one leg: marks it terminated and, after commit, CANCELs its pending INVITE or sends
+   * its BYE (after the ACK its 2xx still waits for, refusing the phone's offer).
+   */
+  close(tx: Tx, callId: string, leg: DialogLeg): Promise<void>;
+  closeAll(tx: Tx, callId: string): Promise<void>;
+  /** A 2xx for a leg already given up (its CANCEL crossed the answer): ACK it, then BYE. */
+  dropLateAnswer(row: Dialog, response: SipResponse): void;
+  clear(): void;
+}
+
+/**
+ * The legs of the calls this process sets up, on the network: their INVITE transactions, the
+ * ACKs of their 2xx, and how a leg is ended (CANCEL before the answer, BYE after) from its row,
+ * by whichever process holds it.
+ */
+export function createSipLegs(options: {
+  endpoint: SipEndpoint;
+  /** The address our Via says. */
+  owner: string;
+  /** This process's id: a pending INVITE of ours is CANCELled through its own transaction. */
+  instance: string;
+  contact: NameAddress[];
+  logger: Logger;
+}): SipLegs {
+  const { endpoint, owner, instance, contact, logger } = options;
+  const setups = new Map<string, Setup>();
+  const quietly: ClientTransactionEvents = {
+    onResponse: () => undefined,
+    onFailure: () => undefined,
+  };
+
+  const send = (request: SipRequest, flow: SipFlow) => {
+    if (!endpoint.transport.send(request, flow)) {
+      logger.debug({ method: request.method }, "sip: no connection to the leg");
+    }
+  };
+  const setupOf = (callId: string): Setup => {
+    let setup = setups.get(callId);
+    if (!setup) {
+      setup = { invites: {}, acks: {}, answered: new Set(), challenges: 0 };
+      setups.set(callId, setup);
+    }
+    return setup;
+  };
+  const release = (callId: string) => {
+    setTimeout(() => setups.delete(callId), setupLingerMs).unref();
+  };
+  const ack = (dialog: Dialog, request: SipRequest) => {
+    const flow = flowOf(dialog);
+    setupOf(dialog.call_id).acks[dialog.leg] = { ack: request, flow };
+    send(request, flow);
+  };
+  const bye = (dialog: Dialog, cseq: number) =>
+    endpoint.client.send(
+      inDialogRequest(dialog, "BYE", cseq, { contact }),
+      flowOf(dialog),
+      quietly,
+    );
+
+  const close = async (tx: Tx, callId: string, leg: DialogLeg) => {
+    const row = await terminateDialog(tx.client, callId, leg);
+    if (!row) return;
+    tx.afterCommit(() => {
+      release(callId);
+      if (row.previous_state === "calling") {
+        const pending = setups.get(callId)?.invites[leg];
+        if (pending && row.owner_instance === instance) {
+          pending.cancel();
+          return;
+        }
+        const cancel = cancelOf(row);
+        endpoint.client.send(cancel.request, flowOf(row), quietly, {
+          branch: cancel.branch,
+          sentBy: cancel.sentBy,
+        });
+        return;
+      }
+      if (!row.acked) {
+        const refusal = row.remote_sdp ? refusingAnswer(row.remote_sdp) : undefined;
+        ack(row, ackFor2xx(row, owner, refusal));
+      }
+      bye(row, row.local_cseq);
+    });
+  };
+
+  return {
+    setupOf,
+    release,
+    invite(dialog, request, events) {
+      const flow: SipFlow = {
+        transport: dialog.flow_transport,
+        address: dialog.flow_address,
+        port: dialog.flow_port,
+      };
+      setupOf(dialog.call_id).invites[dialog.leg] = endpoint.client.send(request, flow, events, {
+        branch: dialog.invite_branch,
+      });
+    },
+    ack,
+    ackAgain(callId, leg) {
+      const sent = setups.get(callId)?.acks[leg];
+      if (sent) send(sent.ack, sent.flow);
+      return sent !== undefined;
+    },
+    close,
+    async closeAll(tx, callId) {
+      for (const leg of legs) await close(tx, callId, leg);
+    },
+    dropLateAnswer(row, response) {
+      const remote = answerOf(response);
+      const answered: Dialog = {
+        ...row,
+        remote_tag: remote.tag,
+        remote_target: remote.target,
+        route_set: remote.routeSet,
+      };
+      const refusal =
+        row.leg === "phone" && response.content ? refusingAnswer(response.content) : undefined;
+      ack(answered, ackFor2xx(answered, owner, refusal));
+      bye(answered, row.local_cseq + 1);
+    },
+    clear() {
+      setups.clear();
+    },
+  };
+}

@@ -1,0 +1,129 @@
+import { newClientBranch, topVia } from "./client-transactions.js";
+import { flowOf, type Dialog } from "./dialogs.js";
+import sip from "sip";
+import type { SipHeaders, SipRequest, SipResponse } from "./message.js";
+
+/**
+ * Requests of a dialog we are the UAC of (RFC 3261 §12.2.1.1): to the remote target, with the
+ * route set, our tag in From and theirs in To. Built from the stored row, so any replica sends
+ * them.
+ */
+export function inDialogRequest(
+  dialog: Dialog,
+  method: string,
+  cseq: number,
+  headers: SipHeaders = {},
+): SipRequest {
+  const request: SipRequest = {
+    method,
+    uri: dialog.remote_target ?? dialog.invite_uri,
+    version: "2.0",
+    headers: {
+      via: [],
+      "max-forwards": "70",
+      to: { uri: dialog.remote_uri, params: dialog.remote_tag ? { tag: dialog.remote_tag } : {} },
+      from: { uri: dialog.local_uri, params: { tag: dialog.local_tag } },
+      "call-id": dialog.sip_call_id,
+      cseq: { seq: cseq, method },
+      ...headers,
+    },
+  };
+  // The route set is kept as written; the library writes a header given as text unchanged.
+  if (dialog.route_set.length > 0) {
+    (request.headers as Record<string, unknown>).route = dialog.route_set.join(", ");
+  }
+  return request;
+}
+
+/** The leg's INVITE (again after a challenge: the row has its new CSeq). */
+export function inviteOf(dialog: Dialog, headers: SipHeaders, sdp?: string): SipRequest {
+  const invite: SipRequest = {
+    method: "INVITE",
+    uri: dialog.invite_uri,
+    version: "2.0",
+    headers: {
+      via: [],
+      "max-forwards": "70",
+      to: { uri: dialog.remote_uri, params: {} },
+      from: { uri: dialog.local_uri, params: { tag: dialog.local_tag } },
+      "call-id": dialog.sip_call_id,
+      cseq: { seq: dialog.invite_cseq, method: "INVITE" },
+      ...headers,
+      ...(sdp ? { "content-type": "application/sdp" } : {}),
+    },
+  };
+  if (sdp) invite.content = sdp;
+  return invite;
+}
+
+/**
+ * The ACK of a 2xx (RFC 3261 §13.2.2.4): end to end, the INVITE's CSeq number (the first
+ * INVITE's unless `cseq` names a re-INVITE's), a new branch (it is no transaction of ours), the
+ * answer SDP when the 2xx carried the offer.
+ */
+export function ackFor2xx(
+  dialog: Dialog,
+  sentBy: string,
+  sdp?: string,
+  cseq = dialog.invite_cseq,
+): SipRequest {
+  const ack = inDialogRequest(
+    dialog,
+    "ACK",
+    cseq,
+    sdp ? { "content-type": "application/sdp" } : {},
+  );
+  ack.headers.via = [topVia(sentBy, flowOf(dialog), newClientBranch())];
+  if (sdp) ack.content = sdp;
+  return ack;
+}
+
+/**
+ * The CANCEL of the leg's pending INVITE (RFC 3261 §9.1), as its own request would be: its
+ * Request-URI, its top Via (the sending process's address and branch), its CSeq number, To
+ * without tag. Sent by whoever holds the row: the 487 still goes to the INVITE's sender.
+ */
+export function cancelOf(dialog: Dialog): { request: SipRequest; branch: string; sentBy: string } {
+  return {
+    request: {
+      method: "CANCEL",
+      uri: dialog.invite_uri,
+      version: "2.0",
+      headers: {
+        via: [],
+        "max-forwards": "70",
+        to: { uri: dialog.remote_uri, params: {} },
+        from: { uri: dialog.local_uri, params: { tag: dialog.local_tag } },
+        "call-id": dialog.sip_call_id,
+        cseq: { seq: dialog.invite_cseq, method: "CANCEL" },
+      },
+    },
+    branch: dialog.invite_branch,
+    sentBy: dialog.invite_sent_by,
+  };
+}
+
+/**
+ * What a 2xx to our INVITE says of the dialog (RFC 3261 §12.1.2): the far end's tag, its
+ * Contact as remote target, the Record-Route reversed as route set.
+ */
+export function answerOf(response: SipResponse): {
+  tag: string;
+  target: string | null;
+  routeSet: string[];
+} {
+  const contact = response.headers.contact;
+  const routeSet = (response.headers["record-route"] ?? [])
+    .map((entry) => {
+      const params = Object.entries(entry.params)
+        .map(([name, value]) => (value === null ? `;${name}` : `;${name}=${value}`))
+        .join("");
+      return `<${typeof entry.uri === "string" ? entry.uri : sip.stringifyUri(entry.uri)}>${params}`;
+    })
+    .reverse();
+  return {
+    tag: String(response.headers.to.params.tag ?? ""),
+    target: Array.isArray(contact) ? (contact[0]?.uri ?? null) : null,
+    routeSet,
+  };
+}

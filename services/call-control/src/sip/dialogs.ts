@@ -1,0 +1,261 @@
+import type { Queryable } from "@switchboard/kit";
+import type { SipFlow } from "./transport.js";
+
+/**
+ * A call's SIP dialogs (RFC 3261 §12), one per leg, in call_control.sip_dialogs: what any
+ * replica needs to send the leg's BYE or CANCEL. `calling` until the INVITE's 2xx, then
+ * `confirmed`, `terminated` once its BYE or CANCEL went out (or a final failure came).
+ */
+export type DialogLeg = "phone" | "trunk";
+export type DialogState = "calling" | "confirmed" | "terminated";
+
+export interface Dialog {
+  call_id: string;
+  leg: DialogLeg;
+  sip_call_id: string;
+  local_tag: string;
+  remote_tag: string | null;
+  local_uri: string;
+  remote_uri: string;
+  remote_target: string | null;
+  route_set: string[];
+  invite_uri: string;
+  invite_branch: string;
+  invite_sent_by: string;
+  invite_cseq: number;
+  local_cseq: number;
+  flow_transport: "udp" | "tcp";
+  flow_address: string;
+  flow_port: number;
+  remote_sdp: string | null;
+  state: DialogState;
+  acked: boolean;
+  owner_address: string;
+  owner_instance: string;
+}
+
+const columns = `call_id, leg, sip_call_id, local_tag, remote_tag, local_uri, remote_uri,
+  remote_target, route_set, invite_uri, invite_branch, invite_sent_by,
+  invite_cseq::int AS invite_cseq, local_cseq::int AS local_cseq, flow_transport, flow_address,
+  flow_port, remote_sdp, state, acked, owner_address, owner_instance`;
+
+const qualified = (alias: string) =>
+  columns
+    .split(",")
+    .map((column) => `${alias}.${column.trim()}`)
+    .join(", ");
+
+export const flowOf = (dialog: Dialog): SipFlow => ({
+  transport: dialog.flow_transport,
+  address: dialog.flow_address,
+  port: dialog.flow_port,
+});
+
+export type NewDialog = Omit<Dialog, "remote_tag" | "remote_target" | "route_set" | "acked">;
+
+/** Records a leg about to be INVITEd; false when the call already has that leg (a repeat). */
+export async function insertDialog(db: Queryable, dialog: NewDialog): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO call_control.sip_dialogs
+       (call_id, leg, sip_call_id, local_tag, local_uri, remote_uri, invite_uri, invite_branch,
+        invite_sent_by, invite_cseq, local_cseq, flow_transport, flow_address, flow_port,
+        remote_sdp, state, owner_address, owner_instance)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+     ON CONFLICT (call_id, leg) DO NOTHING`,
+    [
+      dialog.call_id,
+      dialog.leg,
+      dialog.sip_call_id,
+      dialog.local_tag,
+      dialog.local_uri,
+      dialog.remote_uri,
+      dialog.invite_uri,
+      dialog.invite_branch,
+      dialog.invite_sent_by,
+      dialog.invite_cseq,
+      dialog.local_cseq,
+      dialog.flow_transport,
+      dialog.flow_address,
+      dialog.flow_port,
+      dialog.remote_sdp,
+      dialog.state,
+      dialog.owner_address,
+      dialog.owner_instance,
+    ],
+  );
+  return rowCount === 1;
+}
+
+/** The call's legs, locked for the caller's transaction. */
+export async function dialogsOf(db: Queryable, callId: string): Promise<Dialog[]> {
+  const { rows } = await db.query<Dialog>(
+    `SELECT ${columns} FROM call_control.sip_dialogs WHERE call_id = $1 ORDER BY leg FOR UPDATE`,
+    [callId],
+  );
+  return rows;
+}
+
+/** The leg an in-dialog request belongs to: its Call-ID, our tag (its To) and theirs (From). */
+export async function findDialog(
+  db: Queryable,
+  sipCallId: string,
+  localTag: string,
+  remoteTag: string,
+): Promise<Dialog | undefined> {
+  const { rows } = await db.query<Dialog>(
+    `SELECT ${columns} FROM call_control.sip_dialogs
+      WHERE sip_call_id = $1 AND local_tag = $2 AND remote_tag = $3`,
+    [sipCallId, localTag, remoteTag],
+  );
+  return rows[0];
+}
+
+/** A new INVITE of the leg (after a digest challenge): its branch and CSeq. */
+export async function reinvited(
+  db: Queryable,
+  callId: string,
+  leg: DialogLeg,
+  branch: string,
+  cseq: number,
+): Promise<void> {
+  await db.query(
+    `UPDATE call_control.sip_dialogs
+        SET invite_branch = $3, invite_cseq = $4, local_cseq = $4, updated_at = now()
+      WHERE call_id = $1 AND leg = $2`,
+    [callId, leg, branch, cseq],
+  );
+}
+
+/**
+ * The CSeq of a new request inside the confirmed leg (RFC 3261 §12.2.1.1: one more than the
+ * last), or undefined when the leg is not confirmed any more.
+ */
+export async function nextCseq(
+  db: Queryable,
+  callId: string,
+  leg: DialogLeg,
+): Promise<number | undefined> {
+  const { rows } = await db.query<{ cseq: number }>(
+    `UPDATE call_control.sip_dialogs SET local_cseq = local_cseq + 1, updated_at = now()
+      WHERE call_id = $1 AND leg = $2 AND state = 'confirmed'
+     RETURNING local_cseq::int AS cseq`,
+    [callId, leg],
+  );
+  return rows[0]?.cseq;
+}
+
+/** A target refresh (a re-INVITE's Contact, or its 2xx's): where the leg's requests go now. */
+export async function refreshTarget(
+  db: Queryable,
+  callId: string,
+  leg: DialogLeg,
+  target: string,
+): Promise<void> {
+  await db.query(
+    `UPDATE call_control.sip_dialogs SET remote_target = $3, updated_at = now()
+      WHERE call_id = $1 AND leg = $2 AND state = 'confirmed'`,
+    [callId, leg, target],
+  );
+}
+
+/** The 2xx came: the dialog is confirmed with the far end's tag, target and route set. */
+export async function confirmDialog(
+  db: Queryable,
+  callId: string,
+  leg: DialogLeg,
+  remote: { tag: string; target: string | null; routeSet: string[]; sdp?: string | undefined },
+): Promise<Dialog | undefined> {
+  const { rows } = await db.query<Dialog>(
+    `UPDATE call_control.sip_dialogs
+        SET state = 'confirmed', remote_tag = $3, remote_target = $4, route_set = $5,
+            remote_sdp = COALESCE($6, remote_sdp), updated_at = now()
+      WHERE call_id = $1 AND leg = $2 AND state = 'calling'
+     RETURNING ${columns}`,
+    [callId, leg, remote.tag, remote.target, remote.routeSet, remote.sdp ?? null],
+  );
+  return rows[0];
+}
+
+/** The leg's 2xx was ACKed. */
+export async function markAcked(db: Queryable, callId: string, leg: DialogLeg): Promise<void> {
+  await db.query(
+    `UPDATE call_control.sip_dialogs SET acked = true, updated_at = now()
+      WHERE call_id = $1 AND leg = $2`,
+    [callId, leg],
+  );
+}
+
+/**
+ * The leg is over (its BYE or CANCEL is about to go, or it failed): the row with the CSeq its
+ * BYE takes and the state it was in, or undefined when it was over already.
+ */
+export async function terminateDialog(
+  db: Queryable,
+  callId: string,
+  leg: DialogLeg,
+): Promise<(Dialog & { previous_state: DialogState }) | undefined> {
+  const { rows } = await db.query<Dialog & { previous_state: DialogState }>(
+    `UPDATE call_control.sip_dialogs d
+        SET state = 'terminated', local_cseq = d.local_cseq + 1, updated_at = now()
+       FROM call_control.sip_dialogs old
+      WHERE d.call_id = $1 AND d.leg = $2 AND d.state <> 'terminated'
+        AND old.call_id = d.call_id AND old.leg = d.leg
+     RETURNING ${qualified("d")}, old.state AS previous_state`,
+    [callId, leg],
+  );
+  return rows[0];
+}
+
+/**
+ * A request of the far end inside the leg (RFC 3261 §12.2.2): true when its CSeq is above the
+ * last one seen (and now the last), false when it is out of order (answered 500).
+ */
+export async function acceptRemoteCseq(
+  db: Queryable,
+  callId: string,
+  leg: DialogLeg,
+  cseq: number,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE call_control.sip_dialogs SET remote_cseq = $3, updated_at = now()
+      WHERE call_id = $1 AND leg = $2 AND (remote_cseq IS NULL OR remote_cseq < $3)`,
+    [callId, leg, cseq],
+  );
+  return rowCount === 1;
+}
+
+/** The far end ended the leg (its BYE): false when it was over already. */
+export async function closedByPeer(
+  db: Queryable,
+  callId: string,
+  leg: DialogLeg,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE call_control.sip_dialogs SET state = 'terminated', updated_at = now()
+      WHERE call_id = $1 AND leg = $2 AND state <> 'terminated'`,
+    [callId, leg],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * Calls with a leg still open that the process at `ownerAddress` (a previous life of it)
+ * cannot continue: the call ended, or the leg's setup ran in another process instance (its
+ * client transactions are gone).
+ */
+export async function strandedCalls(
+  db: Queryable,
+  ownerAddress: string,
+  ownerInstance: string,
+): Promise<{ call_id: string; live: boolean }[]> {
+  const { rows } = await db.query<{ call_id: string; live: boolean }>(
+    `SELECT DISTINCT d.call_id, c.status IN ('queued', 'initiated', 'ringing', 'in_progress') AS live
+       FROM call_control.sip_dialogs d JOIN call_control.calls c ON c.id = d.call_id
+      WHERE d.state <> 'terminated'
+        AND (c.status NOT IN ('queued', 'initiated', 'ringing', 'in_progress')
+             OR (d.owner_address = $1 AND d.owner_instance <> $2
+                 AND (d.state = 'calling' OR NOT d.acked)))`,
+    [ownerAddress, ownerInstance],
+  );
+  return rows;
+}

@@ -1,0 +1,441 @@
+import { createHash, X509Certificate } from "node:crypto";
+import { createSocket } from "node:dgram";
+import { compactVerify } from "jose";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  eventually,
+  PUBLIC_URL,
+  startCallPlatform,
+  type CallPlatform,
+} from "@switchboard/test-support/fixtures/calls";
+import {
+  freeSipPort,
+  startBaresip,
+  startSippServer,
+  type Baresip,
+  type SippRun,
+} from "@switchboard/test-support/sip-peers";
+
+interface Call {
+  id: string;
+  status: string;
+  hangup_cause: string | null;
+  hangup_source: string | null;
+  sip_code: number | null;
+  stir_shaken: { attestation: string; identity: string } | null;
+  answered_at: string | null;
+  ended_at: string | null;
+}
+interface Seat {
+  id: string;
+  sip: { username: string; registered: boolean; password?: string };
+}
+
+const host = "127.0.0.1";
+const md5 = (text: string) => createHash("md5").update(text).digest("hex");
+
+/**
+ * Outbound calls over SIP (docs/api.md "Voice over SIP"): the platform runs VOICE_CARRIER=sip
+ * with a trunk that is SIPp on loopback (one scenario per test) and seats whose phones are real
+ * baresips registered with the platform. Everything goes through the gateway's API.
+ */
+describe("outbound calls over SIP (third-party call control)", () => {
+  let p: CallPlatform;
+  let token: string;
+  let trunkPort: number;
+  let from: string;
+  let answering: { seat: Seat; phone: Baresip };
+  let ringing: { seat: Seat; phone: Baresip };
+  let offline: Seat;
+
+  const api = async <T>(method: string, path: string, json?: unknown) => {
+    const response = await p.request(`/v1${path}`, {
+      method,
+      token,
+      ...(json === undefined ? {} : { json }),
+    });
+    const text = await response.text();
+    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
+  };
+  const createSeat = async (name: string) => {
+    const created = await api<Seat>("POST", "/api/seats", { name, max_concurrent_calls: 5 });
+    expect(created.status).toBe(201);
+    return created.body;
+  };
+  const phoneFor = async (name: string, answermode: "auto" | "manual") => {
+    const seat = await createSeat(name);
+    const phone = await startBaresip({
+      username: seat.sip.username,
+      password: seat.sip.password!,
+      registrar: { host, port: p.callControl().sip!.endpoint.transport.port },
+      answermode,
+    });
+    const registered = await eventually(
+      async () => (await api<Seat>("GET", `/api/seats/${seat.id}`)).body.sip.registered,
+      (r) => r,
+      15_000,
+    );
+    expect(registered, phone.output()).toBe(true);
+    return { seat, phone };
+  };
+
+  beforeAll(async () => {
+    trunkPort = await freeSipPort();
+    p = await startCallPlatform({
+      seed: 12,
+      env: {
+        VOICE_CARRIER: "sip",
+        SIP_LISTEN: `${host}:0`,
+        SIP_DOMAIN: host,
+        SIP_DIGEST_ALGORITHMS: "MD5",
+        SIP_TRUNK_URI: `sip:${host}:${trunkPort};transport=udp`,
+        SIP_TRUNK_USERNAME: "trunkuser",
+        SIP_TRUNK_PASSWORD: "trunksecret",
+      },
+    });
+    token = await p.token();
+    expect((await api("POST", "/api/agents", { name: "alice" })).status).toBe(201);
+    from = await p.assignNumber(token);
+    [answering, ringing] = await Promise.all([
+      phoneFor("desk answering", "auto"),
+      phoneFor("desk ringing", "manual"),
+    ]);
+    offline = await createSeat("desk offline");
+  }, 60_000);
+  afterAll(async () => {
+    await answering?.phone.stop();
+    await ringing?.phone.stop();
+    await p?.stop();
+  });
+
+  const place = async (seat: Seat, to: string, extra: Record<string, unknown> = {}) => {
+    const placed = await api<Call>("POST", "/api/calls/outbound", {
+      to,
+      from,
+      agent: "alice",
+      seat_id: seat.id,
+      ...extra,
+    });
+    expect(placed.status, JSON.stringify(placed.body)).toBe(201);
+    return placed.body;
+  };
+  const get = async (id: string) => (await api<Call>("GET", `/api/calls/${id}`)).body;
+  const statusBecomes = (id: string, status: string, timeoutMs = 15_000) =>
+    eventually(
+      () => get(id),
+      (c) => c.status === status,
+      timeoutMs,
+    );
+  const ended = (id: string, timeoutMs = 20_000) =>
+    eventually(
+      () => get(id),
+      (c) => c.ended_at !== null,
+      timeoutMs,
+    );
+  const trunk = (scenario: string, fill: Record<string, string> = {}) =>
+    startSippServer({ scenario, port: trunkPort, fill, timeoutMs: 20_000 });
+  const finished = async (run: Promise<SippRun>) => {
+    const result = await run;
+    expect(result.code, result.output).toBe(0);
+    return result;
+  };
+  const logged = (run: SippRun, name: string) =>
+    run.logs.find((line) => line.startsWith(`${name}=`))?.slice(name.length + 1);
+  const phoneSaw = (phone: Baresip, text: string) =>
+    eventually(
+      async () => phone.output(),
+      (output) => output.includes(text),
+      10_000,
+    );
+
+  it("fails a call whose seat has no registered phone: failed / seat_unavailable", async () => {
+    const call = await place(offline, "+15550107001");
+    const done = await ended(call.id);
+    expect(done).toMatchObject({
+      status: "failed",
+      hangup_cause: "seat_unavailable",
+      hangup_source: "platform",
+      sip_code: null,
+    });
+  });
+
+  it("rings the phone, then the trunk with the phone's SDP and a PASSporT that verifies; the trunk's answer reaches the phone; an API hangup BYEs both", async () => {
+    const sipp = await trunk("trunk-answer.xml");
+    const call = await place(answering.seat, "+15550107002");
+    const live = await statusBecomes(call.id, "in_progress");
+    expect(live.status, answering.phone.output().slice(-6_000)).toBe("in_progress");
+    // The phone's ACK carries the trunk's answer.
+    const output = await phoneSaw(answering.phone, "o=trunk-answer");
+    expect(output).toMatch(/ACK sip:[^\n]*\n(?:[^\n]*\n)*?[^\n]*o=trunk-answer/);
+
+    const hungUp = await api<Call>("POST", `/api/calls/${call.id}/hangup`);
+    expect(hungUp.status).toBe(200);
+    const run = await finished(sipp.done);
+    const done = await ended(call.id);
+    expect(done).toMatchObject({
+      status: "completed",
+      hangup_cause: "normal_clearing",
+      hangup_source: "caller",
+      sip_code: 200,
+    });
+    expect(logged(run, "ruri")).toBe(`sip:+15550107002@${host}:${trunkPort};user=phone`);
+    expect(logged(run, "from")).toMatch(new RegExp(`^sip:\\${from}@`));
+    expect(logged(run, "info")).toBe(`${PUBLIC_URL}/.well-known/stir-shaken/cert.pem`);
+    const identity = logged(run, "identity")!;
+    expect(identity).toBe(call.stir_shaken!.identity);
+    const pem = await (await fetch(`${p.url}/.well-known/stir-shaken/cert.pem`)).text();
+    const { payload } = await compactVerify(identity, new X509Certificate(pem).publicKey, {
+      algorithms: ["ES256"],
+    });
+    const claims = JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>;
+    expect(claims).toMatchObject({ dest: { tn: ["15550107002"] }, orig: { tn: from.slice(1) } });
+    await phoneSaw(answering.phone, "BYE sip:");
+    const { rows } = await p.db.query<{ leg: string; state: string }>(
+      `SELECT leg, state FROM call_control.sip_dialogs WHERE call_id = $1 ORDER BY leg`,
+      [call.id],
+    );
+    expect(rows).toEqual([
+      { leg: "phone", state: "terminated" },
+      { leg: "trunk", state: "terminated" },
+    ]);
+  });
+
+  it("ends the call when the trunk hangs up first, and BYEs the phone", async () => {
+    const sipp = await trunk("trunk-answer-bye.xml", { hold: "500" });
+    const call = await place(answering.seat, "+15550107003");
+    await finished(sipp.done);
+    const done = await ended(call.id);
+    expect(done).toMatchObject({
+      status: "completed",
+      hangup_cause: "normal_clearing",
+      hangup_source: "callee",
+      sip_code: 200,
+    });
+    expect(done.answered_at).not.toBeNull();
+  });
+
+  it("relays the trunk's re-INVITE (hold) to the phone and the phone's answer back", async () => {
+    const sipp = await trunk("trunk-reinvite.xml");
+    const call = await place(answering.seat, "+15550107009");
+    await statusBecomes(call.id, "in_progress");
+    // The phone receives the trunk's offer in a re-INVITE of its own dialog.
+    await phoneSaw(answering.phone, "a=sendonly");
+    const phoneCseq = await eventually(
+      async () =>
+        (
+          await p.db.query<{ n: number }>(
+            `SELECT local_cseq::int AS n FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'phone'`,
+            [call.id],
+          )
+        ).rows[0]?.n,
+      (n) => n === 2,
+    );
+    expect(phoneCseq).toBe(2);
+    expect((await api("POST", `/api/calls/${call.id}/hangup`)).status).toBe(200);
+    const run = await finished(sipp.done);
+    expect(logged(run, "reanswer")).toMatch(/^recvonly /);
+    expect(await ended(call.id)).toMatchObject({ status: "completed", hangup_source: "caller" });
+  });
+
+  it("answers what it does not take: a new INVITE 403, requests of no dialog 481", async () => {
+    const socket = createSocket("udp4");
+    const statuses: number[] = [];
+    socket.on("message", (data) => {
+      const status = /^SIP\/2\.0 (\d{3})/.exec(data.toString())?.[1];
+      if (status && status !== "100") statuses.push(Number(status));
+    });
+    await new Promise<void>((resolve) => socket.bind(0, host, resolve));
+    const port = p.callControl().sip!.endpoint.transport.port;
+    const request = (method: string, toTag: string, n: number) =>
+      [
+        `${method} sip:anyone@${host}:${port} SIP/2.0`,
+        `Via: SIP/2.0/UDP ${host}:${socket.address().port};branch=z9hG4bKprobe${method}${n}`,
+        "Max-Forwards: 70",
+        `From: <sip:probe@${host}>;tag=probe`,
+        `To: <sip:anyone@${host}>${toTag}`,
+        `Call-ID: probe-${n}@${host}`,
+        `CSeq: 1 ${method}`,
+        "Content-Length: 0",
+        "",
+        "",
+      ].join("\r\n");
+    try {
+      for (const [n, [method, toTag]] of [
+        ["INVITE", ""],
+        ["INVITE", ";tag=unknown"],
+        ["BYE", ";tag=unknown"],
+        ["UPDATE", ";tag=unknown"],
+      ].entries()) {
+        socket.send(request(method!, toTag!, n), port, host);
+        await eventually(
+          async () => statuses.length,
+          (count) => count === n + 1,
+          5_000,
+        );
+      }
+      expect(statuses).toEqual([403, 481, 481, 481]);
+    } finally {
+      socket.close();
+    }
+  });
+
+  it("ends the call when the agent hangs up the phone, and BYEs the trunk", async () => {
+    const agent = await phoneFor("desk hanging up", "auto");
+    let stopped = false;
+    try {
+      const sipp = await trunk("trunk-answer.xml");
+      const call = await place(agent.seat, "+15550107008");
+      await statusBecomes(call.id, "in_progress");
+      // On SIGTERM baresip hangs up its calls (BYE) before it unregisters.
+      await agent.phone.stop();
+      stopped = true;
+      await finished(sipp.done);
+      expect(await ended(call.id)).toMatchObject({
+        status: "completed",
+        hangup_cause: "normal_clearing",
+        hangup_source: "caller",
+        sip_code: 200,
+      });
+    } finally {
+      if (!stopped) await agent.phone.stop();
+    }
+  });
+
+  it("CANCELs the trunk when the phone hangs up while the trunk rings: canceled / originator_cancel", async () => {
+    const agent = await phoneFor("desk giving up", "auto");
+    const socket = createSocket("udp4");
+    try {
+      const sipp = await trunk("trunk-ring.xml");
+      const call = await place(agent.seat, "+15550107010");
+      await statusBecomes(call.id, "ringing");
+      // baresip cannot hang up a call whose 200 waits for its ACK: the test sends the BYE of
+      // the phone's dialog itself (its Call-ID and tags, from the dialog row).
+      const { rows } = await p.db.query<{
+        sip_call_id: string;
+        local_tag: string;
+        remote_tag: string;
+      }>(
+        `SELECT sip_call_id, local_tag, remote_tag FROM call_control.sip_dialogs
+          WHERE call_id = $1 AND leg = 'phone'`,
+        [call.id],
+      );
+      const dialog = rows[0]!;
+      const answers: string[] = [];
+      socket.on("message", (data) => answers.push(data.toString()));
+      await new Promise<void>((resolve) => socket.bind(0, host, resolve));
+      const port = p.callControl().sip!.endpoint.transport.port;
+      const bye = (cseq: number) =>
+        [
+          `BYE sip:switchboard@${host}:${port} SIP/2.0`,
+          `Via: SIP/2.0/UDP ${host}:${socket.address().port};branch=z9hG4bKphonebye${cseq};rport`,
+          "Max-Forwards: 70",
+          `From: <sip:${agent.seat.id}@${host}>;tag=${dialog.remote_tag}`,
+          `To: <sip:+15550107010@${host}>;tag=${dialog.local_tag}`,
+          `Call-ID: ${dialog.sip_call_id}`,
+          `CSeq: ${cseq} BYE`,
+          "Content-Length: 0",
+          "",
+          "",
+        ].join("\r\n");
+      socket.send(bye(2), port, host);
+      const answered = await eventually(
+        async () => answers,
+        (a) => a.length > 0,
+        5_000,
+      );
+      expect(answered[0]).toMatch(/^SIP\/2\.0 200 /);
+      // A request of the dialog with a CSeq not above the last one is out of order (§12.2.2).
+      socket.send(bye(1), port, host);
+      await eventually(
+        async () => answers,
+        (a) => a.length > 1,
+        5_000,
+      );
+      expect(answers[1]).toMatch(/^SIP\/2\.0 500 /);
+      await finished(sipp.done);
+      expect(await ended(call.id)).toMatchObject({
+        status: "canceled",
+        hangup_cause: "originator_cancel",
+        hangup_source: "caller",
+        sip_code: 487,
+      });
+    } finally {
+      socket.close();
+      await agent.phone.stop();
+    }
+  });
+
+  it("maps the trunk's refusals to states and causes, keeping the SIP code", async () => {
+    const cases = [
+      { status: 486, reason: "Busy Here", call: "busy", cause: "user_busy" },
+      { status: 603, reason: "Decline", call: "rejected", cause: "call_rejected" },
+      { status: 403, reason: "Forbidden", call: "rejected", cause: "call_rejected" },
+      { status: 404, reason: "Not Found", call: "rejected", cause: "call_rejected" },
+      { status: 480, reason: "Temporarily Unavailable", call: "no_answer", cause: "no_answer" },
+      { status: 503, reason: "Service Unavailable", call: "failed", cause: "network_error" },
+    ];
+    for (const [index, c] of cases.entries()) {
+      const sipp = await trunk("trunk-refuse.xml", {
+        status: String(c.status),
+        reason: c.reason,
+      });
+      const call = await place(answering.seat, `+1555010710${index}`);
+      await finished(sipp.done);
+      const done = await ended(call.id);
+      expect(done, `${c.status}`).toMatchObject({
+        status: c.call,
+        hangup_cause: c.cause,
+        hangup_source: "callee",
+        sip_code: c.status,
+      });
+    }
+  });
+
+  it("answers the trunk's 407 challenge with the trunk credentials", async () => {
+    // RFC 2617 without qop: MD5(HA1:nonce:HA2), what the scenario expects to see.
+    const to = "+15550107004";
+    const ha1 = md5("trunkuser:trunk.test:trunksecret");
+    const ha2 = md5(`INVITE:sip:${to}@${host}:${trunkPort};user=phone`);
+    const sipp = await trunk("trunk-challenge.xml", {
+      response: md5(`${ha1}:switchboard-test-nonce:${ha2}`),
+    });
+    const call = await place(answering.seat, to);
+    await statusBecomes(call.id, "in_progress");
+    await api("POST", `/api/calls/${call.id}/hangup`);
+    const run = await finished(sipp.done);
+    expect(run.logs.some((line) => line.startsWith("auth=ok"))).toBe(true);
+    expect(await ended(call.id)).toMatchObject({ status: "completed" });
+  });
+
+  it("CANCELs a trunk that rings past the dial timeout: no_answer / timeout", async () => {
+    const sipp = await trunk("trunk-ring.xml");
+    const call = await place(answering.seat, "+15550107005", { timeout_seconds: 5 });
+    await statusBecomes(call.id, "ringing");
+    await finished(sipp.done);
+    expect(await ended(call.id)).toMatchObject({
+      status: "no_answer",
+      hangup_cause: "timeout",
+      hangup_source: "platform",
+    });
+  });
+
+  it("CANCELs a ringing trunk on an API hangup: canceled / originator_cancel", async () => {
+    const sipp = await trunk("trunk-ring.xml");
+    const call = await place(answering.seat, "+15550107006");
+    await statusBecomes(call.id, "ringing");
+    expect((await api("POST", `/api/calls/${call.id}/hangup`)).status).toBe(200);
+    await finished(sipp.done);
+    expect(await ended(call.id)).toMatchObject({
+      status: "canceled",
+      hangup_cause: "originator_cancel",
+      hangup_source: "caller",
+    });
+  });
+
+  it("CANCELs a phone that does not answer within the dial timeout: no_answer", async () => {
+    const call = await place(ringing.seat, "+15550107007", { timeout_seconds: 5 });
+    const done = await ended(call.id);
+    expect(done).toMatchObject({ status: "no_answer", hangup_cause: "timeout" });
+    await phoneSaw(ringing.phone, "CANCEL sip:");
+  });
+});
