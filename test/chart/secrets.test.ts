@@ -14,6 +14,7 @@ const secretVariables = [
   "BOOTSTRAP_CLIENT_ID",
   "BOOTSTRAP_CLIENT_SECRET",
   "SMPP_PASSWORD",
+  "SIP_TRUNK_PASSWORD",
 ];
 
 /** Every [path, value] of a parsed YAML tree's scalars. */

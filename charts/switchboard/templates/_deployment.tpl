@@ -4,6 +4,7 @@
 {{- $c := .component -}}
 {{- $fullName := include "switchboard.componentName" . -}}
 {{- $settings := include "switchboard.settings" . -}}
+{{- $sip := and $root.Values.sip.enabled (eq .name "call-control") -}}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -93,6 +94,14 @@ spec:
             - name: admin
               containerPort: {{ $root.Values.adminPort }}
               protocol: TCP
+            {{- if $sip }}
+            - name: sip-udp
+              containerPort: {{ $root.Values.sip.port }}
+              protocol: UDP
+            - name: sip-tcp
+              containerPort: {{ $root.Values.sip.port }}
+              protocol: TCP
+            {{- end }}
           envFrom:
             - configMapRef:
                 name: {{ $fullName }}
@@ -116,6 +125,15 @@ spec:
                   {{- if $ref.optional }}
                   optional: true
                   {{- end }}
+            {{- end }}
+            {{- if and $sip (not $root.Values.sip.publicAddress) }}
+            # Each replica says its own address in Via and Contact (docs/operations.md).
+            - name: POD_IP
+              valueFrom:
+                fieldRef:
+                  fieldPath: status.podIP
+            - name: SIP_PUBLIC_ADDRESS
+              value: "$(POD_IP):{{ $root.Values.sip.port }}"
             {{- end }}
             {{- if $root.Values.telemetry.enabled }}
             - name: OTEL_RESOURCE_ATTRIBUTES

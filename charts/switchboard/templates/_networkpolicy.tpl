@@ -3,7 +3,8 @@ A component's NetworkPolicy: what it may receive and send on top of the release'
 Ingress: its callers' pods on its port (components whose `calls` name it), the ingress controller
 on its port when publicIngress is set, the metrics scraper on the admin port. Egress: DNS,
 PostgreSQL and Redis when it holds their URLs, the components it calls, the OTLP collector,
-the internet on 443 without private ranges when internetEgress is set.
+the internet on 443 without private ranges when internetEgress is set; call-control's SIP port
+in and UDP out when `sip.enabled`.
 Argument: (dict "root" $ "name" … "component" …).
 */}}
 {{- define "switchboard.networkPolicy" -}}
@@ -52,6 +53,20 @@ spec:
       ports:
         - port: {{ $root.Values.adminPort }}
           protocol: TCP
+    {{- if and $root.Values.sip.enabled (eq $.name "call-control") }}
+    - ports:
+        - port: {{ $root.Values.sip.port }}
+          protocol: UDP
+        - port: {{ $root.Values.sip.port }}
+          protocol: TCP
+      {{- with $root.Values.sip.allowFrom }}
+      from:
+        {{- range $cidr := . }}
+        - ipBlock:
+            cidr: {{ $cidr }}
+        {{- end }}
+      {{- end }}
+    {{- end }}
     {{- with $c.networkPolicy.extraIngress }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
@@ -97,6 +112,11 @@ spec:
         - port: {{ $port }}
           protocol: TCP
         {{- end }}
+    {{- end }}
+    {{- if and $root.Values.sip.enabled (eq $.name "call-control") }}
+    # SIP to the trunk and the phones, wherever their registrations say they are (UDP).
+    - ports:
+        - protocol: UDP
     {{- end }}
     {{- with $c.networkPolicy.extraEgress }}
     {{- toYaml . | nindent 4 }}

@@ -51,6 +51,45 @@ spec:
       appProtocol: http
 {{- end -}}
 
+{{/*
+call-control's SIP Service: new requests (REGISTER, the trunk's INVITEs) for every replica, UDP
+and TCP on one port; ClientIP affinity keeps a peer's retransmissions on one replica.
+*/}}
+{{- define "switchboard.sipService" -}}
+{{- $sip := .root.Values.sip -}}
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ include "switchboard.componentName" . }}-sip
+  labels:
+    {{- include "switchboard.labels" . | nindent 4 }}
+  {{- with $sip.service.annotations }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+spec:
+  type: {{ $sip.service.type }}
+  {{- if ne $sip.service.type "ClusterIP" }}
+  externalTrafficPolicy: {{ $sip.service.externalTrafficPolicy }}
+  {{- end }}
+  {{- if and (eq $sip.service.type "LoadBalancer") $sip.service.loadBalancerSourceRanges }}
+  loadBalancerSourceRanges:
+    {{- toYaml $sip.service.loadBalancerSourceRanges | nindent 4 }}
+  {{- end }}
+  sessionAffinity: ClientIP
+  selector:
+    {{- include "switchboard.selectorLabels" . | nindent 4 }}
+  ports:
+    - name: sip-udp
+      port: {{ $sip.port }}
+      targetPort: sip-udp
+      protocol: UDP
+    - name: sip-tcp
+      port: {{ $sip.port }}
+      targetPort: sip-tcp
+      protocol: TCP
+{{- end -}}
+
 {{- define "switchboard.autoscaler" -}}
 {{- $scaling := .component.autoscaling -}}
 apiVersion: autoscaling/v2

@@ -48,6 +48,13 @@ Argument: (dict "root" $ "name" "gateway" "component" <merged component values>)
 {{- $_ := set $settings "GRPC_TLS_KEY" "/etc/switchboard/grpc-tls/tls.key" -}}
 {{- $_ := set $settings "GRPC_TLS_CA" "/etc/switchboard/grpc-tls/ca.crt" -}}
 {{- end -}}
+{{- $sip := $root.Values.sip -}}
+{{- if and $sip.enabled (eq .name "call-control") -}}
+{{- $_ := set $settings "SIP_LISTEN" (printf "0.0.0.0:%d" (int $sip.port)) -}}
+{{- with $sip.publicAddress -}}
+{{- $_ := set $settings "SIP_PUBLIC_ADDRESS" . -}}
+{{- end -}}
+{{- end -}}
 {{- range $key, $value := $component.env -}}
 {{- $_ := set $settings $key $value -}}
 {{- end -}}
