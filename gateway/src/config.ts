@@ -59,6 +59,13 @@ export const gatewaySettings = z
       .describe(
         "the agent smoke's SMS recipient: a sandbox number that is delivered; with a real SMSC, a handset of yours",
       ),
+    SMOKE_CALL_TO: z
+      .string()
+      .regex(/^\+[1-9]\d{1,14}$/, "must be an E.164 number")
+      .optional()
+      .describe(
+        "with the sip voice carrier, the number the agent smoke calls through the trunk (one that answers: a test line or an IVR of yours), from its own seat `smoke` (register a phone in auto-answer with the seat's rotated SIP credentials); the smoke hangs up once it answers. Unset: calls.outbound is skipped on sip",
+      ),
     GRPC_DEADLINE_MS: z.coerce
       .number()
       .int()
@@ -285,6 +292,7 @@ export const gatewaySettings = z
         stepTimeoutMs: value.SMOKE_STEP_TIMEOUT_MS,
         sandboxCallSeconds: value.SANDBOX_CALL_SECONDS,
         messageTo: value.SMOKE_MESSAGE_TO,
+        callTo: value.SMOKE_CALL_TO,
       },
     };
   });

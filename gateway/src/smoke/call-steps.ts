@@ -1,5 +1,6 @@
 import { DomainError } from "@switchboard/kit";
 import { callcontrol, wire } from "@switchboard/proto";
+import { smokeMarker } from "./smoke-resources.js";
 import { runKey, type SmokeResources, type SmokeState } from "./smoke-state.js";
 import { StepFailure, StepSkipped, type StepScope } from "./step-scope.js";
 import type { StepSpec } from "./step-runner.js";
@@ -11,10 +12,12 @@ export const sandboxCaller = "+15550109991";
 
 export interface CallStepOptions {
   budgetMs: number;
-  /** The sandbox carrier is active (the smoke dials sandbox numbers only). */
-  sandbox: boolean;
+  /** The voice carrier (undefined: none the gateway knows of). */
+  carrier: string | undefined;
   /** SANDBOX_CALL_SECONDS: how long an answered sandbox call lasts. */
   callSeconds: number;
+  /** SMOKE_CALL_TO: the number the outbound call goes to on a SIP trunk (it must answer). */
+  callTo: string | undefined;
 }
 
 const ended = (call: callcontrol.Call | undefined) => call?.endedAt !== undefined;
@@ -59,11 +62,61 @@ const outcome = (call: callcontrol.Call) => {
 };
 
 function resourcesOf(state: SmokeState, options: CallStepOptions): SmokeResources {
-  if (!options.sandbox) throw new StepSkipped("the sandbox carrier is not active");
+  if (options.carrier !== "sandbox") throw new StepSkipped("the sandbox carrier is not active");
   return state.resources!;
 }
 
-/** calls.outbound (a signed call to a sandbox number, until completed) and calls.inbound. */
+/**
+ * On a SIP trunk the smoke calls SMOKE_CALL_TO from its own seat, whose phone must be registered
+ * and answer by itself (an operator rotates the seat's SIP credentials and registers a softphone
+ * in auto-answer with them); it hangs up once the call is answered and expects it completed.
+ */
+async function sipCallOf(scope: StepScope, state: SmokeState, options: CallStepOptions) {
+  const resources = state.resources!;
+  if (!options.callTo) {
+    throw new StepSkipped(
+      "the sip carrier calls a real network: set SMOKE_CALL_TO to a number the trunk answers",
+    );
+  }
+  const { seat } = await scope.rpc(state.backends.callControl, (c) => c.getSeat, {
+    accountId: state.accountId,
+    seatId: resources.seatId,
+  });
+  if (!seat?.sip?.registered) {
+    throw new StepSkipped(
+      `no phone is registered as the smoke's seat ${resources.seatId} ("${smokeMarker}"): rotate its SIP credentials (POST /v1/api/seats/${resources.seatId}/sip/rotate-credentials) and register a phone that answers by itself`,
+    );
+  }
+  return { ...resources, to: options.callTo };
+}
+
+async function waitForAnswer(scope: StepScope, state: SmokeState, callId: string) {
+  const { call } = await scope.poll(
+    "the outbound call to be answered",
+    () =>
+      scope.rpc(state.backends.callControl, (c) => c.getCall, {
+        accountId: state.accountId,
+        callId,
+      }),
+    (r) => ended(r.call) || r.call?.status === callcontrol.CallStatus.IN_PROGRESS,
+  );
+  if (!call || ended(call)) throw new StepFailure(call ? outcome(call) : "the call vanished");
+  return call;
+}
+
+/** Where the outbound step calls, and from which seat: the sandbox's answering number, or SIP's. */
+async function outboundTarget(scope: StepScope, state: SmokeState, options: CallStepOptions) {
+  if (options.carrier === "sip") {
+    return { ...(await sipCallOf(scope, state, options)), hangUpOnAnswer: true };
+  }
+  return { ...resourcesOf(state, options), to: sandboxAnsweringNumber, hangUpOnAnswer: false };
+}
+
+/**
+ * calls.outbound (a signed call until completed: to a sandbox number, or over SIP to
+ * SMOKE_CALL_TO, hung up once answered) and calls.inbound (the sandbox only: on a real network
+ * the smoke cannot make the carrier call in).
+ */
 export function callSteps(state: SmokeState, options: CallStepOptions): StepSpec[] {
   const cc = state.backends.callControl;
   const budgetMs = options.budgetMs + Math.ceil(options.callSeconds * 1000);
@@ -73,13 +126,13 @@ export function callSteps(state: SmokeState, options: CallStepOptions): StepSpec
       needs: ["resources"],
       budgetMs,
       run: async (scope) => {
-        const r = resourcesOf(state, options);
+        const r = await outboundTarget(scope, state, options);
         const placed = await scope.rpc(
           cc,
           (c) => c.createOutboundCall,
           {
             accountId: state.accountId,
-            to: sandboxAnsweringNumber,
+            to: r.to,
             from: r.number,
             agent: r.agent,
             seatId: r.seatId,
@@ -91,6 +144,10 @@ export function callSteps(state: SmokeState, options: CallStepOptions): StepSpec
         const call = track(state, placed.call);
         state.outboundCall = call;
         if (!call.stirShaken?.identity) throw new StepFailure(`${call.id} carries no PASSporT`);
+        if (r.hangUpOnAnswer) {
+          await waitForAnswer(scope, state, call.id);
+          await scope.rpc(cc, (c) => c.hangupCall, { accountId: state.accountId, callId: call.id });
+        }
         const done = await waitForEnd(scope, state, call.id, "the outbound call to complete");
         if (done.status !== callcontrol.CallStatus.COMPLETED) throw new StepFailure(outcome(done));
         state.records.set("calls.outbound", [

@@ -24,6 +24,8 @@ export interface SmokeSettings {
   sandboxCallSeconds: number;
   /** SMOKE_MESSAGE_TO: the SMS recipient (delivered on the sandbox; a real handset on an SMSC). */
   messageTo: string;
+  /** SMOKE_CALL_TO: the number the smoke calls over a SIP trunk (it must answer). */
+  callTo: string | undefined;
 }
 
 export interface SmokeDependencies {
@@ -88,8 +90,9 @@ export function createSmoke(deps: SmokeDependencies): Smoke {
           resourcesStep(state, budgetMs),
           ...callSteps(state, {
             budgetMs,
-            sandbox: deps.carriers.voice === "sandbox",
+            carrier: deps.carriers.voice,
             callSeconds: settings.sandboxCallSeconds,
+            callTo: settings.callTo,
           }),
           messageStep(state, {
             budgetMs,
