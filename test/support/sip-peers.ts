@@ -139,9 +139,13 @@ export async function runSipp(options: {
   target: { host: string; port: number };
   transport?: "u1" | "t1";
   keys?: Record<string, string>;
+  /** SIPp's other arguments (e.g. `-au`/`-ap`, the digest credentials of `[authentication]`). */
+  args?: string[];
+  /** The local port (default: a free one). */
+  port?: number;
   timeoutMs?: number;
 }): Promise<SippRun> {
-  const port = await freeSipPort();
+  const port = options.port ?? (await freeSipPort());
   return spawnSipp(options, port, [`${options.target.host}:${options.target.port}`]).done;
 }
 
@@ -153,6 +157,8 @@ export async function startSippServer(options: {
   scenario: string;
   port: number;
   keys?: Record<string, string>;
+  /** Calls it takes before it ends (default 1). */
+  calls?: number;
   /** Fills the scenario's `{{name}}` places SIPp reads as it loads it (a status line, a pause). */
   fill?: Record<string, string>;
   timeoutMs?: number;
@@ -178,6 +184,8 @@ function spawnSipp(
     transport?: "u1" | "t1";
     keys?: Record<string, string>;
     fill?: Record<string, string>;
+    calls?: number;
+    args?: string[];
     timeoutMs?: number;
   },
   port: number,
@@ -199,7 +207,7 @@ function spawnSipp(
     "-sf",
     scenario,
     "-m",
-    "1",
+    String(options.calls ?? 1),
     "-i",
     "127.0.0.1",
     "-p",
@@ -217,6 +225,7 @@ function spawnSipp(
     "-error_file",
     join(dir, "errors.log"),
     ...Object.entries(options.keys ?? {}).flatMap(([name, value]) => ["-key", name, value]),
+    ...(options.args ?? []),
   ];
   const child = spawn("sipp", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
   let exited = false;
