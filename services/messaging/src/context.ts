@@ -1,4 +1,4 @@
-import type { EventBus, Logger, Pool } from "@switchboard/kit";
+import type { BatchedWork, EventBus, Logger, Pool } from "@switchboard/kit";
 import type { MessagingCarrier } from "./carrier/carrier.js";
 import type { MessagingConfig } from "./config.js";
 import type { Outbox } from "./outbox.js";
@@ -15,4 +15,9 @@ export interface MessagingContext {
   outbox: Outbox;
   numbers: SenderNumbers;
   carrier: MessagingCarrier;
+  /**
+   * Runs delivery work (recording `sent`, applying a receipt) in a transaction shared with the
+   * work submitted at about the same time: one commit for all of it.
+   */
+  groupCommit: <R>(work: BatchedWork<R>) => Promise<R>;
 }

@@ -1,4 +1,5 @@
 import {
+  batchTransactions,
   type EventBus,
   type Logger,
   type Pool,
@@ -14,7 +15,7 @@ import { SmppCarrier } from "./carrier/smpp/smpp-carrier.js";
 import { loadMessagingConfig, type MessagingConfig } from "./config.js";
 import type { MessagingContext } from "./context.js";
 import { startDispatcher } from "./delivery/dispatcher.js";
-import { applyReceipt } from "./delivery/receipts.js";
+import { applyReceiptOn } from "./delivery/receipts.js";
 import { sendRetry } from "./delivery/submit-queue.js";
 import { startSubmitWorker } from "./delivery/submit-worker.js";
 import { startSweeper } from "./delivery/sweeper.js";
@@ -112,10 +113,13 @@ export async function startMessaging(options: MessagingOptions): Promise<Running
     outbox,
     numbers,
     carrier,
+    groupCommit: batchTransactions({ pool: deliveryPool, lingerMs: config.groupCommitMs }),
   };
   const deliveryContext: MessagingContext = { ...context, pool: deliveryPool };
   await carrier.start({
-    receipt: (receipt) => applyReceipt(deliveryContext, receipt),
+    receipt: async (receipt) => {
+      await context.groupCommit((client) => applyReceiptOn(deliveryContext, client, receipt));
+    },
     inbound: (part) => receiveNetworkPart(deliveryContext, part),
   });
   const workers = [startDispatcher(deliveryContext, bus), startSubmitWorker(deliveryContext, bus)];

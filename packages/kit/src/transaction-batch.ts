@@ -1,0 +1,67 @@
+import type pg from "pg";
+import { withTransaction } from "./db.js";
+
+/** Work on a transaction shared with others' (see batchTransactions). */
+export type BatchedWork<R> = (client: pg.PoolClient) => Promise<R>;
+
+interface Pending {
+  work: BatchedWork<unknown>;
+  resolve(result: unknown): void;
+  reject(error: unknown): void;
+}
+
+type Outcome = { ok: true; result: unknown } | { ok: false; error: unknown };
+
+/**
+ * Group commit: the work submitted within `lingerMs` runs in one transaction, one piece after
+ * the other, each under its own savepoint, so one commit carries them all. A piece that throws
+ * is rolled back to its savepoint and its caller gets the error; the others still commit.
+ * Every caller is answered after the COMMIT (or gets its error), never before: what resolves is
+ * durable, as with a transaction of its own. Pieces must not wait on other transactions' work
+ * submitted here (they would wait for their own batch).
+ */
+export function batchTransactions(options: {
+  pool: pg.Pool;
+  lingerMs: number;
+}): <R>(work: BatchedWork<R>) => Promise<R> {
+  let pending: Pending[] = [];
+  let timer: NodeJS.Timeout | undefined;
+
+  const runOne = async (client: pg.PoolClient, work: BatchedWork<unknown>): Promise<Outcome> => {
+    await client.query("SAVEPOINT batched");
+    try {
+      const result = await work(client);
+      await client.query("RELEASE SAVEPOINT batched");
+      return { ok: true, result };
+    } catch (error) {
+      await client.query("ROLLBACK TO SAVEPOINT batched");
+      return { ok: false, error };
+    }
+  };
+
+  const flush = async () => {
+    const batch = pending;
+    pending = [];
+    timer = undefined;
+    try {
+      const outcomes = await withTransaction(options.pool, async (client) => {
+        const done: Outcome[] = [];
+        for (const piece of batch) done.push(await runOne(client, piece.work));
+        return done;
+      });
+      outcomes.forEach((outcome, i) => {
+        const piece = batch[i];
+        if (outcome.ok) piece?.resolve(outcome.result);
+        else piece?.reject(outcome.error);
+      });
+    } catch (error) {
+      for (const piece of batch) piece.reject(error);
+    }
+  };
+
+  return <R>(work: BatchedWork<R>) =>
+    new Promise<R>((resolve, reject) => {
+      pending.push({ work, resolve: resolve as (result: unknown) => void, reject });
+      timer ??= setTimeout(() => void flush(), options.lingerMs);
+    });
+}
