@@ -88,6 +88,7 @@ export async function startMessaging(options: MessagingOptions): Promise<Running
     pollIntervalMs: config.relayPollMs,
     sendRetry: sendRetry(config),
   });
+  const groupCommit = batchTransactions({ pool: deliveryPool, lingerMs: config.groupCommitMs });
   const carrier: MessagingCarrier =
     config.carrier === "smpp"
       ? new SmppCarrier({
@@ -98,7 +99,7 @@ export async function startMessaging(options: MessagingOptions): Promise<Running
           submitDeadlineMs: Math.max(1_000, config.leaseMs - 5_000),
         })
       : new SandboxCarrier({
-          pool: deliveryPool,
+          groupCommit,
           bus,
           logger,
           receiptDelayMs: config.sandboxReceiptDelayMs,
@@ -113,7 +114,7 @@ export async function startMessaging(options: MessagingOptions): Promise<Running
     outbox,
     numbers,
     carrier,
-    groupCommit: batchTransactions({ pool: deliveryPool, lingerMs: config.groupCommitMs }),
+    groupCommit,
   };
   const deliveryContext: MessagingContext = { ...context, pool: deliveryPool };
   await carrier.start({
