@@ -17,8 +17,10 @@ type Outcome = { ok: true; result: unknown } | { ok: false; error: unknown };
  * the other, each under its own savepoint, so one commit carries them all. A piece that throws
  * is rolled back to its savepoint and its caller gets the error; the others still commit.
  * Every caller is answered after the COMMIT (or gets its error), never before: what resolves is
- * durable, as with a transaction of its own. Pieces must not wait on other transactions' work
- * submitted here (they would wait for their own batch).
+ * durable, as with a transaction of its own. One batch runs at a time (what arrives meanwhile
+ * waits for the next), so batched work never waits on another batch's locks: no deadlock
+ * among the pieces, whatever rows they lock in whatever order. A piece must not itself wait
+ * for work submitted here (it would wait for the batch after its own).
  */
 export function batchTransactions(options: {
   pool: pg.Pool;
@@ -26,6 +28,7 @@ export function batchTransactions(options: {
 }): <R>(work: BatchedWork<R>) => Promise<R> {
   let pending: Pending[] = [];
   let timer: NodeJS.Timeout | undefined;
+  let running = false;
 
   const runOne = async (client: pg.PoolClient, work: BatchedWork<unknown>): Promise<Outcome> => {
     await client.query("SAVEPOINT batched");
@@ -40,9 +43,11 @@ export function batchTransactions(options: {
   };
 
   const flush = async () => {
+    timer = undefined;
+    if (running) return; // the batch in flight starts the next one when it ends
+    running = true;
     const batch = pending;
     pending = [];
-    timer = undefined;
     try {
       const outcomes = await withTransaction(options.pool, async (client) => {
         const done: Outcome[] = [];
@@ -56,6 +61,9 @@ export function batchTransactions(options: {
       });
     } catch (error) {
       for (const piece of batch) piece.reject(error);
+    } finally {
+      running = false;
+      if (pending.length > 0 && !timer) void flush();
     }
   };
 

@@ -1,4 +1,3 @@
-import { withTransaction } from "@switchboard/kit";
 import type { MessagingContext } from "../context.js";
 import { messageColumns, type MessageRow } from "../messages/rows.js";
 import { transition } from "../messages/transitions.js";
@@ -26,16 +25,16 @@ interface ClaimRow extends MessageRow {
 }
 
 /**
- * Takes a message for one try, in one transaction under the row lock: a message past its TTL
- * expires; a recipient who opted out (or whose consent was revoked) since the send was
- * accepted ends the message failed; a message whose turn in its sender's pace (pacing.ts) has
+ * Takes a message for one try, in one transaction under the row lock (shared with other
+ * deliveries' work: ctx.groupCommit): a message past its TTL expires; a recipient who opted
+ * out (or whose consent was revoked) since the send was accepted ends the message failed; a message whose turn in its sender's pace (pacing.ts) has
  * not come goes back to wait for it; otherwise queued → sending (first try; SMS and MMS also
  * fix channel_used), a lease, the try counted and its send record written BEFORE the carrier
  * is called. A try whose record never got an outcome (the worker died, or the carrier's answer
  * was lost) makes the next one `previousOutcomeUnknown`.
  */
 export async function claimMessage(ctx: MessagingContext, messageId: string): Promise<Claim> {
-  const claim = await withTransaction(ctx.pool, async (client): Promise<Claim> => {
+  const claim = await ctx.groupCommit(async (client): Promise<Claim> => {
     const { rows } = await client.query<ClaimRow>(
       `SELECT ${messageColumns}, now() AS now,
               EXISTS (SELECT 1 FROM messaging.opt_outs o
