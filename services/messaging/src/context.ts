@@ -16,8 +16,9 @@ export interface MessagingContext {
   numbers: SenderNumbers;
   carrier: MessagingCarrier;
   /**
-   * Runs delivery work (recording `sent`, applying a receipt) in a transaction shared with the
-   * work submitted at about the same time: one commit for all of it.
+   * Runs delivery work (a claim, the sandbox network taking a message, recording `sent`,
+   * applying a receipt) in a transaction shared with the work submitted at about the same
+   * time: one commit for all of it (kit's batchTransactions, MESSAGING_GROUP_COMMIT_MS).
    */
   groupCommit: <R>(work: BatchedWork<R>) => Promise<R>;
 }

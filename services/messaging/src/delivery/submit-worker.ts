@@ -20,8 +20,8 @@ import { publishSubmit, SUBMIT_QUEUE, type SubmitJob } from "./submit-queue.js";
  * Hands messages to the carrier, never one twice. Each try: claim (lease + send record written
  * first), choose the channel (RCS fallback), submit with the message id as client reference,
  * then record the outcome and `sent` in one transaction (shared with other deliveries' work:
- * ctx.groupCommit). A transient carrier error is retried
- * by the queue with backoff; the last try, or a permanent refusal, ends the message `failed`.
+ * ctx.groupCommit). A transient carrier error is retried by the queue with backoff; the last
+ * try, or a permanent refusal, ends the message `failed`.
  * After a try whose outcome is unknown the message is submitted again only to a carrier that
  * dedupes on the client reference; any other carrier's message fails rather than risk a
  * duplicate.
