@@ -17,18 +17,23 @@ type Outcome = { ok: true; result: unknown } | { ok: false; error: unknown };
  * the other, each under its own savepoint, so one commit carries them all. A piece that throws
  * is rolled back to its savepoint and its caller gets the error; the others still commit.
  * Every caller is answered after the COMMIT (or gets its error), never before: what resolves is
- * durable, as with a transaction of its own. One batch runs at a time (what arrives meanwhile
- * waits for the next), so batched work never waits on another batch's locks: no deadlock
- * among the pieces, whatever rows they lock in whatever order. A piece must not itself wait
- * for work submitted here (it would wait for the batch after its own).
+ * durable, as with a transaction of its own. At most `concurrency` batches run at once (what
+ * arrives meanwhile waits for the next). With one, batched work never waits on another batch's
+ * locks: no deadlock among the pieces, whatever rows they lock in whatever order. With more,
+ * pieces of different batches should lock disjoint rows: two batches that lock the same rows
+ * in opposite orders deadlock until PostgreSQL fails a piece (deadlock_timeout). A piece must
+ * not itself wait for work submitted here (it would wait for the batch after its own).
  */
 export function batchTransactions(options: {
   pool: pg.Pool;
   lingerMs: number;
+  /** Batches in flight at once (default 1). */
+  concurrency?: number;
 }): <R>(work: BatchedWork<R>) => Promise<R> {
+  const concurrency = Math.max(1, options.concurrency ?? 1);
   let pending: Pending[] = [];
   let timer: NodeJS.Timeout | undefined;
-  let running = false;
+  let running = 0;
 
   const runOne = async (client: pg.PoolClient, work: BatchedWork<unknown>): Promise<Outcome> => {
     await client.query("SAVEPOINT batched");
@@ -44,8 +49,9 @@ export function batchTransactions(options: {
 
   const flush = async () => {
     timer = undefined;
-    if (running) return; // the batch in flight starts the next one when it ends
-    running = true;
+    // A batch in flight starts the next one when it ends.
+    if (running >= concurrency || pending.length === 0) return;
+    running += 1;
     const batch = pending;
     pending = [];
     try {
@@ -62,7 +68,7 @@ export function batchTransactions(options: {
     } catch (error) {
       for (const piece of batch) piece.reject(error);
     } finally {
-      running = false;
+      running -= 1;
       if (pending.length > 0 && !timer) void flush();
     }
   };

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool, type Pool } from "../src/db.js";
-import { testDatabaseKinds, type TestDatabase } from "../src/testing.js";
+import { createRealTestDatabase, testDatabaseKinds, type TestDatabase } from "../src/testing.js";
 import { batchTransactions } from "../src/transaction-batch.js";
 
 describe.each(testDatabaseKinds)("batchTransactions on $name", ({ create }) => {
@@ -56,5 +56,45 @@ describe.each(testDatabaseKinds)("batchTransactions on $name", ({ create }) => {
     await batched((client) => client.query("INSERT INTO batched (n) VALUES (10)"));
     const other = await pool.query("SELECT 1 FROM batched WHERE n = 10");
     expect(other.rowCount).toBe(1);
+  });
+});
+
+// PGlite serves one transaction at a time: batches side by side need a PostgreSQL server.
+describe("batchTransactions on postgres", () => {
+  let database: TestDatabase;
+  let pool: Pool;
+
+  beforeAll(async () => {
+    database = await createRealTestDatabase("transaction_batches");
+    pool = createPool(database.url, { max: 4 });
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await database?.drop();
+  });
+
+  it("runs one batch at a time unless told to run more side by side", async () => {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const order: string[] = [];
+    const run = async (concurrency: number) => {
+      const batched = batchTransactions({ pool, lingerMs: 1, concurrency });
+      const slow = batched(async () => {
+        await held;
+        order.push(`slow ${concurrency}`);
+      });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const quick = batched(async () => {
+        order.push(`quick ${concurrency}`);
+      });
+      return { slow, quick };
+    };
+    const side = await run(2);
+    await side.quick;
+    const single = await run(1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    release();
+    await Promise.all([side.slow, single.slow, single.quick]);
+    expect(order).toEqual(["quick 2", "slow 2", "slow 1", "quick 1"]);
   });
 });

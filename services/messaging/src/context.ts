@@ -18,7 +18,10 @@ export interface MessagingContext {
   /**
    * Runs delivery work (a claim, the sandbox network taking a message, recording `sent`,
    * applying a receipt) in a transaction shared with the work submitted at about the same
-   * time: one commit for all of it (kit's batchTransactions, MESSAGING_GROUP_COMMIT_MS).
+   * time: one commit for all of it (kit's batchTransactions, MESSAGING_GROUP_COMMIT_MS). Its
+   * batches run side by side, so its work locks only the rows of the messages it is about.
    */
   groupCommit: <R>(work: BatchedWork<R>) => Promise<R>;
+  /** The same for the claims that book a turn (and lock their sender's row): one batch at a time. */
+  bookingCommit: <R>(work: BatchedWork<R>) => Promise<R>;
 }

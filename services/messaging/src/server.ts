@@ -88,7 +88,11 @@ export async function startMessaging(options: MessagingOptions): Promise<Running
     pollIntervalMs: config.relayPollMs,
     sendRetry: sendRetry(config),
   });
-  const groupCommit = batchTransactions({ pool: deliveryPool, lingerMs: config.groupCommitMs });
+  const groupCommit = batchTransactions({
+    pool: deliveryPool,
+    lingerMs: config.groupCommitMs,
+    concurrency: config.groupCommitBatches,
+  });
   const carrier: MessagingCarrier =
     config.carrier === "smpp"
       ? new SmppCarrier({
@@ -115,6 +119,7 @@ export async function startMessaging(options: MessagingOptions): Promise<Running
     numbers,
     carrier,
     groupCommit,
+    bookingCommit: batchTransactions({ pool: deliveryPool, lingerMs: config.groupCommitMs }),
   };
   const deliveryContext: MessagingContext = { ...context, pool: deliveryPool };
   await carrier.start({
