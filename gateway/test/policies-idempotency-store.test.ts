@@ -122,6 +122,25 @@ describe.each(testDatabaseKinds)("idempotency store on $name", ({ create }) => {
     await expect(store.claim(account, other, fp("a"))).rejects.toThrow();
   });
 
+  it("keeps several responses in one statement, each only under its own live lease", async () => {
+    const [first, second, taken] = [newKey(), newKey(), newKey()];
+    const [a, b, dead] = [await claimed(first), await claimed(second), await claimed(taken)];
+    await age(taken, "lease_expires_at = now() - interval '1 second'");
+    const next = await claimed(taken);
+    const other = { ...response, status: 200, body: null };
+    expect(
+      await store.completeAll([
+        { accountId: account, key: first, leaseId: a.leaseId, response },
+        { accountId: account, key: taken, leaseId: dead.leaseId, response },
+        { accountId: account, key: second, leaseId: b.leaseId, response: other },
+        { accountId: account, key: taken, leaseId: next.leaseId, response: other },
+      ]),
+    ).toEqual([true, false, true, true]);
+    expect(await store.claim(account, first, fp("a"))).toMatchObject({ response });
+    expect(await store.claim(account, second, fp("a"))).toMatchObject({ response: other });
+    expect(await store.claim(account, taken, fp("a"))).toMatchObject({ response: other });
+  });
+
   it("gives a key to exactly one of 50 concurrent claims", async () => {
     const key = newKey();
     const outcomes = await Promise.all(

@@ -15,7 +15,10 @@ import { testDatabaseKinds, type TestDatabase } from "@switchboard/kit/testing";
 import { migrateGateway, type Principal, type Scope } from "../src/auth/index.js";
 import { createHttpApp } from "../src/http/app.js";
 import type { Stage } from "../src/http/pipeline.js";
-import { createIdempotencyLayer } from "../src/policies/idempotency-stage.js";
+import {
+  createIdempotencyLayer,
+  type IdempotencyLayer,
+} from "../src/policies/idempotency-stage.js";
 import { IdempotencyStore, supportsNamedStatements } from "../src/policies/idempotency-store.js";
 import { ResponseSealer } from "../src/policies/response-sealing.js";
 import { PolicyCounters } from "../src/policies/policy-counters.js";
@@ -52,6 +55,7 @@ describe.each(testDatabaseKinds)("idempotency stage on $name", ({ create }) => {
   let server: Server;
   let base: string;
   let store: IdempotencyStore;
+  let layer: IdempotencyLayer;
   const counters = new PolicyCounters();
   let executions: { value: string; key: string | undefined }[] = [];
   let failures: string[] = [];
@@ -136,20 +140,18 @@ describe.each(testDatabaseKinds)("idempotency stage on $name", ({ create }) => {
       limits: parseRateLimits("*=10000/10000,calls:write=1/1"),
       counters,
     });
+    layer = createIdempotencyLayer({
+      store,
+      counters,
+      logger,
+      errorsUrl: ERRORS_URL,
+      waitMs: 400,
+      admit: rateLimiter.admit,
+    });
     const app = createHttpApp({
       routes,
       // As the gateway wires them: the rate limit runs in the idempotency stage.
-      stages: [
-        fakeAuthentication,
-        createIdempotencyLayer({
-          store,
-          counters,
-          logger,
-          errorsUrl: ERRORS_URL,
-          waitMs: 400,
-          admit: rateLimiter.admit,
-        }).stage,
-      ],
+      stages: [fakeAuthentication, layer.stage],
       before: [
         (req, res, next) => {
           res.on("finish", () =>
@@ -358,6 +360,7 @@ describe.each(testDatabaseKinds)("idempotency stage on $name", ({ create }) => {
     const account = keyOf("acct");
     const key = keyOf("limited");
     expect((await post("n", { key, account, path: scarce })).status).toBe(201);
+    await layer.drain(); // its response kept before the store goes down below
     const [replays, conflicts] = [counters.idempotentReplays, counters.idempotencyConflicts];
     const replay = await post("n", { key, account, path: scarce });
     expect(replay.status).toBe(429);

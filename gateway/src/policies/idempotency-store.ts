@@ -11,6 +11,14 @@ export interface StoredResponse {
   headers: Record<string, string>;
 }
 
+/** A claim's response to keep, under the lease that claimed it. */
+export interface Completion {
+  accountId: string;
+  key: string;
+  leaseId: string;
+  response: StoredResponse;
+}
+
 export type ClaimOutcome =
   /** This request owns the key and runs the operation under `leaseId`. */
   | { kind: "claimed"; leaseId: string; takeover: boolean }
@@ -174,26 +182,44 @@ export class IdempotencyStore {
     leaseId: string,
     response: StoredResponse,
   ): Promise<boolean> {
-    const result = await this.db.query(
+    const [kept] = await this.completeAll([{ accountId, key, leaseId, response }]);
+    return kept === true;
+  }
+
+  /**
+   * Stores the responses of several claims in one statement (one commit); for each, in order,
+   * false when its lease was lost.
+   */
+  async completeAll(completions: readonly Completion[]): Promise<boolean[]> {
+    const { sealer } = this.options;
+    const { rows } = await this.db.query<{ lease_id: string }>(
       this.statement(
         "idempotency-complete",
-        `UPDATE gateway.idempotency_keys
-                SET state = 'completed', response_status = $4, response_media_type = $5,
-                    response_body = $6, response_headers = $7::jsonb, completed_at = now(),
+        `UPDATE gateway.idempotency_keys AS k
+                SET state = 'completed', response_status = c.status, response_media_type = c.media_type,
+                    response_body = c.body, response_headers = c.headers::jsonb, completed_at = now(),
                     lease_id = NULL, lease_expires_at = NULL
-              WHERE account_id = $1 AND idempotency_key = $2 AND lease_id = $3`,
+               FROM unnest($1::text[], $2::text[], $3::uuid[], $4::smallint[], $5::text[], $6::text[],
+                           $7::text[]) AS c (account_id, idempotency_key, lease_id, status, media_type,
+                                             body, headers)
+              WHERE k.account_id = c.account_id AND k.idempotency_key = c.idempotency_key
+                AND k.lease_id = c.lease_id
+          RETURNING c.lease_id`,
         [
-          accountId,
-          key,
-          leaseId,
-          response.status,
-          response.mediaType,
-          response.body === null ? null : this.options.sealer.seal(response.body, accountId, key),
-          JSON.stringify(response.headers),
+          completions.map((c) => c.accountId),
+          completions.map((c) => c.key),
+          completions.map((c) => c.leaseId),
+          completions.map((c) => c.response.status),
+          completions.map((c) => c.response.mediaType),
+          completions.map((c) =>
+            c.response.body === null ? null : sealer.seal(c.response.body, c.accountId, c.key),
+          ),
+          completions.map((c) => JSON.stringify(c.response.headers)),
         ],
       ),
     );
-    return result.rowCount === 1;
+    const kept = new Set(rows.map((row) => row.lease_id));
+    return completions.map((c) => kept.has(c.leaseId));
   }
 
   /** Frees the key (the response is not kept): the next request with it runs again. */

@@ -1,5 +1,6 @@
 import { setImmediate as afterThisTurn } from "node:timers/promises";
 import type { Logger } from "@switchboard/kit";
+import { IdempotencyCompletions } from "./idempotency-completions.js";
 import type { IdempotencyStore, StoredResponse } from "./idempotency-store.js";
 import type { IdempotencyWaiters } from "./idempotency-waiters.js";
 
@@ -18,25 +19,38 @@ export interface Claim {
  */
 export class IdempotencyWrites {
   private readonly writing = new Set<Promise<void>>();
+  private readonly completions: IdempotencyCompletions;
 
   constructor(
     private readonly store: IdempotencyStore,
     private readonly waiters: IdempotencyWaiters,
     private readonly logger: Logger,
-  ) {}
+    /** How long a kept response waits for others to be stored with it (one commit). */
+    completionLingerMs = 10,
+  ) {
+    this.completions = new IdempotencyCompletions(store, completionLingerMs);
+  }
 
   /**
    * Keeps the response (`kept`, built only then) or frees the key, after the reply has gone out:
-   * the reply is sent in this turn of the event loop and the write starts in the next, so
-   * neither the sealing nor the statement is on the client's path. A retry arriving meanwhile
-   * sees the claim and waits for it.
+   * the reply is sent in this turn of the event loop and the write starts in the next (a kept
+   * response joins the completions of the next `completionLingerMs`), so neither the sealing
+   * nor the statement is on the client's path. A retry arriving meanwhile sees the claim and
+   * waits for it.
    */
   settle(claim: Claim, kept: (() => StoredResponse) | null, requestId: string): void {
     const write = (async () => {
       await afterThisTurn();
       try {
         if (!kept) await this.store.release(claim.accountId, claim.key, claim.leaseId);
-        else if (!(await this.store.complete(claim.accountId, claim.key, claim.leaseId, kept()))) {
+        else if (
+          !(await this.completions.complete({
+            accountId: claim.accountId,
+            key: claim.key,
+            leaseId: claim.leaseId,
+            response: kept(),
+          }))
+        ) {
           this.logger.warn(
             { requestId },
             "idempotency claim was taken over before its response was stored",

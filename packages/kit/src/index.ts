@@ -21,6 +21,8 @@ export * from "./health-watch.js";
 export * from "./health-service.js";
 export * from "./latency-stats.js";
 export * from "./ttl-cache.js";
+export * from "./listen-channel.js";
+export * from "./transaction-batch.js";
 export * from "./platform-secret.js";
 export * from "./cursor.js";
 export * from "./internal-credential.js";

@@ -73,6 +73,16 @@ const settingsObject = z.object({
   ),
   MESSAGING_RELAYS: z.coerce.number().int().min(1).max(8).default(2).describe("outbox relays"),
   MESSAGING_RELAY_POLL_MS: ms(100, 5, 60_000).describe("outbox relays' polling period"),
+  MESSAGING_GROUP_COMMIT_MS: ms(10, 1, 1_000).describe(
+    "how long delivery work (claims, sent, receipts) waits to share a commit",
+  ),
+  MESSAGING_GROUP_COMMIT_BATCHES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(32)
+    .default(4)
+    .describe("delivery group commits in flight at once"),
   INVENTORY_DEADLINE_MS: ms(2_000, 50, 60_000).describe(
     "deadline of the service's calls to the inventory",
   ),
@@ -120,6 +130,8 @@ export const messagingSettings = settingsObject
     numberCacheMs: value.MESSAGING_NUMBER_CACHE_MS,
     relays: value.MESSAGING_RELAYS,
     relayPollMs: value.MESSAGING_RELAY_POLL_MS,
+    groupCommitMs: value.MESSAGING_GROUP_COMMIT_MS,
+    groupCommitBatches: value.MESSAGING_GROUP_COMMIT_BATCHES,
     inventoryDeadlineMs: value.INVENTORY_DEADLINE_MS,
     defaults: {
       helpText: value.MESSAGING_DEFAULT_HELP_TEXT,

@@ -51,7 +51,7 @@ export interface MessagingEvent {
 
 /**
  * The service's transactional outbox. `append` MUST run on the client of the transaction that
- * makes the state change; `wake` (after commit) starts the relays within `coalesceMs`, so a
+ * makes the state change; `wake` (after commit) starts a relay within `coalesceMs`, so a
  * burst of commits is relayed in one batch (one transaction) rather than one each. Appends do
  * not NOTIFY: thousands of sends a second would serialise on the notify lock, so the relays are
  * woken in process and poll as the floor (other replicas' events wait at most one poll).
@@ -89,11 +89,14 @@ export function startOutbox(options: {
       wakeOnCommit: false,
     }),
   );
+  // One relay per wake, in turn: the others would find the batch taken (an empty commit each).
+  let next = 0;
   const wake = () => {
     if (wakeTimer) return;
     wakeTimer = setTimeout(() => {
       wakeTimer = undefined;
-      for (const relay of relays) relay.wake();
+      relays[next]?.wake();
+      next = (next + 1) % relays.length;
     }, coalesceMs);
     wakeTimer.unref();
   };

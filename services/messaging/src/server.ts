@@ -1,4 +1,5 @@
 import {
+  batchTransactions,
   type EventBus,
   type Logger,
   type Pool,
@@ -14,7 +15,7 @@ import { SmppCarrier } from "./carrier/smpp/smpp-carrier.js";
 import { loadMessagingConfig, type MessagingConfig } from "./config.js";
 import type { MessagingContext } from "./context.js";
 import { startDispatcher } from "./delivery/dispatcher.js";
-import { applyReceipt } from "./delivery/receipts.js";
+import { applyReceiptOn } from "./delivery/receipts.js";
 import { sendRetry } from "./delivery/submit-queue.js";
 import { startSubmitWorker } from "./delivery/submit-worker.js";
 import { startSweeper } from "./delivery/sweeper.js";
@@ -87,6 +88,11 @@ export async function startMessaging(options: MessagingOptions): Promise<Running
     pollIntervalMs: config.relayPollMs,
     sendRetry: sendRetry(config),
   });
+  const groupCommit = batchTransactions({
+    pool: deliveryPool,
+    lingerMs: config.groupCommitMs,
+    concurrency: config.groupCommitBatches,
+  });
   const carrier: MessagingCarrier =
     config.carrier === "smpp"
       ? new SmppCarrier({
@@ -97,7 +103,7 @@ export async function startMessaging(options: MessagingOptions): Promise<Running
           submitDeadlineMs: Math.max(1_000, config.leaseMs - 5_000),
         })
       : new SandboxCarrier({
-          pool: deliveryPool,
+          groupCommit,
           bus,
           logger,
           receiptDelayMs: config.sandboxReceiptDelayMs,
@@ -112,10 +118,14 @@ export async function startMessaging(options: MessagingOptions): Promise<Running
     outbox,
     numbers,
     carrier,
+    groupCommit,
+    bookingCommit: batchTransactions({ pool: deliveryPool, lingerMs: config.groupCommitMs }),
   };
   const deliveryContext: MessagingContext = { ...context, pool: deliveryPool };
   await carrier.start({
-    receipt: (receipt) => applyReceipt(deliveryContext, receipt),
+    receipt: async (receipt) => {
+      await context.groupCommit((client) => applyReceiptOn(deliveryContext, client, receipt));
+    },
     inbound: (part) => receiveNetworkPart(deliveryContext, part),
   });
   const workers = [startDispatcher(deliveryContext, bus), startSubmitWorker(deliveryContext, bus)];

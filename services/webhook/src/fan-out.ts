@@ -10,6 +10,7 @@ import {
 import { schema, type WebhookContext } from "./context.js";
 import type { DispatchInput } from "./dispatch.js";
 import { isDeliverableType, subscribesTo } from "./event-catalog.js";
+import { readActiveSubscriptions, type ActiveSubscriptions } from "./subscription-cache.js";
 
 /** The consumer group the outbox relays feed (platformConsumerGroups) and our consumer name. */
 export const fanOutGroup = "webhook";
@@ -23,12 +24,16 @@ const consumer = "fan-out";
  * the jobs are published after the commit. A redelivery republishes the event's pending deliveries (job ids dedupe),
  * which covers a crash between commit and publish; the sweeper covers the rest.
  */
-export function startFanOut(ctx: WebhookContext, concurrency = 8): QueueWorker {
+export function startFanOut(
+  ctx: WebhookContext,
+  subscriptions: ActiveSubscriptions,
+  concurrency = 8,
+): QueueWorker {
   return consumeEvents(
     ctx.bus,
     fanOutGroup,
     async (event) => {
-      await fanOut(ctx, event);
+      await fanOut(ctx, event, subscriptions);
     },
     { concurrency },
   );
@@ -39,16 +44,17 @@ interface Created {
   dispatch: number;
 }
 
-export async function fanOut(ctx: WebhookContext, event: EventEnvelope): Promise<number> {
+export async function fanOut(
+  ctx: WebhookContext,
+  event: EventEnvelope,
+  subscriptions: ActiveSubscriptions = readActiveSubscriptions(ctx.pool),
+): Promise<number> {
   // webhook.test goes only to the subscription it tests (never through the bus).
   if (!isDeliverableType(event.type) || event.type === "webhook.test") return 0;
-  const { rows: subscriptions } = await ctx.pool.query<{ id: string; events: string[] }>(
-    `SELECT id, events FROM webhook.subscriptions
-      WHERE account_id = $1 AND status = 'active' ORDER BY id`,
-    [event.account_id],
+  const matched = (await subscriptions(event.account_id)).filter((s) =>
+    subscribesTo(s.events, event.type),
   );
-  const matched = subscriptions.filter((s) => subscribesTo(s.events, event.type));
-  // Most events select no subscription: one read, and nothing to mark or undo.
+  // Most events select no subscription: nothing to mark or undo.
   if (matched.length === 0) return 0;
   const payload = JSON.stringify(toPublicEvent(event));
   const trace = event.trace ? JSON.stringify(event.trace) : null;

@@ -19,6 +19,7 @@ import { webhookRelayGroups } from "./relay-groups.js";
 import { createSecretBox } from "./secret-box.js";
 import { createWebhookService } from "./service.js";
 import { startSink } from "./sink.js";
+import { startSubscriptionCache } from "./subscription-cache.js";
 import type { Resolver } from "./url-guard.js";
 
 export interface WebhookOptions {
@@ -94,7 +95,8 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     groups: webhookRelayGroups,
     ...(options.relayPollIntervalMs ? { pollIntervalMs: options.relayPollIntervalMs } : {}),
   });
-  const fanOut = startFanOut(context);
+  const subscriptions = startSubscriptionCache({ pool, logger });
+  const fanOut = startFanOut(context, subscriptions.read);
   const workers: QueueWorker[] = settings.deliveryWorkers ? [startDeliveryWorker(context)] : [];
   const sweeper = startSweeper({
     pool,
@@ -112,6 +114,7 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
       health.stop();
       await server.drain();
       await fanOut.close();
+      await subscriptions.stop();
       await Promise.all(workers.map((worker) => worker.close()));
       await sweeper.stop();
       await relay.stop();

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { EventBus, Logger, Pool, QueueWorker } from "@switchboard/kit";
+import type { BatchedWork, EventBus, Logger, QueueWorker } from "@switchboard/kit";
 import { channels } from "../validation.js";
 import {
   CarrierError,
@@ -40,7 +40,8 @@ export class SandboxCarrier implements MessagingCarrier {
 
   constructor(
     private readonly options: {
-      pool: Pool;
+      /** Where the network's writes commit: shared with the delivery's (MessagingContext). */
+      groupCommit: <R>(work: BatchedWork<R>) => Promise<R>;
       bus: EventBus;
       logger: Logger;
       receiptDelayMs: number;
@@ -95,23 +96,22 @@ export class SandboxCarrier implements MessagingCarrier {
         "transient",
       );
     }
-    const { rows } = await this.options.pool.query<{
-      provider_message_id: string;
-      submit_calls: number;
-    }>(
-      `INSERT INTO messaging.sandbox_network AS n
+    const { rows } = await this.options.groupCommit((client) =>
+      client.query<{ provider_message_id: string; submit_calls: number }>(
+        `INSERT INTO messaging.sandbox_network AS n
          (client_ref, provider_message_id, channel, to_number, from_number, segments)
        VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (client_ref) DO UPDATE SET submit_calls = n.submit_calls + 1
        RETURNING n.provider_message_id, n.submit_calls`,
-      [
-        request.clientRef,
-        `sbx-${randomUUID()}`,
-        request.channel,
-        request.to,
-        request.from,
-        request.segments,
-      ],
+        [
+          request.clientRef,
+          `sbx-${randomUUID()}`,
+          request.channel,
+          request.to,
+          request.from,
+          request.segments,
+        ],
+      ),
     );
     const row = rows[0];
     if (!row)

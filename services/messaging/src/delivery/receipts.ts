@@ -26,6 +26,16 @@ const errorMessages: Record<string, string> = {
  * for one that no longer fits.
  */
 export async function applyReceipt(ctx: MessagingContext, receipt: DeliveryReceipt): Promise<void> {
+  const applied = await withTransaction(ctx.pool, (client) => applyReceiptOn(ctx, client, receipt));
+  if (applied) ctx.outbox.wake();
+}
+
+/** applyReceipt on the caller's transaction; true when the receipt moved the message. */
+export async function applyReceiptOn(
+  ctx: MessagingContext,
+  client: PoolClient,
+  receipt: DeliveryReceipt,
+): Promise<boolean> {
   const failure =
     receipt.status in errorMessages
       ? {
@@ -33,19 +43,16 @@ export async function applyReceipt(ctx: MessagingContext, receipt: DeliveryRecei
           error_message: errorMessages[receipt.status] ?? null,
         }
       : {};
-  const applied = await withTransaction(ctx.pool, async (client) => {
-    const { rows } = await client.query<{ id: string }>(
-      "SELECT id FROM messaging.messages WHERE provider_message_id = $1 FOR UPDATE",
-      [receipt.providerMessageId],
-    );
-    const message = rows[0];
-    if (!message) {
-      if (await isLaterPart(client, receipt.providerMessageId)) return undefined;
-      throw new UnknownReceiptError(`no message has provider id ${receipt.providerMessageId} yet`);
-    }
-    return transition(client, ctx.outbox, message.id, receipt.status, failure);
-  });
-  if (applied) ctx.outbox.wake();
+  const { rows } = await client.query<{ id: string }>(
+    "SELECT id FROM messaging.messages WHERE provider_message_id = $1 FOR UPDATE",
+    [receipt.providerMessageId],
+  );
+  const message = rows[0];
+  if (!message) {
+    if (await isLaterPart(client, receipt.providerMessageId)) return false;
+    throw new UnknownReceiptError(`no message has provider id ${receipt.providerMessageId} yet`);
+  }
+  return (await transition(client, ctx.outbox, message.id, receipt.status, failure)) !== undefined;
 }
 
 /**

@@ -19,8 +19,9 @@ import { publishSubmit, SUBMIT_QUEUE, type SubmitJob } from "./submit-queue.js";
 /**
  * Hands messages to the carrier, never one twice. Each try: claim (lease + send record written
  * first), choose the channel (RCS fallback), submit with the message id as client reference,
- * then record the outcome and `sent` in one transaction. A transient carrier error is retried
- * by the queue with backoff; the last try, or a permanent refusal, ends the message `failed`.
+ * then record the outcome and `sent` in one transaction (shared with other deliveries' work:
+ * ctx.groupCommit). A transient carrier error is retried by the queue with backoff; the last
+ * try, or a permanent refusal, ends the message `failed`.
  * After a try whose outcome is unknown the message is submitted again only to a carrier that
  * dedupes on the client reference; any other carrier's message fails rather than risk a
  * duplicate.
@@ -97,7 +98,7 @@ export async function submitOnce(ctx: MessagingContext, job: Job<SubmitJob>): Pr
     });
     throw error;
   }
-  await withTransaction(ctx.pool, async (client) => {
+  await ctx.groupCommit(async (client) => {
     await finishAttempt(client, row.id, attempt, "accepted", { providerMessageId });
     if (partIds.length > 0) {
       await client.query(
@@ -113,7 +114,6 @@ export async function submitOnce(ctx: MessagingContext, job: Job<SubmitJob>): Pr
       lease_until: null,
     });
   });
-  ctx.outbox.wake();
 }
 
 async function fail(

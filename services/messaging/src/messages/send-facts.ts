@@ -1,4 +1,4 @@
-import type { Pool } from "@switchboard/kit";
+import type { Queryable } from "@switchboard/kit";
 import type { SendRequest } from "./send-checks.js";
 import { messageColumns, type MessageRow } from "./rows.js";
 
@@ -53,11 +53,11 @@ function fromJson(json: Record<string, unknown>): MessageRow {
 
 /** Everything a send checks in the service's own tables, read in one round trip. */
 export async function loadSendFacts(
-  pool: Pool,
+  db: Queryable,
   request: SendRequest,
   idempotencyKey: string | undefined,
 ): Promise<SendFacts> {
-  const { rows } = await pool.query<{
+  const { rows } = await db.query<{
     previous: Record<string, unknown> | null;
     template: SendTemplate | null;
     consent: SendConsent | null;

@@ -1,11 +1,25 @@
-import { checkIdempotencyKey, replayOrMismatch, requestFingerprint } from "@switchboard/kit";
+import {
+  checkIdempotencyKey,
+  FieldErrors,
+  replayOrMismatch,
+  requestFingerprint,
+  withTransaction,
+  type Queryable,
+} from "@switchboard/kit";
 import type { messaging } from "@switchboard/proto";
 import type { MessagingContext } from "../context.js";
 import { messageSegments } from "../encoding/segments.js";
 import type { Channel } from "../validation.js";
 import { insertQueuedMessage } from "./queue-message.js";
 import { messageColumns, toMessage, type MessageRow } from "./rows.js";
-import { checkSendShape, defaultTtlSeconds, spellSendRequest } from "./send-checks.js";
+import type { SenderNumber } from "../sender-numbers.js";
+import type { StoredTemplateVersion } from "../templates/signature.js";
+import {
+  checkSendShape,
+  defaultTtlSeconds,
+  spellSendRequest,
+  type SendRequest,
+} from "./send-checks.js";
 import { loadSendFacts } from "./send-facts.js";
 import {
   checkCarrierChannel,
@@ -17,9 +31,10 @@ import {
 
 /**
  * SendMessage: every check of docs/api.md, each with its own problem, then one statement that
- * stores the message `queued` with its `message.queued` event. The event reaches the
- * dispatcher through the outbox relay, so a stored message is always sent (or expires); a
- * refused request stores nothing and sends nothing.
+ * stores the message `queued` with its `message.queued` event. The checks' reads and the insert
+ * share one transaction (one commit per send). The event reaches the dispatcher through the
+ * outbox relay, so a stored message is always sent (or expires); a refused request stores
+ * nothing and sends nothing.
  */
 export async function sendMessage(
   ctx: MessagingContext,
@@ -31,18 +46,52 @@ export async function sendMessage(
   errors.throwIfAny();
   checkIdempotencyKey(idempotencyKey);
   const fingerprint = requestFingerprint("send-message", request);
-  const [sender, facts] = await Promise.all([
-    ctx.numbers.find(request.accountId, request.from),
-    loadSendFacts(ctx.pool, request, idempotencyKey),
-  ]);
+  // What needs other connections comes first: the transaction waits on nothing but itself
+  // (PGlite serves one transaction at a time, every connection waiting behind it).
+  const sender = await ctx.numbers.find(request.accountId, request.from);
+  for (;;) {
+    const outcome = await withTransaction(ctx.pool, (client) =>
+      acceptSend(ctx, client, { request, sender, fingerprint, idempotencyKey }),
+    );
+    if (outcome.kind === "unverified") {
+      // Verified outside the transaction (its key may have to be loaded), then sent again.
+      await ctx.signer.verify(outcome.template);
+      continue;
+    }
+    if (outcome.kind === "stored") ctx.outbox.wake();
+    return outcome.message;
+  }
+}
+
+type Acceptance =
+  | { kind: "stored" | "replayed"; message: messaging.Message }
+  /** The template version has not been verified in this process yet. */
+  | { kind: "unverified"; template: StoredTemplateVersion };
+
+/** The checks on the service's own tables and the insert, on the caller's transaction. */
+async function acceptSend(
+  ctx: MessagingContext,
+  client: Queryable,
+  send: {
+    request: SendRequest;
+    sender: SenderNumber | undefined;
+    fingerprint: string;
+    idempotencyKey: string | undefined;
+  },
+): Promise<Acceptance> {
+  const { request, sender, fingerprint, idempotencyKey } = send;
+  const errors = new FieldErrors();
+  const facts = await loadSendFacts(client, request, idempotencyKey);
   // A retry with the key gets the original message back before anything is checked again.
-  if (facts.previous)
-    return replayOrMismatch(facts.previous, fingerprint, toMessage(facts.previous));
+  if (facts.previous) {
+    const message = replayOrMismatch(facts.previous, fingerprint, toMessage(facts.previous));
+    return { kind: "replayed", message };
+  }
   checkCarrierChannel(request, ctx.carrier.channels);
   checkSender(request, sender, errors);
   const template = checkTemplate(request, facts, errors);
   errors.throwIfAny();
-  await ctx.signer.verify({
+  const stored: StoredTemplateVersion = {
     templateId: template.id,
     name: template.name,
     version: template.version,
@@ -51,13 +100,14 @@ export async function sendMessage(
     contentSha256: template.content_sha256,
     signature: template.signature,
     kid: template.kid,
-  });
+  };
+  if (!ctx.signer.remembers(stored)) return { kind: "unverified", template: stored };
   const body = render(request, template, errors);
   errors.throwIfAny();
   checkRecipient(request, facts);
   const { encoding, segments } = messageSegments(request.channel, body);
 
-  const created = await insertQueuedMessage(ctx.pool, {
+  const created = await insertQueuedMessage(client, {
     account_id: request.accountId,
     // checkSendShape let only channels through.
     channel: request.channel as Channel,
@@ -75,22 +125,18 @@ export async function sendMessage(
     idempotencyKey: idempotencyKey ?? null,
     fingerprint,
   });
-  if (!created) {
-    // A concurrent request with the same key won (the insert waited for its commit).
-    const replay = await findByKey(ctx, request.accountId, idempotencyKey ?? "", fingerprint);
-    if (!replay) throw new Error("the Idempotency-Key conflicted but no message holds it");
-    return replay;
-  }
-  ctx.outbox.wake();
-  return toMessage(created);
+  if (created) return { kind: "stored", message: toMessage(created) };
+  // A concurrent request with the same key won (the insert waited for its commit).
+  const replay = await findByKey(client, request.accountId, idempotencyKey ?? "", fingerprint);
+  if (!replay) throw new Error("the Idempotency-Key conflicted but no message holds it");
+  return { kind: "replayed", message: replay };
 }
 
 async function findByKey(
-  ctx: MessagingContext,
+  db: Queryable,
   accountId: string,
   key: string,
   fingerprint: string,
-  db: Pick<MessagingContext["pool"], "query"> = ctx.pool,
 ): Promise<messaging.Message | undefined> {
   const { rows } = await db.query<MessageRow>(
     `SELECT ${messageColumns} FROM messaging.messages m WHERE m.account_id = $1 AND m.idempotency_key = $2`,

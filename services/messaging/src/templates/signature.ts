@@ -40,6 +40,10 @@ export interface StoredTemplateVersion extends TemplateContent {
   kid: string;
 }
 
+/** The hash of everything a verification checked. */
+const memoOf = (stored: StoredTemplateVersion, canonical: string): string =>
+  sha256Hex(JSON.stringify([canonical, stored.contentSha256, stored.signature, stored.kid]));
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -68,12 +72,15 @@ export class TemplateSigner {
     return { contentSha256: sha256Hex(canonical), signature, kid: key.kid };
   }
 
+  /** Whether this exact stored version verified before (no key lookup, no wait). */
+  remembers(stored: StoredTemplateVersion): boolean {
+    return this.verified.has(memoOf(stored, canonicalContent(stored)));
+  }
+
   /** Throws 422 `template-signature-invalid` unless the stored version verifies. */
   async verify(stored: StoredTemplateVersion): Promise<void> {
     const canonical = canonicalContent(stored);
-    const memo = sha256Hex(
-      JSON.stringify([canonical, stored.contentSha256, stored.signature, stored.kid]),
-    );
+    const memo = memoOf(stored, canonical);
     if (this.verified.has(memo)) return;
     const failure = await this.check(stored, canonical);
     if (failure) {
