@@ -139,6 +139,10 @@ export async function runSipp(options: {
   target: { host: string; port: number };
   transport?: "u1" | "t1";
   keys?: Record<string, string>;
+  /** Fills the scenario's `{{name}}` places (see startSippServer). */
+  fill?: Record<string, string>;
+  /** The loopback address SIPp sends from (default 127.0.0.1). */
+  localHost?: string;
   timeoutMs?: number;
 }): Promise<SippRun> {
   const port = await freeSipPort();
@@ -178,6 +182,7 @@ function spawnSipp(
     transport?: "u1" | "t1";
     keys?: Record<string, string>;
     fill?: Record<string, string>;
+    localHost?: string;
     timeoutMs?: number;
   },
   port: number,
@@ -201,7 +206,7 @@ function spawnSipp(
     "-m",
     "1",
     "-i",
-    "127.0.0.1",
+    options.localHost ?? "127.0.0.1",
     "-p",
     String(port),
     "-t",
