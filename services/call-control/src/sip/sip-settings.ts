@@ -95,11 +95,10 @@ export const sipSettingsFields = {
     ),
   SIP_RTP_RELAY: z
     .string()
-    .regex(hostPort, "must be host:port")
     .refine((v) => {
       const port = Number(hostPort.exec(v)?.[2]);
       return port >= 1 && port <= 65535;
-    }, "the port must be 1–65535")
+    }, "must be host:port (port 1–65535)")
     .optional()
     .describe(
       "sip voice carrier: `host:port` of rtpengine's ng control port (UDP); every SDP passed from one leg to the other is anchored there. Unset: signalling only, media flows between the phone and the trunk",
