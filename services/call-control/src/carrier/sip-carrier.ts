@@ -26,7 +26,7 @@ import type { CarrierAdapter, CarrierEvents, CarrierTimers, DialRequest } from "
 import type { Ipv4Block } from "../sip/trunk-allow.js";
 import { createAckWaits } from "./sip-ack-waits.js";
 import { handleInDialogRequests } from "./sip-in-dialog.js";
-import { answerInboundKind, createSipInbound, type InboundDelivery } from "./sip-inbound.js";
+import { createSipInbound, inboundKinds, type InboundDelivery } from "./sip-inbound.js";
 import { createSipLegs } from "./sip-legs.js";
 import { hangupForFailure, hangupForStatus } from "./sip-causes.js";
 import type { MediaRelay } from "./sip-media.js";
@@ -423,7 +423,8 @@ export function createSipCarrier(options: {
       timers.register(kinds.closeLegs, {
         run: (tx, action) => legs.closeAll(tx, action.callId, finalStatusOf(action.payload)),
       });
-      timers.register(answerInboundKind, {
+      timers.register(inboundKinds.phoneTimeout, { run: inbound.phoneTimedOut });
+      timers.register(inboundKinds.answer, {
         run: inbound.invitePhone,
         // The phone could not be INVITEd (the database kept failing): the trunk gets 480.
         exhausted: async (tx, action) => {

@@ -54,9 +54,17 @@ export interface SipInbound {
   answer(tx: Tx, callId: string): Promise<void>;
   /** The durable action `answer` schedules: the seat's phone is INVITEd with the trunk's offer. */
   invitePhone(tx: Tx, action: DueAction): Promise<void>;
+  /** The phone has not answered in `phoneAnswerMs`: the trunk gets 480 (no_answer). */
+  phoneTimedOut(tx: Tx, action: DueAction): Promise<void>;
 }
 
-export const answerInboundKind = "sip.answer_inbound";
+export const inboundKinds = {
+  answer: "sip.answer_inbound",
+  phoneTimeout: "sip.inbound_phone_timeout",
+} as const;
+
+/** How long the seat's phone may ring once the account answered (64·T1, as Timer B). */
+const phoneAnswerMs = 32_000;
 
 /**
  * Inbound calls over SIP (docs/api.md "Voice over SIP"): an INVITE from an allowed trunk
@@ -197,7 +205,7 @@ export function createSipInbound(options: {
       // A call left ringing by a sandbox run (no trunk leg): nothing to answer it on.
       throw new DomainError("invalid-state", "the call has no SIP trunk leg waiting for an answer");
     }
-    await tx.schedule({ callId, kind: answerInboundKind });
+    await tx.schedule({ callId, kind: inboundKinds.answer });
   };
 
   const invitePhone = async (tx: Tx, action: DueAction) => {
@@ -237,6 +245,7 @@ export function createSipInbound(options: {
       owner_instance: options.instance,
     };
     if (!(await insertDialog(tx.client, dialog))) return;
+    await tx.schedule({ callId, kind: inboundKinds.phoneTimeout, delayMs: phoneAnswerMs });
     tx.afterCommit(() => {
       void media
         .offer({ callId, offerer: "trunk", sdp: trunk.remote_sdp!, flow: trunk.flow_address })
@@ -338,5 +347,12 @@ export function createSipInbound(options: {
     });
   };
 
-  return { onInvite, onCancel, answer, invitePhone };
+  const phoneTimedOut = async (tx: Tx, action: DueAction) => {
+    const status = await options.lockCall(tx, action.callId);
+    const [trunk] = (await dialogsOf(tx.client, action.callId)).filter((d) => d.leg === "trunk");
+    if (status !== "in_progress" || trunk?.state !== "calling") return;
+    await fail(tx, action.callId, { cause: "no_answer", source: "callee", sipCode: 408 });
+  };
+
+  return { onInvite, onCancel, answer, invitePhone, phoneTimedOut };
 }
