@@ -42,10 +42,12 @@ describe("inbound calls over SIP", () => {
   let token: string;
   let sipPort: number;
   let phone: Baresip;
+  let ringingPhone: Baresip;
   let answering: Seat;
   /** DIDs routed to the answering seat, one per test (a call is found by its DID). */
   const dids: string[] = [];
   let offlineDid: string;
+  let ringingDid: string;
   let unroutedDid: string;
 
   const api = async <T>(method: string, path: string, json?: unknown) => {
@@ -90,26 +92,37 @@ describe("inbound calls over SIP", () => {
     expect((await api("POST", "/api/agents", { name: "alice" })).status).toBe(201);
     answering = await createSeat("desk answering");
     const offline = await createSeat("desk offline");
-    for (let i = 0; i < 5; i++) dids.push(await p.assignNumber(token));
+    const ringing = await createSeat("desk ringing");
+    for (let i = 0; i < 6; i++) dids.push(await p.assignNumber(token));
     offlineDid = await p.assignNumber(token);
     unroutedDid = await p.assignNumber(token);
+    ringingDid = await p.assignNumber(token);
     await route("sip line", dids, answering);
     await route("offline line", [offlineDid], offline);
-    phone = await startBaresip({
-      username: answering.sip.username,
-      password: answering.sip.password!,
-      registrar: { host, port: sipPort },
-      answermode: "auto",
-    });
-    const registered = await eventually(
-      async () => (await api<Seat>("GET", `/api/seats/${answering.id}`)).body.sip.registered,
-      (r) => r,
-      15_000,
-    );
-    expect(registered, phone.output()).toBe(true);
+    await route("ringing line", [ringingDid], ringing);
+    const register = async (seat: Seat, answermode: "auto" | "manual") => {
+      const started = await startBaresip({
+        username: seat.sip.username,
+        password: seat.sip.password!,
+        registrar: { host, port: sipPort },
+        answermode,
+      });
+      const registered = await eventually(
+        async () => (await api<Seat>("GET", `/api/seats/${seat.id}`)).body.sip.registered,
+        (r) => r,
+        15_000,
+      );
+      expect(registered, started.output()).toBe(true);
+      return started;
+    };
+    [phone, ringingPhone] = await Promise.all([
+      register(answering, "auto"),
+      register(ringing, "manual"),
+    ]);
   }, 60_000);
   afterAll(async () => {
     await phone?.stop();
+    await ringingPhone?.stop();
     await p?.stop();
   });
 
@@ -286,6 +299,68 @@ describe("inbound calls over SIP", () => {
       hangup_source: "platform",
       sip_code: 480,
       answered_at: null,
+    });
+  });
+
+  it("answered, but the seat's phone keeps ringing: it is CANCELled, 480 to the trunk, no_answer", async () => {
+    const run = trunk("inbound-refused.xml", ringingDid, { fill: { status: "480" } });
+    const ringing = await callTo(ringingDid);
+    expect((await answer(ringing!.id)).status).toBe(200);
+    await eventually(
+      async () => ringingPhone.output(),
+      (output) => output.includes("o=trunk-offer"),
+      10_000,
+    );
+    // The phone's ringing bound (32 s) falls due now.
+    await eventually(
+      async () =>
+        (
+          await p.db.query(
+            `UPDATE call_control.scheduled_actions SET due_at = now()
+              WHERE call_id = $1 AND kind = 'sip.inbound_phone_timeout'`,
+            [ringing!.id],
+          )
+        ).rowCount,
+      (count) => count === 1,
+      10_000,
+    );
+    await finished(run);
+    expect(await ended(ringing!.id)).toMatchObject({
+      status: "no_answer",
+      hangup_cause: "no_answer",
+      hangup_source: "callee",
+      sip_code: 408,
+      answered_at: null,
+    });
+    await eventually(
+      async () => ringingPhone.output(),
+      (output) => output.includes("CANCEL sip:"),
+      10_000,
+    );
+  });
+
+  it("declined through the API while ringing: 603 to the trunk, rejected / call_rejected", async () => {
+    const did = dids[5]!;
+    const run = trunk("inbound-refused.xml", did, { fill: { status: "603" } });
+    const ringing = await callTo(did);
+    await eventually(
+      async () =>
+        (
+          await p.db.query(
+            `SELECT 1 FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'trunk'`,
+            [ringing!.id],
+          )
+        ).rowCount,
+      (count) => count === 1,
+      10_000,
+    );
+    expect((await api<Call>("POST", `/api/calls/${ringing!.id}/hangup`)).status).toBe(200);
+    await finished(run);
+    expect(await ended(ringing!.id)).toMatchObject({
+      status: "rejected",
+      hangup_cause: "call_rejected",
+      hangup_source: "callee",
+      sip_code: 603,
     });
   });
 });
