@@ -85,6 +85,7 @@ describe("an inbound INVITE", () => {
     expect(e164User("sip:+15550100001@host")).toBe("+15550100001");
     expect(e164User("sip:15550100001@host;user=phone")).toBe("+15550100001");
     expect(e164User("sip:trunk@host")).toBeUndefined();
+    expect(e164User("sip:%E0%A4%A@host")).toBeUndefined();
     expect(readInboundInvite(invite())).toMatchObject({
       ok: true,
       to: "+15550100001",

@@ -6,7 +6,12 @@ const e164 = /^\+[1-9]\d{1,14}$/;
 export function e164User(uri: string): string | undefined {
   const user = sipUriParts(uri)?.user;
   if (!user) return undefined;
-  const digits = decodeURIComponent(user.split(";")[0]!).replace(/[-.()]/g, "");
+  let digits: string;
+  try {
+    digits = decodeURIComponent(user.split(";")[0]!).replace(/[-.()]/g, "");
+  } catch {
+    return undefined; // a malformed escape is no number
+  }
   const number = digits.startsWith("+") ? digits : `+${digits}`;
   return e164.test(number) ? number : undefined;
 }
