@@ -83,7 +83,7 @@ export async function startCallControl(options: CallControlOptions): Promise<Run
   const inbound: { engine?: CallEngine } = {};
   const delivery: InboundDelivery = {
     ownerOf: (e164) => directory.ownerOf(e164),
-    receive: (call) => {
+    receive: (call, onRinging) => {
       if (!inbound.engine) throw new Error("call-control is starting");
       return receiveInboundCall(
         {
@@ -92,6 +92,7 @@ export async function startCallControl(options: CallControlOptions): Promise<Run
           ringTimeoutSeconds: settings.inboundRingTimeoutSeconds,
         },
         call,
+        onRinging,
       );
     },
   };

@@ -38,11 +38,14 @@ import type { TrunkResponses } from "./sip-trunk-responses.js";
 export interface InboundDelivery {
   /** The account a DID is assigned to (inventory's FindNumberOwner), if any. */
   ownerOf(e164: string): Promise<string | undefined>;
-  /** receiveInboundCall: the call ringing under its route, or `rejected` (no route). */
-  receive(delivery: { accountId: string; from: string; to: string }): Promise<{
-    id: string;
-    status: string;
-  }>;
+  /**
+   * receiveInboundCall: the call ringing under its route, or `rejected` (no route);
+   * `onRinging` runs in the transaction that makes it ring.
+   */
+  receive(
+    delivery: { accountId: string; from: string; to: string },
+    onRinging: (tx: Tx, call: { id: string }) => Promise<void>,
+  ): Promise<{ id: string; status: string }>;
 }
 
 export interface SipInbound {
@@ -107,11 +110,15 @@ export function createSipInbound(options: {
    * The DID's account, then the call: 404 for a DID no account has (or one released while
    * the call was delivered), 503 when the inventory or the database cannot answer.
    */
-  const deliver = async (from: string, to: string) => {
+  const deliver = async (
+    from: string,
+    to: string,
+    onRinging: (tx: Tx, call: { id: string }) => Promise<void>,
+  ) => {
     try {
       const accountId = await delivery.ownerOf(to);
       if (!accountId) return 404;
-      return await delivery.receive({ accountId, from, to });
+      return await delivery.receive({ accountId, from, to }, onRinging);
     } catch (error) {
       if (error instanceof DomainError && error.kind === "validation-failed") return 404;
       logger.warn({ err: error }, "sip: an inbound call could not be delivered");
@@ -130,20 +137,12 @@ export function createSipInbound(options: {
       return;
     }
     respond(responseTo(request, 100));
-    const call = await deliver(invite.from, invite.to);
-    if (typeof call === "number") {
-      respond(responseTo(request, call));
-      return;
-    }
-    if (call.status !== "ringing") {
-      respond(responseTo(request, 404)); // no route: the call is `rejected` / `no_route`
-      return;
-    }
     const via = request.headers.via[0]!;
     const localTag = newTag();
     const target = responseFlow(request, flow);
-    const row = {
-      call_id: call.id,
+    /** The trunk's leg, recorded with the call it rings (an answer finds it at once). */
+    const trunkLeg = (callId: string) => ({
+      call_id: callId,
       leg: "trunk" as const,
       sip_call_id: request.headers["call-id"],
       local_tag: localTag,
@@ -165,18 +164,21 @@ export function createSipInbound(options: {
       owner_address: owner,
       owner_instance: options.instance,
       server_invite: serverInviteOf(request, localTag),
-    };
-    const stored = await options.attached().transaction(async (tx) => {
-      const status = await options.lockCall(tx, call.id);
-      if (status !== "ringing") return false;
-      return insertServerDialog(tx.client, row);
     });
-    if (!stored) {
-      respond(responseTo(request, 480));
+    const call = await deliver(invite.from, invite.to, async (tx, ringing) => {
+      await insertServerDialog(tx.client, trunkLeg(ringing.id));
+    });
+    if (typeof call === "number") {
+      respond(responseTo(request, call));
       return;
     }
-    trunkResponses.hold(row.sip_call_id, respond);
-    const ringing = responseFromRow({ ...row, acked: false } as Dialog, 180, { contact });
+    if (call.status !== "ringing") {
+      respond(responseTo(request, 404)); // no route: the call is `rejected` / `no_route`
+      return;
+    }
+    trunkResponses.hold(request.headers["call-id"], respond);
+    const row = { ...trunkLeg(call.id), acked: false } as Dialog;
+    const ringing = responseFromRow(row, 180, { contact });
     if (ringing) respond(ringing);
   };
 
