@@ -18,7 +18,8 @@ const postgres = testDatabaseKinds.find((kind) => kind.name === "postgres")!;
  * Inbound SIP calls with two call-control replicas on one database (real PostgreSQL, real peers
  * on loopback): the trunk's INVITE reaches replica A, whose timers are stopped, so the answer
  * and the ring timeout run in replica B, which has no server transaction of that INVITE and
- * answers the trunk statelessly from the trunk leg's row (docs/api.md "Several replicas").
+ * answers the trunk statelessly from the trunk leg's row (docs/api.md "Several replicas"); a
+ * ringing call outlives a restart of A for the same reason.
  */
 describe("inbound SIP calls answered by another replica", () => {
   let h: ServiceHarness;
@@ -48,7 +49,7 @@ describe("inbound SIP calls answered by another replica", () => {
       maxConcurrentCalls: 5,
     });
     const seatId = created.seat!.id;
-    dids.push(await h.assignNumber(account), await h.assignNumber(account));
+    for (let i = 0; i < 3; i++) dids.push(await h.assignNumber(account));
     await h.call(h.client.createRoute, {
       accountId: account,
       name: "main",
@@ -151,5 +152,30 @@ describe("inbound SIP calls answered by another replica", () => {
       hangupCause: "timeout",
       sipCode: 480,
     });
+  });
+
+  it("a ringing call outlives a restart of the replica that took the INVITE, and is answered after it", async () => {
+    const run = runSipp({
+      scenario: "inbound-answer.xml",
+      target: { host, port: sipPortA },
+      keys: { did: dids[2]! },
+      fill: { after_ack: "trunk_bye" },
+      timeoutMs: 45_000,
+    });
+    const callId = await callTo(dids[2]!);
+    await h.restart();
+    await h.call(h.client.answerInboundCall, { accountId: account, callId });
+    const result = await run;
+    expect(result.code, result.output).toBe(0);
+    expect(await ended(callId)).toMatchObject({
+      status: "completed",
+      hangupCause: "normal_clearing",
+      sipCode: 200,
+    });
+    const { rowCount } = await h.pool.query(
+      `SELECT 1 FROM call_control.calls WHERE to_number = $1`,
+      [dids[2]],
+    );
+    expect(rowCount).toBe(1);
   });
 });

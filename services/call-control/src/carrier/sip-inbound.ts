@@ -126,6 +126,29 @@ export function createSipInbound(options: {
     }
   };
 
+  /**
+   * An INVITE of a call we already have (its Call-ID and the trunk's tag) that no server
+   * transaction here caught: a retransmission reaching a restarted process or another
+   * replica. It gets the 180 again while the call rings (this process now holds it); no call
+   * is made twice. True when it was such a repeat.
+   */
+  const repeated = async (
+    request: SipRequest,
+    remoteTag: string,
+    respond: (response: SipResponse) => void,
+  ) => {
+    const row = await options
+      .attached()
+      .transaction((tx) => findServerDialog(tx.client, request.headers["call-id"], remoteTag));
+    if (!row) return false;
+    if (row.state === "calling") {
+      trunkResponses.hold(row.sip_call_id, respond);
+      const ringing = responseFromRow(row, 180, { contact });
+      if (ringing) respond(ringing);
+    }
+    return true;
+  };
+
   const onInvite = async (request: SipRequest, { flow, respond }: SipRequestContext) => {
     if (!allowedSource(options.allow, flow.address)) {
       respond(responseTo(request, 403));
@@ -137,6 +160,7 @@ export function createSipInbound(options: {
       return;
     }
     respond(responseTo(request, 100));
+    if (await repeated(request, invite.remoteTag, respond)) return;
     const via = request.headers.via[0]!;
     const localTag = newTag();
     const target = responseFlow(request, flow);

@@ -329,7 +329,8 @@ export async function closedByPeer(
 /**
  * Calls with a leg still open that the process at `ownerAddress` (a previous life of it)
  * cannot continue: the call ended, or the leg's setup ran in another process instance (its
- * client transactions are gone).
+ * client transactions are gone). A ringing inbound call's trunk INVITE is not one: its final
+ * response is built from the row.
  */
 export async function strandedCalls(
   db: Queryable,
@@ -342,7 +343,9 @@ export async function strandedCalls(
       WHERE d.state <> 'terminated'
         AND (c.status NOT IN ('queued', 'initiated', 'ringing', 'in_progress')
              OR (d.owner_address = $1 AND d.owner_instance <> $2
-                 AND (d.state = 'calling' OR NOT d.acked)))`,
+                 AND (d.state = 'calling' OR NOT d.acked)
+                 -- the trunk's INVITE of an inbound call is answered from its row, by anyone
+                 AND NOT (d.server_invite IS NOT NULL AND d.state = 'calling')))`,
     [ownerAddress, ownerInstance],
   );
   return rows;
