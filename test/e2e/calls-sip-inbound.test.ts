@@ -48,6 +48,9 @@ describe("inbound calls over SIP", () => {
   const dids: string[] = [];
   let offlineDid: string;
   let ringingDid: string;
+  let hangingUp: Seat;
+  let hangingUpDid: string;
+  let hangingUpPhone: Baresip | undefined;
   let unroutedDid: string;
 
   const api = async <T>(method: string, path: string, json?: unknown) => {
@@ -100,6 +103,9 @@ describe("inbound calls over SIP", () => {
     await route("sip line", dids, answering);
     await route("offline line", [offlineDid], offline);
     await route("ringing line", [ringingDid], ringing);
+    hangingUp = await createSeat("desk hanging up");
+    hangingUpDid = await p.assignNumber(token);
+    await route("hanging up line", [hangingUpDid], hangingUp);
     const register = async (seat: Seat, answermode: "auto" | "manual") => {
       const started = await startBaresip({
         username: seat.sip.username,
@@ -115,14 +121,16 @@ describe("inbound calls over SIP", () => {
       expect(registered, started.output()).toBe(true);
       return started;
     };
-    [phone, ringingPhone] = await Promise.all([
+    [phone, ringingPhone, hangingUpPhone] = await Promise.all([
       register(answering, "auto"),
       register(ringing, "manual"),
+      register(hangingUp, "auto"),
     ]);
   }, 60_000);
   afterAll(async () => {
     await phone?.stop();
     await ringingPhone?.stop();
+    await hangingUpPhone?.stop();
     await p?.stop();
   });
 
@@ -361,6 +369,34 @@ describe("inbound calls over SIP", () => {
       hangup_cause: "call_rejected",
       hangup_source: "callee",
       sip_code: 603,
+    });
+  });
+
+  it("the agent hangs up the phone after the answer: the trunk gets BYE, completed / callee", async () => {
+    const run = trunk("inbound-answer.xml", hangingUpDid, { fill: { after_ack: "platform_bye" } });
+    const ringing = await callTo(hangingUpDid);
+    expect((await answer(ringing!.id)).status).toBe(200);
+    await eventually(
+      async () =>
+        (
+          await p.db.query<{ acked: boolean }>(
+            `SELECT acked FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'trunk'`,
+            [ringing!.id],
+          )
+        ).rows[0]?.acked,
+      (acked) => acked === true,
+      15_000,
+    );
+    // On SIGTERM baresip hangs up its calls (BYE) before it unregisters.
+    const stopping = hangingUpPhone!;
+    hangingUpPhone = undefined;
+    await stopping.stop();
+    await finished(run);
+    expect(await ended(ringing!.id)).toMatchObject({
+      status: "completed",
+      hangup_cause: "normal_clearing",
+      hangup_source: "callee",
+      sip_code: 200,
     });
   });
 });
