@@ -237,7 +237,7 @@ describe("outbound calls over SIP (third-party call control)", () => {
     expect(await ended(call.id)).toMatchObject({ status: "completed", hangup_source: "caller" });
   });
 
-  it("answers what it does not take: a new INVITE 403, requests of no dialog 481", async () => {
+  it("answers what it does not take: a new INVITE from the trunk to no DID 404, requests of no dialog 481", async () => {
     const socket = createSocket("udp4");
     const statuses: number[] = [];
     socket.on("message", (data) => {
@@ -273,7 +273,8 @@ describe("outbound calls over SIP (third-party call control)", () => {
           5_000,
         );
       }
-      expect(statuses).toEqual([403, 481, 481, 481]);
+      // The probe sends from the trunk's address (an inbound call); `anyone` is no number.
+      expect(statuses).toEqual([404, 481, 481, 481]);
     } finally {
       socket.close();
     }

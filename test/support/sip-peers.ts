@@ -143,6 +143,10 @@ export async function runSipp(options: {
   args?: string[];
   /** The local port (default: a free one). */
   port?: number;
+  /** Fills the scenario's `{{name}}` places (see startSippServer). */
+  fill?: Record<string, string>;
+  /** The loopback address SIPp sends from (default 127.0.0.1). */
+  localHost?: string;
   timeoutMs?: number;
 }): Promise<SippRun> {
   const port = options.port ?? (await freeSipPort());
@@ -186,6 +190,7 @@ function spawnSipp(
     fill?: Record<string, string>;
     calls?: number;
     args?: string[];
+    localHost?: string;
     timeoutMs?: number;
   },
   port: number,
@@ -209,7 +214,7 @@ function spawnSipp(
     "-m",
     String(options.calls ?? 1),
     "-i",
-    "127.0.0.1",
+    options.localHost ?? "127.0.0.1",
     "-p",
     String(port),
     "-t",

@@ -390,6 +390,8 @@ export interface paths {
     /**
      * Answer a ringing inbound call
      * @description Answers under the call's route (a different route_id is 409 invalid-state), by `agent` or the route's agent, on the route's seat (409 seat-busy when it is full). A call that is not a ringing inbound call is 409 invalid-state; of concurrent answers exactly one succeeds.
+     *
+     *     With the sip voice carrier the call is `in_progress` at once and the seat's SIP phone is then rung with the caller's SDP; the trunk is answered with the phone's. If the phone cannot take the call (no registered phone: `failed` with hangup_cause seat_unavailable; it refuses or does not answer in 32 s) the trunk gets 480 and the call ends in that unanswered status, with answered_at null.
      */
     post: operations["answerInboundCall"];
     delete?: never;

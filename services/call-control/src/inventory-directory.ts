@@ -13,6 +13,8 @@ export interface OwnedNumber {
 export interface NumberDirectory {
   /** The number if it is assigned to the account, else undefined. */
   owned(accountId: string, e164: string): Promise<OwnedNumber | undefined>;
+  /** The account a number is assigned to (a DID an inbound call comes to), if any. */
+  ownerOf(e164: string): Promise<string | undefined>;
   close(): void;
 }
 
@@ -34,6 +36,16 @@ export function connectInventory(address: string, deadlineMs: number): NumberDir
         if (error instanceof DomainError && error.kind === "not-found") return undefined;
         throw error;
       }
+    },
+    async ownerOf(e164) {
+      const { accountId } = await callUnary(
+        "inventory",
+        client,
+        client.findNumberOwner,
+        { number: e164 },
+        { deadlineMs },
+      );
+      return accountId || undefined;
     },
     close: () => client.close(),
   };

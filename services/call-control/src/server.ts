@@ -14,6 +14,8 @@ import { drainLiveCalls } from "./calls/call-drain.js";
 import { callRelayGroups, callSchema } from "./calls/call-events.js";
 import { recoverOrphanedCalls } from "./calls/recovery.js";
 import { createCarrier } from "./carrier/create-carrier.js";
+import type { InboundDelivery } from "./carrier/sip-inbound.js";
+import { receiveInboundCall } from "./calls/inbound.js";
 import type { CallControlSettings } from "./config.js";
 import { connectInventory } from "./inventory-directory.js";
 import { migrateCallControl } from "./migrations.js";
@@ -77,8 +79,26 @@ export async function startCallControl(options: CallControlOptions): Promise<Run
     pollIntervalMs: settings.timers.pollIntervalMs,
     batchSize: settings.timers.batchSize,
   });
-  const carrier = createCarrier(settings, { sip, logger });
+  // An INVITE to a DID is delivered once the engine exists (the carrier is created first).
+  const inbound: { engine?: CallEngine } = {};
+  const delivery: InboundDelivery = {
+    ownerOf: (e164) => directory.ownerOf(e164),
+    receive: (call, onRinging) => {
+      if (!inbound.engine) throw new Error("call-control is starting");
+      return receiveInboundCall(
+        {
+          engine: inbound.engine,
+          directory,
+          ringTimeoutSeconds: settings.inboundRingTimeoutSeconds,
+        },
+        call,
+        onRinging,
+      );
+    },
+  };
+  const carrier = createCarrier(settings, { sip, delivery, logger });
   const engine = createCallEngine({ pool, runner: timers, carrier, logger });
+  inbound.engine = engine;
   await recoverOrphanedCalls({ pool, engine, logger });
   timers.start();
   const relay = startOutboxRelay({

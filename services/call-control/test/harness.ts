@@ -38,6 +38,8 @@ export interface ServiceHarness {
   /** Assigns a seeded number to the account (and seat); returns its E.164 form. */
   assignNumber(accountId: string, seatId?: string): Promise<string>;
   restart(env?: Record<string, string>): Promise<void>;
+  /** Another call-control replica on the same database (stopped with the harness). */
+  startReplica(env?: Record<string, string>): Promise<RunningCallControl>;
   stop(): Promise<void>;
 }
 
@@ -74,6 +76,7 @@ export async function startServiceHarness(
   const invCall = <Req, Res>(method: Parameters<typeof callUnary<Req, Res>>[2], request: Req) =>
     callUnary("inventory", invClient, method, request, { deadlineMs: 30_000 });
   let available: string[] = [];
+  const replicas: RunningCallControl[] = [];
 
   const harness: ServiceHarness = {
     pool,
@@ -105,9 +108,15 @@ export async function startServiceHarness(
       running = await start(overrides);
       client = createClient(callcontrol.CallControlServiceClient, `127.0.0.1:${running.port}`);
     },
+    async startReplica(overrides = {}) {
+      const replica = await start(overrides);
+      replicas.push(replica);
+      return replica;
+    },
     async stop() {
       client.close();
       invClient.close();
+      for (const replica of replicas) await replica.stop();
       await running.stop();
       await inv.stop();
       await bus.close();

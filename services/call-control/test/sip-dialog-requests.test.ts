@@ -32,6 +32,7 @@ const dialog: Dialog = {
   acked: true,
   owner_address: "10.0.0.7:5060",
   owner_instance: "i1",
+  server_invite: null,
 };
 
 /** The request as the far end reads it off the wire. */

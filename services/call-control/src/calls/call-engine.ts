@@ -60,7 +60,10 @@ export function createCallEngine(options: {
           await markAnswered(tx, event.callId, event.at);
           return;
         case "ended":
-          await endCall(tx, event.callId, event.hangup, { at: event.at });
+          await endCall(tx, event.callId, event.hangup, {
+            at: event.at,
+            unanswered: event.unanswered ?? false,
+          });
           return;
       }
     },

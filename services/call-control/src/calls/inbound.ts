@@ -29,6 +29,8 @@ export interface InboundDeps {
 export async function receiveInboundCall(
   deps: InboundDeps,
   delivery: { accountId: string; from: string; to: string },
+  /** Runs in the transaction that makes the call ring (a trunk adapter records its leg). */
+  onRinging?: (tx: Tx, call: CallRow) => Promise<void>,
 ): Promise<CallRow> {
   const errors = requireAccount(delivery.accountId);
   checkE164(errors, "#/from", delivery.from);
@@ -71,6 +73,7 @@ export async function receiveInboundCall(
       await emitCallEvent(tx, "call.completed", row);
       return row;
     }
+    await onRinging?.(tx, row);
     await emitCallEvent(tx, "call.incoming", row);
     await tx.schedule({
       callId: id,

@@ -97,22 +97,24 @@ export async function afterAnswer(tx: Tx, row: CallRow): Promise<void> {
 }
 
 /**
- * Ends a live call (from one of `from`): `completed` when it was answered, otherwise the
- * status its cause names. Releases its seat, drops its platform timers and emits
+ * Ends a live call (from one of `from`): `completed` when it was answered (and `unanswered`
+ * does not say the network never connected it: then it has no answer time, so no billable
+ * seconds), otherwise the status its cause names. Releases its seat, drops its platform timers and emits
  * `call.completed` (the usage fact with the billable seconds).
  */
 export async function endCall(
   tx: Tx,
   callId: string,
   hangup: Hangup,
-  options: { at?: Date; from?: readonly LiveStatus[] } = {},
+  options: { at?: Date; from?: readonly LiveStatus[]; unanswered?: boolean } = {},
 ): Promise<CallRow | undefined> {
   const row = await step(
     tx,
     callId,
     options.from ?? allowedFrom.ended,
-    `status = CASE WHEN c.status = 'in_progress' THEN 'completed' ELSE $3 END,
+    `status = CASE WHEN c.status = 'in_progress' AND NOT $8 THEN 'completed' ELSE $3 END,
      hangup_cause = $4, hangup_source = $5, sip_code = $6,
+     answered_at = CASE WHEN $8 THEN NULL ELSE c.answered_at END,
      ended_at = GREATEST(COALESCE($7::timestamptz, now()), c.created_at, c.answered_at)`,
     [
       unansweredStatusFor(hangup.cause),
@@ -120,6 +122,7 @@ export async function endCall(
       hangup.source,
       hangup.sipCode,
       options.at ?? null,
+      options.unanswered ?? false,
     ],
   );
   if (!row) return undefined;

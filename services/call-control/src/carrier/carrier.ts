@@ -42,7 +42,17 @@ export interface HangupRequest {
 export type CarrierEvent =
   | { type: "ringing"; callId: string; at: Date }
   | { type: "answered"; callId: string; at: Date }
-  | { type: "ended"; callId: string; at: Date; hangup: Hangup };
+  | {
+      type: "ended";
+      callId: string;
+      at: Date;
+      hangup: Hangup;
+      /**
+       * The network never connected the call although the account answered it (an inbound
+       * call whose seat's phone could not take it): it ends in its cause's unanswered status.
+       */
+      unanswered?: boolean;
+    };
 
 /** The call engine's side of the adapter: where the network's progress lands. */
 export interface CarrierEvents {

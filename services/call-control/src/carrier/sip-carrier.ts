@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { DomainError, type Logger } from "@switchboard/kit";
+import type { Logger } from "@switchboard/kit";
 import type { Hangup } from "../calls/states.js";
 import type { DueAction } from "../scheduler/action-runner.js";
 import type { Tx } from "../scheduler/tx.js";
@@ -23,9 +23,20 @@ import { latestLiveBinding } from "../sip/registrations.js";
 import type { RunningSip } from "../sip/sip-service.js";
 import type { SipTrunk } from "../sip/sip-settings.js";
 import type { CarrierAdapter, CarrierEvents, CarrierTimers, DialRequest } from "./carrier.js";
+import type { Ipv4Block } from "../sip/trunk-allow.js";
+import { createAckWaits } from "./sip-ack-waits.js";
 import { handleInDialogRequests } from "./sip-in-dialog.js";
+import { createSipInbound, inboundKinds, type InboundDelivery } from "./sip-inbound.js";
 import { createSipLegs } from "./sip-legs.js";
 import { hangupForFailure, hangupForStatus } from "./sip-causes.js";
+import type { MediaRelay } from "./sip-media.js";
+import { createTrunkResponses } from "./sip-trunk-responses.js";
+
+/** The final response a closeLegs action gives a ringing inbound call's INVITE (480 unless named). */
+const finalStatusOf = (payload: Record<string, unknown>): number => {
+  const status = Number(payload.status);
+  return Number.isInteger(status) && status >= 400 && status <= 699 ? status : 480;
+};
 
 const kinds = { invitePhone: "sip.invite_phone", closeLegs: "sip.close_legs" } as const;
 const liveStatuses = ["queued", "initiated", "ringing", "in_progress"];
@@ -42,8 +53,8 @@ interface DialPayload {
 }
 
 /**
- * The `sip` voice carrier (docs/api.md "Voice over SIP"): outbound calls by third-party call
- * control (RFC 3725 flow I). The seat's phone is INVITEd without SDP; its 200 carries the
+ * The `sip` voice carrier (docs/api.md "Voice over SIP"): inbound calls from the trunk
+ * (`sip-inbound.ts`), and outbound calls by third-party call control (RFC 3725 flow I). The seat's phone is INVITEd without SDP; its 200 carries the
  * offer, which goes to the trunk in an INVITE with the PASSporT in `Identity`; the trunk's 200
  * is ACKed and its answer goes to the phone in the phone's ACK. Each leg's dialog is a row of
  * call_control.sip_dialogs written before its first packet, and every packet goes after the
@@ -53,16 +64,31 @@ interface DialPayload {
 export function createSipCarrier(options: {
   sip: RunningSip;
   trunk: SipTrunk;
+  /** The sources whose INVITEs are inbound calls (SIP_TRUNK_ALLOW). */
+  trunkAllow: readonly Ipv4Block[];
+  delivery: InboundDelivery;
+  /** Where the SDP passed between the legs goes (SIP_RTP_RELAY). */
+  media: MediaRelay;
   domain: string;
   logger: Logger;
 }): CarrierAdapter {
-  const { sip, trunk, domain, logger } = options;
+  const { sip, trunk, domain, media, logger } = options;
   const endpoint = sip.endpoint;
   const owner = sip.publicAddress;
   const ownerHost = owner.replace(/:\d+$/, "");
   const instance = randomBytes(8).toString("hex");
   const contact = [{ uri: `sip:switchboard@${owner}`, params: {} }];
-  const legs = createSipLegs({ endpoint, owner, instance, contact, logger });
+  const ackWaits = createAckWaits();
+  const trunkResponses = createTrunkResponses({ endpoint, ackWaits, logger });
+  const legs = createSipLegs({
+    endpoint,
+    owner,
+    instance,
+    contact,
+    media,
+    refuseServerInvite: (row, status) => trunkResponses.final(row, status),
+    logger,
+  });
   const { setupOf } = legs;
   let events: CarrierEvents | undefined;
 
@@ -90,6 +116,21 @@ export function createSipCarrier(options: {
   };
   const ended = (tx: Tx, callId: string, hangup: Hangup) =>
     attached().onCarrierEvent(tx, { type: "ended", callId, at: new Date(), hangup });
+  const inbound = createSipInbound({
+    legs,
+    trunkResponses,
+    media,
+    allow: options.trunkAllow,
+    delivery: options.delivery,
+    attached,
+    react,
+    lockCall,
+    contact,
+    owner,
+    instance,
+    domain,
+    logger,
+  });
 
   // ---- the phone leg ----
 
@@ -126,13 +167,18 @@ export function createSipCarrier(options: {
     if (!(await insertDialog(tx.client, dialog))) return; // a repeat of the dial
     tx.afterCommit(() =>
       legs.invite(dialog, inviteOf(dialog as Dialog, { contact }), {
-        onResponse: (response) => onPhoneResponse(callId, dial, response),
+        onResponse: (response) => onPhoneResponse(callId, dial, response, phone.source_address),
         onFailure: (reason) => onLegFailed(callId, "phone", hangupForFailure(reason, "caller")),
       }),
     );
   };
 
-  const onPhoneResponse = (callId: string, dial: DialPayload, response: SipResponse) => {
+  const onPhoneResponse = (
+    callId: string,
+    dial: DialPayload,
+    response: SipResponse,
+    phoneAddress: string,
+  ) => {
     if (response.status < 200) return;
     const setup = setupOf(callId);
     if (response.status >= 300) {
@@ -142,12 +188,35 @@ export function createSipCarrier(options: {
     if (legs.ackAgain(callId, "phone")) return;
     if (setup.answered.has("phone")) return; // a retransmission while the trunk is asked
     setup.answered.add("phone");
+    const phoneOffer = response.content || undefined;
+    const relayed = phoneOffer
+      ? media.offer({ callId, offerer: "phone", sdp: phoneOffer, flow: phoneAddress })
+      : Promise.resolve(undefined);
+    relayed.then(
+      (offer) => phoneAnswered(callId, dial, response, offer, phoneOffer),
+      (error: unknown) => {
+        logger.warn({ err: error, callId }, "sip: the RTP relay refused the phone's offer");
+        phoneAnswered(callId, dial, response, undefined, phoneOffer);
+      },
+    );
+  };
+
+  /**
+   * The phone's 2xx with its offer (`offer`: as the relay rewrote it; undefined when there is
+   * none to send): the trunk is INVITEd with it.
+   */
+  const phoneAnswered = (
+    callId: string,
+    dial: DialPayload,
+    response: SipResponse,
+    offer: string | undefined,
+    phoneOffer: string | undefined,
+  ) => {
     react(callId, async (tx) => {
       const status = await lockCall(tx, callId);
-      const offer = response.content || undefined;
       const phone = await confirmDialog(tx.client, callId, "phone", {
         ...answerOf(response),
-        sdp: offer,
+        sdp: phoneOffer,
       });
       if (!phone) {
         const [row] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "phone");
@@ -159,8 +228,14 @@ export function createSipCarrier(options: {
         return;
       }
       if (!offer) {
-        // 3pcc needs the phone's offer in its 200 (RFC 3725 flow I): without one, nothing to send.
-        await ended(tx, callId, { cause: "network_error", source: "caller", sipCode: 200 });
+        // 3pcc needs the phone's offer in its 200 (RFC 3725 flow I): without one (or without
+        // the relay's rewrite of it), nothing to send.
+        const source = phoneOffer ? "platform" : "caller";
+        await ended(tx, callId, {
+          cause: "network_error",
+          source,
+          sipCode: phoneOffer ? 503 : 200,
+        });
         await legs.close(tx, callId, "phone");
         return;
       }
@@ -234,6 +309,32 @@ export function createSipCarrier(options: {
     if (legs.ackAgain(callId, "trunk")) return;
     if (setup.answered.has("trunk")) return;
     setup.answered.add("trunk");
+    const trunkAnswer = response.content || undefined;
+    const relayed = trunkAnswer
+      ? media.answer({
+          callId,
+          offerer: "phone",
+          answerer: "trunk",
+          sdp: trunkAnswer,
+          flow: dialog.flow_address,
+        })
+      : Promise.resolve(undefined);
+    relayed.then(
+      (answer) => trunkAnswered(dialog, response, { answer }),
+      (error: unknown) => {
+        logger.warn({ err: error, callId }, "sip: the RTP relay refused the trunk's answer");
+        trunkAnswered(dialog, response, { failed: true });
+      },
+    );
+  };
+
+  /** The trunk's 2xx (its answer as the relay rewrote it): ACKed, and the phone ACKed with it. */
+  const trunkAnswered = (
+    dialog: Dialog,
+    response: SipResponse,
+    relayed: { answer?: string | undefined; failed?: boolean },
+  ) => {
+    const callId = dialog.call_id;
     react(callId, async (tx) => {
       const callStatus = await lockCall(tx, callId);
       const answered = await confirmDialog(tx.client, callId, "trunk", answerOf(response));
@@ -250,14 +351,15 @@ export function createSipCarrier(options: {
         return;
       }
       const [phone] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "phone");
-      if (!phone || phone.state !== "confirmed") {
-        await ended(tx, callId, { cause: "network_error", source: "platform", sipCode: null });
+      if (!phone || phone.state !== "confirmed" || relayed.failed) {
+        const sipCode = relayed.failed ? 503 : null;
+        await ended(tx, callId, { cause: "network_error", source: "platform", sipCode });
         await legs.closeAll(tx, callId);
         return;
       }
       await markAcked(tx.client, callId, "phone");
       await attached().onCarrierEvent(tx, { type: "answered", callId, at: new Date() });
-      const phoneAck = ackFor2xx(phone, owner, response.content || undefined);
+      const phoneAck = ackFor2xx(phone, owner, relayed.answer);
       tx.afterCommit(() => {
         legs.ack(phone, phoneAck);
         legs.release(callId);
@@ -318,7 +420,24 @@ export function createSipCarrier(options: {
         exhausted: (tx, action) =>
           ended(tx, action.callId, { cause: "network_error", source: "platform", sipCode: 503 }),
       });
-      timers.register(kinds.closeLegs, { run: (tx, action) => legs.closeAll(tx, action.callId) });
+      timers.register(kinds.closeLegs, {
+        run: (tx, action) => legs.closeAll(tx, action.callId, finalStatusOf(action.payload)),
+      });
+      timers.register(inboundKinds.phoneTimeout, { run: inbound.phoneTimedOut });
+      timers.register(inboundKinds.answer, {
+        run: inbound.invitePhone,
+        // The phone could not be INVITEd (the database kept failing): the trunk gets 480.
+        exhausted: async (tx, action) => {
+          await target.onCarrierEvent(tx, {
+            type: "ended",
+            callId: action.callId,
+            at: new Date(),
+            hangup: { cause: "network_error", source: "platform", sipCode: 503 },
+            unanswered: true,
+          });
+          await legs.closeAll(tx, action.callId);
+        },
+      });
       handleInDialogRequests({
         endpoint,
         events: target,
@@ -326,7 +445,11 @@ export function createSipCarrier(options: {
         closeLeg: legs.close,
         contact,
         sentBy: owner,
+        ackWaits,
+        media,
+        onNewInvite: inbound.onInvite,
       });
+      endpoint.handle("CANCEL", inbound.onCancel);
     },
     async dial(tx: Tx, request: DialRequest) {
       const payload: DialPayload = {
@@ -342,15 +465,12 @@ export function createSipCarrier(options: {
         payload: { ...payload },
       });
     },
-    answer() {
-      // Inbound calls come only from the sandbox's network (the sip carrier's are not built):
-      // one left ringing from a sandbox run cannot be answered here (409, nothing changes).
-      return Promise.reject(
-        new DomainError("invalid-state", "the sip carrier does not answer inbound calls yet"),
-      );
-    },
+    answer: (tx, request) => inbound.answer(tx, request.callId),
     async hangup(tx: Tx, request) {
-      await tx.schedule({ callId: request.callId, kind: kinds.closeLegs });
+      // A ringing inbound call's INVITE gets the hangup's code (480 timeout, 603 declined).
+      const code = request.hangup.sipCode;
+      const status = request.direction === "inbound" && code && code >= 400 ? code : 480;
+      await tx.schedule({ callId: request.callId, kind: kinds.closeLegs, payload: { status } });
     },
     async recover() {
       const target = attached();
@@ -379,6 +499,9 @@ export function createSipCarrier(options: {
     async stop() {
       events = undefined;
       legs.clear();
+      ackWaits.clear();
+      trunkResponses.clear();
+      media.close();
     },
   };
 }

@@ -11,14 +11,15 @@ import {
 import type { SipEndpoint, SipRequestContext } from "../sip/endpoint.js";
 import { responseTo, textHeader, type NameAddress, type SipRequest } from "../sip/message.js";
 import type { CarrierEvents } from "./carrier.js";
+import type { AckWaits } from "./sip-ack-waits.js";
+import type { MediaRelay } from "./sip-media.js";
 import { relayOffer } from "./sip-relay.js";
 
 /**
  * Requests the phone or the trunk sends inside a call's dialogs (docs/api.md "Voice over SIP"):
  * a BYE ends the call (the phone is the caller's side, the trunk the callee's) and closes the
  * other leg; a re-INVITE or UPDATE with an offer is relayed to the other leg; a request of no
- * dialog we know gets 481. A new INVITE (no To tag) is an inbound call, which this carrier does
- * not take yet: 403.
+ * dialog we know gets 481. A new INVITE (no To tag) goes to `onNewInvite` (an inbound call).
  */
 export function handleInDialogRequests(options: {
   endpoint: SipEndpoint;
@@ -28,15 +29,16 @@ export function handleInDialogRequests(options: {
   /** Our Contact, and the address our Via says. */
   contact: NameAddress[];
   sentBy: string;
-  /** T1 (RFC 3261's 500 ms). */
-  t1Ms?: number;
+  /** Our 2xx to INVITEs waiting for their ACK. */
+  ackWaits: AckWaits;
+  /** The relayed offer and its answer go through the RTP relay. */
+  media: MediaRelay;
+  /** A new INVITE (no To tag): an inbound call. */
+  onNewInvite(request: SipRequest, context: SipRequestContext): Promise<void>;
 }): void {
-  const { endpoint, events, lockCall, closeLeg, contact, sentBy } = options;
-  const t1Ms = options.t1Ms ?? 500;
+  const { endpoint, events, lockCall, closeLeg, contact, sentBy, ackWaits, media } = options;
   /** Calls with an offer being relayed now. */
   const relaying = new Set<string>();
-  /** Our 2xx to re-INVITEs waiting for their ACK, by Call-ID, CSeq and From tag. */
-  const awaitingAck = new Map<string, () => void>();
 
   const dialogOf = (tx: Tx, request: SipRequest) => {
     const local = request.headers.to.params.tag;
@@ -52,7 +54,10 @@ export function handleInDialogRequests(options: {
       const callStatus = await lockCall(tx, dialog.call_id);
       const cseq = request.headers.cseq.seq;
       if (!(await acceptRemoteCseq(tx.client, dialog.call_id, dialog.leg, cseq))) return 500;
-      const source = dialog.leg === "phone" ? "caller" : "callee";
+      // The trunk is the caller's side of an inbound call (the leg we are the UAS of).
+      const legs = await dialogsOf(tx.client, dialog.call_id);
+      const inbound = legs.some((leg) => leg.server_invite !== null);
+      const source = (dialog.leg === "trunk") === inbound ? "caller" : "callee";
       const hangup: Hangup =
         callStatus === "in_progress"
           ? { cause: "normal_clearing", source, sipCode: 200 }
@@ -77,11 +82,12 @@ export function handleInDialogRequests(options: {
    * Without an offer, or outside an answered call: 488. A second one while one is relayed: 491.
    */
   const renegotiate =
-    (method: "INVITE" | "UPDATE") =>
-    async (request: SipRequest, { respond }: SipRequestContext) => {
+    (method: "INVITE" | "UPDATE") => async (request: SipRequest, context: SipRequestContext) => {
+      const { respond } = context;
       if (!request.headers.to.params.tag) {
-        // A new INVITE is an inbound call (not taken yet); an UPDATE outside a dialog is none.
-        respond(responseTo(request, method === "INVITE" ? 403 : 481));
+        // A new INVITE is an inbound call; an UPDATE outside a dialog is none.
+        if (method === "INVITE") await options.onNewInvite(request, context);
+        else respond(responseTo(request, 481));
         return;
       }
       const found = await events.transaction(async (tx) => {
@@ -122,12 +128,22 @@ export function handleInDialogRequests(options: {
       relaying.add(dialog.call_id);
       if (method === "INVITE") respond(responseTo(request, 100));
       try {
+        const callId = dialog.call_id;
+        const legs = { offerer: dialog.leg, answerer: other.leg };
+        const relayed = await media
+          .offer({ callId, offerer: legs.offerer, sdp: offer, flow: dialog.flow_address })
+          .catch(() => undefined);
+        if (relayed === undefined) {
+          respond(responseTo(request, 500));
+          await failOnRelay(callId);
+          return;
+        }
         const outcome = await relayOffer({
           endpoint,
           transaction: (work) => events.transaction(work),
           other,
           method,
-          sdp: offer,
+          sdp: relayed,
           contact,
           sentBy,
         });
@@ -136,41 +152,48 @@ export function handleInDialogRequests(options: {
           respond(responseTo(request, refused.status, {}, refused.reason || undefined));
           return;
         }
+        const answerSdp = await media
+          .answer({ callId, ...legs, sdp: outcome.sdp, flow: other.flow_address })
+          .catch(() => undefined);
+        if (answerSdp === undefined) {
+          respond(responseTo(request, 500));
+          await failOnRelay(callId);
+          return;
+        }
         const answer = responseTo(request, 200, { contact, "content-type": "application/sdp" });
-        answer.content = outcome.sdp;
+        answer.content = answerSdp;
         respond(answer);
-        if (method === "INVITE") untilAcked(request, () => respond(answer));
+        if (method === "INVITE") {
+          const key = {
+            callId: request.headers["call-id"],
+            cseq: request.headers.cseq.seq,
+            fromTag: String(request.headers.from.params.tag ?? ""),
+          };
+          ackWaits.untilAcked(key, () => respond(answer));
+        }
       } finally {
         relaying.delete(dialog.call_id);
       }
     };
 
-  /** Our 2xx to a re-INVITE is sent again (T1 doubling to T2) until its ACK, for 64·T1. */
-  const untilAcked = (request: SipRequest, again: () => void) => {
-    const key = ackKey(request);
-    let interval = t1Ms;
-    let timer: NodeJS.Timeout;
-    const stop = () => {
-      clearTimeout(timer);
-      clearTimeout(limit);
-      awaitingAck.delete(key);
-    };
-    const tick = () => {
-      again();
-      interval = Math.min(interval * 2, 4_000);
-      timer = setTimeout(tick, interval).unref();
-    };
-    timer = setTimeout(tick, interval).unref();
-    const limit = setTimeout(stop, 64 * t1Ms).unref();
-    awaitingAck.set(key, stop);
-  };
-  const ackKey = (request: SipRequest) =>
-    `${request.headers["call-id"]}|${request.headers.cseq.seq}|${request.headers.from.params.tag ?? ""}`;
+  /** The RTP relay refused a renegotiation: the call fails (network_error), both legs close. */
+  const failOnRelay = (callId: string) =>
+    events.transaction(async (tx) => {
+      await lockCall(tx, callId);
+      await events.onCarrierEvent(tx, {
+        type: "ended",
+        callId,
+        at: new Date(),
+        hangup: { cause: "network_error", source: "platform", sipCode: 503 },
+      });
+      await closeLeg(tx, callId, "phone");
+      await closeLeg(tx, callId, "trunk");
+    });
 
   endpoint.handle("INVITE", renegotiate("INVITE"));
   endpoint.handle("UPDATE", renegotiate("UPDATE"));
   endpoint.handle("ACK", async (request) => {
-    awaitingAck.get(ackKey(request))?.();
+    ackWaits.acked(request);
   });
 }
 

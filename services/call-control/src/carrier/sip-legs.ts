@@ -13,6 +13,7 @@ import type { SipEndpoint } from "../sip/endpoint.js";
 import type { NameAddress, SipRequest, SipResponse } from "../sip/message.js";
 import { refusingAnswer } from "../sip/sdp.js";
 import type { SipFlow } from "../sip/transport.js";
+import type { MediaRelay } from "./sip-media.js";
 
 /** How long a 2xx may still be retransmitted after the last ACK (RFC 3261: 64·T1). */
 const setupLingerMs = 32_000;
@@ -40,10 +41,12 @@ export interface SipLegs {
   ackAgain(callId: string, leg: DialogLeg): boolean;
   /**
    * Ends one leg: marks it terminated and, after commit, CANCELs its pending INVITE or sends
-   * its BYE (after the ACK its 2xx still waits for, refusing the phone's offer).
+   * its BYE (after the ACK its 2xx still waits for, refusing the phone's offer). The trunk's
+   * INVITE of an inbound call not answered yet gets the final response `status` (480 unless
+   * named).
    */
-  close(tx: Tx, callId: string, leg: DialogLeg): Promise<void>;
-  closeAll(tx: Tx, callId: string): Promise<void>;
+  close(tx: Tx, callId: string, leg: DialogLeg, status?: number): Promise<void>;
+  closeAll(tx: Tx, callId: string, status?: number): Promise<void>;
   /** A 2xx for a leg already given up (its CANCEL crossed the answer): ACK it, then BYE. */
   dropLateAnswer(row: Dialog, response: SipResponse): void;
   clear(): void;
@@ -61,6 +64,10 @@ export function createSipLegs(options: {
   /** This process's id: a pending INVITE of ours is CANCELled through its own transaction. */
   instance: string;
   contact: NameAddress[];
+  /** The final response to the trunk's INVITE of an inbound call, from its row. */
+  refuseServerInvite(row: Dialog, status: number): void;
+  /** The call's media session is released when a leg closes (the call is over). */
+  media: MediaRelay;
   logger: Logger;
 }): SipLegs {
   const { endpoint, owner, instance, contact, logger } = options;
@@ -98,11 +105,20 @@ export function createSipLegs(options: {
       quietly,
     );
 
-  const close = async (tx: Tx, callId: string, leg: DialogLeg) => {
+  const close = async (tx: Tx, callId: string, leg: DialogLeg, status = 480) => {
     const row = await terminateDialog(tx.client, callId, leg);
     if (!row) return;
     tx.afterCommit(() => {
       release(callId);
+      options.media
+        .release(callId)
+        .catch((error: unknown) =>
+          logger.warn({ err: error, callId }, "sip: the RTP relay kept the call's session"),
+        );
+      if (row.server_invite && row.previous_state === "calling") {
+        options.refuseServerInvite(row, status);
+        return;
+      }
       if (row.previous_state === "calling") {
         const pending = setups.get(callId)?.invites[leg];
         if (pending && row.owner_instance === instance) {
@@ -116,7 +132,7 @@ export function createSipLegs(options: {
         });
         return;
       }
-      if (!row.acked) {
+      if (!row.acked && !row.server_invite) {
         const refusal = row.remote_sdp ? refusingAnswer(row.remote_sdp) : undefined;
         ack(row, ackFor2xx(row, owner, refusal));
       }
@@ -144,8 +160,8 @@ export function createSipLegs(options: {
       return sent !== undefined;
     },
     close,
-    async closeAll(tx, callId) {
-      for (const leg of legs) await close(tx, callId, leg);
+    async closeAll(tx, callId, status) {
+      for (const leg of legs) await close(tx, callId, leg, status);
     },
     dropLateAnswer(row, response) {
       const remote = answerOf(response);
@@ -155,8 +171,11 @@ export function createSipLegs(options: {
         remote_target: remote.target,
         route_set: remote.routeSet,
       };
+      // The phone's 2xx carries an offer when its INVITE had none (an outbound call's phone).
       const refusal =
-        row.leg === "phone" && response.content ? refusingAnswer(response.content) : undefined;
+        row.leg === "phone" && !row.remote_sdp && response.content
+          ? refusingAnswer(response.content)
+          : undefined;
       ack(answered, ackFor2xx(answered, owner, refusal));
       bye(answered, row.local_cseq + 1);
     },

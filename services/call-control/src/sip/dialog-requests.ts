@@ -113,17 +113,20 @@ export function answerOf(response: SipResponse): {
   routeSet: string[];
 } {
   const contact = response.headers.contact;
-  const routeSet = (response.headers["record-route"] ?? [])
-    .map((entry) => {
-      const params = Object.entries(entry.params)
-        .map(([name, value]) => (value === null ? `;${name}` : `;${name}=${value}`))
-        .join("");
-      return `<${typeof entry.uri === "string" ? entry.uri : sip.stringifyUri(entry.uri)}>${params}`;
-    })
-    .reverse();
+  const routeSet = recordRouteOf(response).reverse();
   return {
     tag: String(response.headers.to.params.tag ?? ""),
     target: Array.isArray(contact) ? (contact[0]?.uri ?? null) : null,
     routeSet,
   };
+}
+
+/** A message's Record-Route entries as written, in order (a UAS's route set, RFC 3261 §12.1.1). */
+export function recordRouteOf(message: SipRequest | SipResponse): string[] {
+  return (message.headers["record-route"] ?? []).map((entry) => {
+    const params = Object.entries(entry.params)
+      .map(([name, value]) => (value === null ? `;${name}` : `;${name}=${value}`))
+      .join("");
+    return `<${typeof entry.uri === "string" ? entry.uri : sip.stringifyUri(entry.uri)}>${params}`;
+  });
 }

@@ -1,4 +1,5 @@
 import type { Queryable } from "@switchboard/kit";
+import type { SipRequest } from "./message.js";
 import type { SipFlow } from "./transport.js";
 
 /**
@@ -32,12 +33,17 @@ export interface Dialog {
   acked: boolean;
   owner_address: string;
   owner_instance: string;
+  /** The trunk's INVITE of an inbound call (we are its UAS), as its responses need it. */
+  server_invite: ServerInvite | null;
 }
+
+/** What a response to an INVITE repeats of it (RFC 3261 §8.2.6), our tag in To. */
+export type ServerInvite = Pick<SipRequest["headers"], "via" | "from" | "to" | "call-id" | "cseq">;
 
 const columns = `call_id, leg, sip_call_id, local_tag, remote_tag, local_uri, remote_uri,
   remote_target, route_set, invite_uri, invite_branch, invite_sent_by,
   invite_cseq::int AS invite_cseq, local_cseq::int AS local_cseq, flow_transport, flow_address,
-  flow_port, remote_sdp, state, acked, owner_address, owner_instance`;
+  flow_port, remote_sdp, state, acked, owner_address, owner_instance, server_invite`;
 
 const qualified = (alias: string) =>
   columns
@@ -51,7 +57,10 @@ export const flowOf = (dialog: Dialog): SipFlow => ({
   port: dialog.flow_port,
 });
 
-export type NewDialog = Omit<Dialog, "remote_tag" | "remote_target" | "route_set" | "acked">;
+export type NewDialog = Omit<
+  Dialog,
+  "remote_tag" | "remote_target" | "route_set" | "acked" | "server_invite"
+>;
 
 /** Records a leg about to be INVITEd; false when the call already has that leg (a repeat). */
 export async function insertDialog(db: Queryable, dialog: NewDialog): Promise<boolean> {
@@ -84,6 +93,71 @@ export async function insertDialog(db: Queryable, dialog: NewDialog): Promise<bo
     ],
   );
   return rowCount === 1;
+}
+
+/**
+ * Records the trunk leg of an inbound call (an early dialog we are the UAS of, RFC 3261
+ * §12.1.1): the trunk's tag, target and route set are known from its INVITE, whose CSeq is the
+ * last the trunk sent; false when the call already has that leg.
+ */
+export async function insertServerDialog(
+  db: Queryable,
+  dialog: NewDialog & {
+    remote_tag: string;
+    remote_target: string | null;
+    route_set: string[];
+    server_invite: ServerInvite;
+  },
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO call_control.sip_dialogs
+       (call_id, leg, sip_call_id, local_tag, remote_tag, local_uri, remote_uri, remote_target,
+        route_set, invite_uri, invite_branch, invite_sent_by, invite_cseq, local_cseq,
+        remote_cseq, flow_transport, flow_address, flow_port, remote_sdp, state, owner_address,
+        owner_instance, server_invite)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $13, $15, $16, $17,
+             $18, $19, $20, $21, $22)
+     ON CONFLICT (call_id, leg) DO NOTHING`,
+    [
+      dialog.call_id,
+      dialog.leg,
+      dialog.sip_call_id,
+      dialog.local_tag,
+      dialog.remote_tag,
+      dialog.local_uri,
+      dialog.remote_uri,
+      dialog.remote_target,
+      dialog.route_set,
+      dialog.invite_uri,
+      dialog.invite_branch,
+      dialog.invite_sent_by,
+      dialog.invite_cseq,
+      dialog.local_cseq,
+      dialog.flow_transport,
+      dialog.flow_address,
+      dialog.flow_port,
+      dialog.remote_sdp,
+      dialog.state,
+      dialog.owner_address,
+      dialog.owner_instance,
+      JSON.stringify(dialog.server_invite),
+    ],
+  );
+  return rowCount === 1;
+}
+
+/** The inbound call whose trunk INVITE this is (its Call-ID and the trunk's tag), if any. */
+export async function findServerDialog(
+  db: Queryable,
+  sipCallId: string,
+  remoteTag: string,
+): Promise<Dialog | undefined> {
+  const { rows } = await db.query<Dialog>(
+    `SELECT ${columns} FROM call_control.sip_dialogs
+      WHERE sip_call_id = $1 AND remote_tag = $2 AND server_invite IS NOT NULL`,
+    [sipCallId, remoteTag],
+  );
+  return rows[0];
 }
 
 /** The call's legs, locked for the caller's transaction. */
@@ -156,6 +230,20 @@ export async function refreshTarget(
       WHERE call_id = $1 AND leg = $2 AND state = 'confirmed'`,
     [callId, leg, target],
   );
+}
+
+/** Our 2xx to the trunk's INVITE went out (an inbound call's trunk leg): confirmed. */
+export async function confirmServerDialog(
+  db: Queryable,
+  callId: string,
+): Promise<Dialog | undefined> {
+  const { rows } = await db.query<Dialog>(
+    `UPDATE call_control.sip_dialogs SET state = 'confirmed', updated_at = now()
+      WHERE call_id = $1 AND leg = 'trunk' AND state = 'calling' AND server_invite IS NOT NULL
+     RETURNING ${columns}`,
+    [callId],
+  );
+  return rows[0];
 }
 
 /** The 2xx came: the dialog is confirmed with the far end's tag, target and route set. */
@@ -241,7 +329,8 @@ export async function closedByPeer(
 /**
  * Calls with a leg still open that the process at `ownerAddress` (a previous life of it)
  * cannot continue: the call ended, or the leg's setup ran in another process instance (its
- * client transactions are gone).
+ * client transactions are gone). A ringing inbound call's trunk INVITE is not one: its final
+ * response is built from the row.
  */
 export async function strandedCalls(
   db: Queryable,
@@ -254,7 +343,9 @@ export async function strandedCalls(
       WHERE d.state <> 'terminated'
         AND (c.status NOT IN ('queued', 'initiated', 'ringing', 'in_progress')
              OR (d.owner_address = $1 AND d.owner_instance <> $2
-                 AND (d.state = 'calling' OR NOT d.acked)))`,
+                 AND (d.state = 'calling' OR NOT d.acked)
+                 -- the trunk's INVITE of an inbound call is answered from its row, by anyone
+                 AND NOT (d.server_invite IS NOT NULL AND d.state = 'calling')))`,
     [ownerAddress, ownerInstance],
   );
   return rows;

@@ -75,6 +75,7 @@ export const serialize = (message: SipMessage): string => sip.stringify(message)
 
 export const reasonPhrases: Record<number, string> = {
   100: "Trying",
+  180: "Ringing",
   200: "OK",
   400: "Bad Request",
   401: "Unauthorized",
@@ -89,6 +90,7 @@ export const reasonPhrases: Record<number, string> = {
   491: "Request Pending",
   500: "Server Internal Error",
   503: "Service Unavailable",
+  603: "Decline",
 };
 
 /**

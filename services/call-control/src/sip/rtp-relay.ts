@@ -27,7 +27,7 @@ export interface RtpRelay {
   offer(description: RelayedDescription): Promise<string>;
   /** The answer (`toTag`: the answerer's tag) rewritten so that the offerer sends to the relay. */
   answer(description: RelayedDescription & { toTag: string }): Promise<string>;
-  /** Ends the media session; a session the relay no longer knows is already released. */
+  /** Ends the media session at once; a session the relay no longer knows is already released. */
   release(callId: string): Promise<void>;
   close(): void;
 }
@@ -91,7 +91,8 @@ export function createRtpRelay(options: RtpRelayOptions): RtpRelay {
     answer: (description) =>
       rewrite("answer", { ...sessionOf(description), "to-tag": description.toTag }),
     async release(callId) {
-      const reply = await send("delete", { "call-id": callId });
+      // No delete delay (rtpengine keeps a deleted call 30 s by default): its ports go back now.
+      const reply = await send("delete", { "call-id": callId, "delete-delay": 0 });
       if (reply.result === "ok") return;
       // rtpengine says "Unknown call-id" of a session already gone (deleted, or timed out).
       if (/unknown call/i.test(String(reply["error-reason"] ?? ""))) return;

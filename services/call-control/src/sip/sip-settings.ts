@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { digestAlgorithm, type DigestAlgorithm } from "./digest.js";
+import { ipv4Number, parseIpv4Block, type Ipv4Block } from "./trunk-allow.js";
 
 /** `host:port` (a name or an IPv4 address; IPv6 is not supported yet). */
 const hostPort = /^([A-Za-z0-9.-]+):(\d{1,5})$/;
@@ -77,6 +78,31 @@ export const sipSettingsFields = {
     .describe(
       "sip voice carrier: the digest password for the trunk (a secret: never logged); required with SIP_TRUNK_USERNAME",
     ),
+  SIP_TRUNK_ALLOW: z
+    .string()
+    .transform((value, ctx) => {
+      const items = value.split(",").map((item) => item.trim());
+      const blocks = items.map(parseIpv4Block);
+      if (items.length === 0 || blocks.some((block) => block === undefined)) {
+        ctx.addIssue({ code: "custom", message: "must list IPv4 addresses or CIDRs (a.b.c.d/n)" });
+        return z.NEVER;
+      }
+      return blocks as Ipv4Block[];
+    })
+    .optional()
+    .describe(
+      "sip voice carrier: comma-separated IPv4 addresses or CIDRs whose INVITEs are inbound calls (default: the SIP_TRUNK_URI host when it is an IPv4 address); an INVITE from any other source is answered 403",
+    ),
+  SIP_RTP_RELAY: z
+    .string()
+    .refine((v) => {
+      const port = Number(hostPort.exec(v)?.[2]);
+      return port >= 1 && port <= 65535;
+    }, "must be host:port (port 1–65535)")
+    .optional()
+    .describe(
+      "sip voice carrier: `host:port` of rtpengine's ng control port (UDP); every SDP passed from one leg to the other is anchored there. Unset: signalling only, media flows between the phone and the trunk",
+    ),
   SIP_REGISTER_MIN_EXPIRES: seconds(60, 86_400).describe(
     "a REGISTER asking for a shorter non-zero expiry is answered 423 with Min-Expires",
   ),
@@ -117,6 +143,8 @@ export function sipSettings(value: SipFieldValues) {
     nonceLifetimeMs: value.SIP_NONCE_LIFETIME_SECONDS * 1000,
     digestAlgorithms: value.SIP_DIGEST_ALGORITHMS,
     trunk: trunkOf(value),
+    trunkAllow: trunkAllowOf(value),
+    rtpRelay: rtpRelayOf(value),
   };
 }
 
@@ -137,6 +165,20 @@ function trunkOf(value: SipFieldValues): SipTrunk | undefined {
     username: value.SIP_TRUNK_USERNAME,
     password: value.SIP_TRUNK_PASSWORD,
   };
+}
+
+/** The sources whose INVITEs are inbound calls: SIP_TRUNK_ALLOW, else the trunk's IP address. */
+function trunkAllowOf(value: SipFieldValues): Ipv4Block[] {
+  if (value.SIP_TRUNK_ALLOW) return value.SIP_TRUNK_ALLOW;
+  const host = value.SIP_TRUNK_URI ? trunkUri.exec(value.SIP_TRUNK_URI)?.[1] : undefined;
+  const base = host === undefined ? undefined : ipv4Number(host);
+  return base === undefined ? [] : [{ base, bits: 32 }];
+}
+
+/** rtpengine's ng control address, if media is relayed. */
+function rtpRelayOf(value: SipFieldValues): { host: string; port: number } | undefined {
+  const match = value.SIP_RTP_RELAY ? hostPort.exec(value.SIP_RTP_RELAY) : null;
+  return match ? { host: match[1]!, port: Number(match[2]) } : undefined;
 }
 
 /** What the `sip` voice carrier cannot do without: a listener and a trunk. */

@@ -1,0 +1,86 @@
+import type { Logger } from "@switchboard/kit";
+import { flowOf, type Dialog } from "../sip/dialogs.js";
+import type { SipEndpoint } from "../sip/endpoint.js";
+import type { SipHeaders, SipResponse } from "../sip/message.js";
+import { responseFromRow } from "../sip/server-responses.js";
+import type { AckWaits } from "./sip-ack-waits.js";
+
+/** How long a held server transaction waits for its final response before it is let go. */
+const holdMs = 10 * 60_000;
+
+export interface TrunkResponses {
+  /** The trunk's INVITE has its server transaction in this process (by SIP Call-ID). */
+  hold(sipCallId: string, respond: (response: SipResponse) => void): void;
+  /**
+   * The final response to the trunk's INVITE, built from the leg's row: through the INVITE's
+   * server transaction when this process holds it (a non-2xx is then retransmitted until the
+   * trunk's ACK), else statelessly to the trunk's source flow (RFC 3261 §8.2.6, §17.2). A 2xx
+   * is retransmitted by us until its ACK either way (§13.3.1.4); `onAcked` runs on the ACK.
+   */
+  final(
+    row: Dialog,
+    status: number,
+    extra?: { headers?: SipHeaders; sdp?: string; onAcked?: () => void },
+  ): void;
+  clear(): void;
+}
+
+export function createTrunkResponses(options: {
+  endpoint: SipEndpoint;
+  ackWaits: AckWaits;
+  logger: Logger;
+}): TrunkResponses {
+  const { endpoint, ackWaits, logger } = options;
+  const held = new Map<
+    string,
+    { respond: (response: SipResponse) => void; timer: NodeJS.Timeout }
+  >();
+
+  const release = (sipCallId: string) => {
+    const entry = held.get(sipCallId);
+    if (!entry) return undefined;
+    clearTimeout(entry.timer);
+    held.delete(sipCallId);
+    return entry.respond;
+  };
+
+  return {
+    hold(sipCallId, respond) {
+      release(sipCallId);
+      const timer = setTimeout(() => held.delete(sipCallId), holdMs).unref();
+      held.set(sipCallId, { respond, timer });
+    },
+    final(row, status, extra = {}) {
+      const response = responseFromRow(row, status, {
+        ...extra.headers,
+        ...(extra.sdp ? { "content-type": "application/sdp" } : {}),
+      });
+      if (!response) return;
+      if (extra.sdp) response.content = extra.sdp;
+      const flow = flowOf(row);
+      const stateless = () => {
+        if (!endpoint.transport.send(response, flow)) {
+          logger.debug({ status }, "sip: the trunk's flow could not be reached");
+        }
+      };
+      const local = release(row.sip_call_id);
+      if (local) local(response);
+      else stateless();
+      if (status >= 200 && status < 300) {
+        const invite = row.server_invite!;
+        ackWaits.untilAcked(
+          {
+            callId: invite["call-id"],
+            cseq: invite.cseq.seq,
+            fromTag: String(invite.from.params.tag ?? ""),
+          },
+          stateless,
+          extra.onAcked,
+        );
+      }
+    },
+    clear() {
+      for (const sipCallId of [...held.keys()]) release(sipCallId);
+    },
+  };
+}

@@ -1,0 +1,402 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  eventually,
+  startCallPlatform,
+  type CallPlatform,
+} from "@switchboard/test-support/fixtures/calls";
+import {
+  freeSipPort,
+  runSipp,
+  startBaresip,
+  type Baresip,
+  type SippRun,
+} from "@switchboard/test-support/sip-peers";
+
+interface Call {
+  id: string;
+  direction: string;
+  status: string;
+  to: string;
+  from: string;
+  hangup_cause: string | null;
+  hangup_source: string | null;
+  sip_code: number | null;
+  answered_at: string | null;
+  ended_at: string | null;
+}
+interface Seat {
+  id: string;
+  sip: { username: string; registered: boolean; password?: string };
+}
+
+const host = "127.0.0.1";
+
+/**
+ * Inbound calls over SIP (docs/api.md "Voice over SIP"): the platform runs VOICE_CARRIER=sip;
+ * the carrier's trunk is SIPp on loopback sending INVITEs to the platform's DIDs (one scenario
+ * per test, from 127.0.0.1, the trunk's address and so the only source allowed); the seat's
+ * phone is a real baresip answering automatically. Everything else goes through the gateway.
+ */
+describe("inbound calls over SIP", () => {
+  let p: CallPlatform;
+  let token: string;
+  let sipPort: number;
+  let phone: Baresip;
+  let ringingPhone: Baresip;
+  let answering: Seat;
+  /** DIDs routed to the answering seat, one per test (a call is found by its DID). */
+  const dids: string[] = [];
+  let offlineDid: string;
+  let ringingDid: string;
+  let hangingUp: Seat;
+  let hangingUpDid: string;
+  let hangingUpPhone: Baresip | undefined;
+  let unroutedDid: string;
+
+  const api = async <T>(method: string, path: string, json?: unknown) => {
+    const response = await p.request(`/v1${path}`, {
+      method,
+      token,
+      ...(json === undefined ? {} : { json }),
+    });
+    const text = await response.text();
+    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
+  };
+  const createSeat = async (name: string) => {
+    const created = await api<Seat>("POST", "/api/seats", { name, max_concurrent_calls: 5 });
+    expect(created.status).toBe(201);
+    return created.body;
+  };
+  const route = async (name: string, numbers: string[], seat: Seat) => {
+    const created = await api("POST", "/api/routes", {
+      name,
+      numbers,
+      agent: "alice",
+      seat_id: seat.id,
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+  };
+
+  beforeAll(async () => {
+    p = await startCallPlatform({
+      seed: 40,
+      env: {
+        VOICE_CARRIER: "sip",
+        SIP_LISTEN: `${host}:0`,
+        SIP_DOMAIN: host,
+        SIP_DIGEST_ALGORITHMS: "MD5",
+        // The trunk is 127.0.0.1: its INVITEs (and only those) are inbound calls.
+        SIP_TRUNK_URI: `sip:${host}:${await freeSipPort()};transport=udp`,
+        INBOUND_RING_TIMEOUT_SECONDS: "30",
+      },
+    });
+    token = await p.token();
+    sipPort = p.callControl().sip!.endpoint.transport.port;
+    expect((await api("POST", "/api/agents", { name: "alice" })).status).toBe(201);
+    answering = await createSeat("desk answering");
+    const offline = await createSeat("desk offline");
+    const ringing = await createSeat("desk ringing");
+    for (let i = 0; i < 6; i++) dids.push(await p.assignNumber(token));
+    offlineDid = await p.assignNumber(token);
+    unroutedDid = await p.assignNumber(token);
+    ringingDid = await p.assignNumber(token);
+    await route("sip line", dids, answering);
+    await route("offline line", [offlineDid], offline);
+    await route("ringing line", [ringingDid], ringing);
+    hangingUp = await createSeat("desk hanging up");
+    hangingUpDid = await p.assignNumber(token);
+    await route("hanging up line", [hangingUpDid], hangingUp);
+    const register = async (seat: Seat, answermode: "auto" | "manual") => {
+      const started = await startBaresip({
+        username: seat.sip.username,
+        password: seat.sip.password!,
+        registrar: { host, port: sipPort },
+        answermode,
+      });
+      const registered = await eventually(
+        async () => (await api<Seat>("GET", `/api/seats/${seat.id}`)).body.sip.registered,
+        (r) => r,
+        15_000,
+      );
+      expect(registered, started.output()).toBe(true);
+      return started;
+    };
+    [phone, ringingPhone, hangingUpPhone] = await Promise.all([
+      register(answering, "auto"),
+      register(ringing, "manual"),
+      register(hangingUp, "auto"),
+    ]);
+  }, 60_000);
+  afterAll(async () => {
+    await phone?.stop();
+    await ringingPhone?.stop();
+    await hangingUpPhone?.stop();
+    await p?.stop();
+  });
+
+  const trunk = (
+    scenario: string,
+    did: string,
+    extra: { fill?: Record<string, string>; localHost?: string } = {},
+  ) =>
+    runSipp({
+      scenario,
+      target: { host, port: sipPort },
+      keys: { did },
+      timeoutMs: 45_000,
+      ...extra,
+    });
+  const finished = async (run: Promise<SippRun>) => {
+    const result = await run;
+    expect(result.code, result.output).toBe(0);
+    return result;
+  };
+  const get = async (id: string) => (await api<Call>("GET", `/api/calls/${id}`)).body;
+  /** The inbound call to `did`, once it is listed. */
+  const callTo = (did: string) =>
+    eventually(
+      async () =>
+        (await api<{ data: Call[] }>("GET", "/api/calls?direction=inbound&limit=100")).body.data,
+      (calls) => calls.some((c) => c.to === did),
+      20_000,
+    ).then((calls) => calls.find((c) => c.to === did));
+  const ended = (id: string) =>
+    eventually(
+      () => get(id),
+      (c) => c.ended_at !== null,
+      25_000,
+    );
+  const answer = (callId: string) =>
+    api<Call>("POST", "/api/calls/inbound/answer", { call_id: callId });
+  const phoneSaw = (text: string) =>
+    eventually(
+      async () => phone.output(),
+      (output) => output.includes(text),
+      10_000,
+    );
+
+  it("rings, the API answer INVITEs the phone with the trunk's offer and the trunk gets the phone's answer; the trunk's BYE ends the call", async () => {
+    const did = dids[0]!;
+    const run = trunk("inbound-answer.xml", did, { fill: { after_ack: "trunk_bye" } });
+    const ringing = await callTo(did);
+    expect(ringing).toMatchObject({
+      direction: "inbound",
+      status: "ringing",
+      from: "+442071838750",
+    });
+    const answered = await answer(ringing!.id);
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+    await finished(run);
+    // The phone's INVITE carried the trunk's offer.
+    expect(await phoneSaw("o=trunk-offer")).toMatch(
+      /INVITE sip:[^\n]*\n(?:[^\n]*\n)*?[^\n]*o=trunk-offer/,
+    );
+    const done = await ended(ringing!.id);
+    expect(done).toMatchObject({
+      status: "completed",
+      hangup_cause: "normal_clearing",
+      hangup_source: "caller",
+      sip_code: 200,
+    });
+    await phoneSaw("BYE sip:");
+    const { rows } = await p.db.query<{ leg: string; state: string; acked: boolean }>(
+      `SELECT leg, state, acked FROM call_control.sip_dialogs WHERE call_id = $1 ORDER BY leg`,
+      [ringing!.id],
+    );
+    expect(rows).toEqual([
+      { leg: "phone", state: "terminated", acked: true },
+      { leg: "trunk", state: "terminated", acked: true },
+    ]);
+  });
+
+  it("a DID without + in the Request-URI; an API hangup after the answer BYEs the trunk", async () => {
+    const did = dids[1]!;
+    const run = trunk("inbound-answer.xml", did.slice(1), { fill: { after_ack: "platform_bye" } });
+    const ringing = await callTo(did);
+    expect((await answer(ringing!.id)).status).toBe(200);
+    await eventually(
+      async () =>
+        (
+          await p.db.query<{ acked: boolean }>(
+            `SELECT acked FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'trunk'`,
+            [ringing!.id],
+          )
+        ).rows[0]?.acked,
+      (acked) => acked === true,
+      15_000,
+    );
+    const hungUp = await api<Call>("POST", `/api/calls/${ringing!.id}/hangup`);
+    expect(hungUp.status).toBe(200);
+    await finished(run);
+    expect(await ended(ringing!.id)).toMatchObject({
+      status: "completed",
+      hangup_cause: "normal_clearing",
+      hangup_source: "callee",
+      sip_code: 200,
+    });
+  });
+
+  it("a DID with no route: 404, the call rejected / no_route", async () => {
+    await finished(trunk("inbound-refused.xml", unroutedDid, { fill: { status: "404" } }));
+    const call = await callTo(unroutedDid);
+    expect(call).toMatchObject({
+      status: "rejected",
+      hangup_cause: "no_route",
+      hangup_source: "platform",
+      sip_code: 404,
+    });
+  });
+
+  it("a DID no account has: 404 and no call", async () => {
+    const unknown = "+15550199999";
+    await finished(trunk("inbound-refused.xml", unknown, { fill: { status: "404" } }));
+    const calls = (await api<{ data: Call[] }>("GET", "/api/calls?direction=inbound&limit=100"))
+      .body.data;
+    expect(calls.some((c) => c.to === unknown)).toBe(false);
+  });
+
+  it("an INVITE from a source not allowed: 403 and no call", async () => {
+    const did = dids[2]!;
+    await finished(
+      trunk("inbound-refused.xml", did, { fill: { status: "403" }, localHost: "127.0.0.2" }),
+    );
+    const calls = (await api<{ data: Call[] }>("GET", "/api/calls?direction=inbound&limit=100"))
+      .body.data;
+    expect(calls.some((c) => c.to === did)).toBe(false);
+  });
+
+  it("not answered within the ring timeout: 480 to the trunk, no_answer / timeout", async () => {
+    const did = dids[3]!;
+    const run = trunk("inbound-refused.xml", did, { fill: { status: "480" } });
+    const ringing = await callTo(did);
+    // The ring timeout falls due now (its length is the setting's business, not this test's).
+    await p.db.query(
+      "UPDATE call_control.scheduled_actions SET due_at = now() WHERE call_id = $1 AND kind = 'call.timeout'",
+      [ringing!.id],
+    );
+    await finished(run);
+    expect(await ended(ringing!.id)).toMatchObject({
+      status: "no_answer",
+      hangup_cause: "timeout",
+      hangup_source: "platform",
+      sip_code: 480,
+    });
+  });
+
+  it("the trunk's CANCEL while ringing: 200, then 487 to the INVITE; the call canceled", async () => {
+    const did = dids[4]!;
+    const run = trunk("inbound-cancel.xml", did);
+    const ringing = await callTo(did);
+    await finished(run);
+    expect(await ended(ringing!.id)).toMatchObject({
+      status: "canceled",
+      hangup_cause: "originator_cancel",
+      hangup_source: "caller",
+      sip_code: 487,
+    });
+  });
+
+  it("answered for a seat whose phone is not registered: 480 to the trunk, failed / seat_unavailable", async () => {
+    const run = trunk("inbound-refused.xml", offlineDid, { fill: { status: "480" } });
+    const ringing = await callTo(offlineDid);
+    expect((await answer(ringing!.id)).status).toBe(200);
+    await finished(run);
+    expect(await ended(ringing!.id)).toMatchObject({
+      status: "failed",
+      hangup_cause: "seat_unavailable",
+      hangup_source: "platform",
+      sip_code: 480,
+      answered_at: null,
+    });
+  });
+
+  it("answered, but the seat's phone keeps ringing: it is CANCELled, 480 to the trunk, no_answer", async () => {
+    const run = trunk("inbound-refused.xml", ringingDid, { fill: { status: "480" } });
+    const ringing = await callTo(ringingDid);
+    expect((await answer(ringing!.id)).status).toBe(200);
+    await eventually(
+      async () => ringingPhone.output(),
+      (output) => output.includes("o=trunk-offer"),
+      10_000,
+    );
+    // The phone's ringing bound (32 s) falls due now.
+    await eventually(
+      async () =>
+        (
+          await p.db.query(
+            `UPDATE call_control.scheduled_actions SET due_at = now()
+              WHERE call_id = $1 AND kind = 'sip.inbound_phone_timeout'`,
+            [ringing!.id],
+          )
+        ).rowCount,
+      (count) => count === 1,
+      10_000,
+    );
+    await finished(run);
+    expect(await ended(ringing!.id)).toMatchObject({
+      status: "no_answer",
+      hangup_cause: "no_answer",
+      hangup_source: "callee",
+      sip_code: 408,
+      answered_at: null,
+    });
+    await eventually(
+      async () => ringingPhone.output(),
+      (output) => output.includes("CANCEL sip:"),
+      10_000,
+    );
+  });
+
+  it("declined through the API while ringing: 603 to the trunk, rejected / call_rejected", async () => {
+    const did = dids[5]!;
+    const run = trunk("inbound-refused.xml", did, { fill: { status: "603" } });
+    const ringing = await callTo(did);
+    await eventually(
+      async () =>
+        (
+          await p.db.query(
+            `SELECT 1 FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'trunk'`,
+            [ringing!.id],
+          )
+        ).rowCount,
+      (count) => count === 1,
+      10_000,
+    );
+    expect((await api<Call>("POST", `/api/calls/${ringing!.id}/hangup`)).status).toBe(200);
+    await finished(run);
+    expect(await ended(ringing!.id)).toMatchObject({
+      status: "rejected",
+      hangup_cause: "call_rejected",
+      hangup_source: "callee",
+      sip_code: 603,
+    });
+  });
+
+  it("the agent hangs up the phone after the answer: the trunk gets BYE, completed / callee", async () => {
+    const run = trunk("inbound-answer.xml", hangingUpDid, { fill: { after_ack: "platform_bye" } });
+    const ringing = await callTo(hangingUpDid);
+    expect((await answer(ringing!.id)).status).toBe(200);
+    await eventually(
+      async () =>
+        (
+          await p.db.query<{ acked: boolean }>(
+            `SELECT acked FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'trunk'`,
+            [ringing!.id],
+          )
+        ).rows[0]?.acked,
+      (acked) => acked === true,
+      15_000,
+    );
+    // On SIGTERM baresip hangs up its calls (BYE) before it unregisters.
+    const stopping = hangingUpPhone!;
+    hangingUpPhone = undefined;
+    await stopping.stop();
+    await finished(run);
+    expect(await ended(ringing!.id)).toMatchObject({
+      status: "completed",
+      hangup_cause: "normal_clearing",
+      hangup_source: "callee",
+      sip_code: 200,
+    });
+  });
+});

@@ -1,0 +1,149 @@
+import { Client } from "rtpengine-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  eventually,
+  startCallPlatform,
+  type CallPlatform,
+} from "@switchboard/test-support/fixtures/calls";
+import { startRtpengine, type Rtpengine } from "@switchboard/test-support/rtpengine";
+import {
+  freeSipPort,
+  startBaresip,
+  startSippServer,
+  type Baresip,
+} from "@switchboard/test-support/sip-peers";
+
+interface Call {
+  id: string;
+  status: string;
+  hangup_cause: string | null;
+  sip_code: number | null;
+  ended_at: string | null;
+}
+interface Seat {
+  id: string;
+  sip: { username: string; registered: boolean; password?: string };
+}
+
+const host = "127.0.0.1";
+
+/**
+ * The RTP relay (SIP_RTP_RELAY, docs/api.md "Voice over SIP"): an outbound call over SIP whose
+ * SDP goes through a real rtpengine on loopback, so the trunk is offered the relay's media
+ * address (not the phone's) and the phone is given the relay's (not the trunk's); the session is
+ * released when the call ends.
+ */
+describe("outbound calls over SIP through the RTP relay", () => {
+  let p: CallPlatform;
+  let relay: Rtpengine;
+  let token: string;
+  let trunkPort: number;
+  let from: string;
+  let seat: Seat;
+  let phone: Baresip;
+
+  const api = async <T>(method: string, path: string, json?: unknown) => {
+    const response = await p.request(`/v1${path}`, {
+      method,
+      token,
+      ...(json === undefined ? {} : { json }),
+    });
+    const text = await response.text();
+    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
+  };
+
+  beforeAll(async () => {
+    relay = await startRtpengine();
+    trunkPort = await freeSipPort();
+    p = await startCallPlatform({
+      seed: 12,
+      env: {
+        VOICE_CARRIER: "sip",
+        SIP_LISTEN: `${host}:0`,
+        SIP_DOMAIN: host,
+        SIP_DIGEST_ALGORITHMS: "MD5",
+        SIP_TRUNK_URI: `sip:${host}:${trunkPort};transport=udp`,
+        SIP_RTP_RELAY: `${relay.host}:${relay.port}`,
+      },
+    });
+    token = await p.token();
+    expect((await api("POST", "/api/agents", { name: "alice" })).status).toBe(201);
+    from = await p.assignNumber(token);
+    const created = await api<Seat>("POST", "/api/seats", {
+      name: "desk",
+      max_concurrent_calls: 2,
+    });
+    seat = created.body;
+    phone = await startBaresip({
+      username: seat.sip.username,
+      password: seat.sip.password!,
+      registrar: { host, port: p.callControl().sip!.endpoint.transport.port },
+      answermode: "auto",
+    });
+    const registered = await eventually(
+      async () => (await api<Seat>("GET", `/api/seats/${seat.id}`)).body.sip.registered,
+      (r) => r,
+      15_000,
+    );
+    expect(registered, phone.output()).toBe(true);
+  }, 60_000);
+  afterAll(async () => {
+    await phone?.stop();
+    await p?.stop();
+    await relay?.stop();
+  });
+
+  const inRelayRange = (port: number) =>
+    port >= relay.mediaPorts.min && port <= relay.mediaPorts.max;
+
+  it("offers the trunk the relay's media port, gives the phone the relay's, and releases the session at the end", async () => {
+    const sipp = await startSippServer({
+      scenario: "trunk-answer-relayed.xml",
+      port: trunkPort,
+      timeoutMs: 30_000,
+    });
+    const placed = await api<Call>("POST", "/api/calls/outbound", {
+      to: "+15550107101",
+      from,
+      agent: "alice",
+      seat_id: seat.id,
+    });
+    expect(placed.status, JSON.stringify(placed.body)).toBe(201);
+    const callId = placed.body.id;
+    const live = await eventually(
+      async () => (await api<Call>("GET", `/api/calls/${callId}`)).body,
+      (c) => c.status === "in_progress" || c.ended_at !== null,
+      20_000,
+    );
+    expect(live.status, phone.output().slice(-6_000)).toBe("in_progress");
+    // The phone's ACK carries the trunk's answer as the relay rewrote it.
+    const output = await eventually(
+      async () => phone.output(),
+      (text) => /ACK sip:[^\n]*\n(?:[^\n]*\n)*?m=audio \d+/.test(text),
+      10_000,
+    );
+    const ackAudio = Number(/ACK sip:[^\n]*\n(?:[^\n]*\n)*?m=audio (\d+)/.exec(output)?.[1]);
+    expect(inRelayRange(ackAudio), output.slice(-4_000)).toBe(true);
+    expect(ackAudio).not.toBe(40000);
+
+    expect((await api<Call>("POST", `/api/calls/${callId}/hangup`)).status).toBe(200);
+    const run = await sipp.done;
+    expect(run.code, run.output).toBe(0);
+    const logged = (name: string) =>
+      run.logs.find((line) => line.startsWith(`${name}=`))?.slice(name.length + 1);
+    expect(logged("offer_address")).toBe(relay.host);
+    expect(inRelayRange(Number(logged("offer_port")))).toBe(true);
+
+    const client = new Client({ timeout: 1_000 });
+    try {
+      const released = await eventually(
+        () => client.query(relay.port, relay.host, { "call-id": callId }),
+        (reply) => reply.result !== "ok",
+        10_000,
+      );
+      expect(released.result).not.toBe("ok");
+    } finally {
+      client.close();
+    }
+  });
+});
