@@ -41,16 +41,23 @@ describe("README: Connect a SIP trunk", () => {
   const processes: ChildProcess[] = [];
   let platformOutput = "";
   let trunkOutput = "";
-  let ports: { sip: number; trunk: number; http: number };
+  let ports: { sip: number; trunk: number; caller: number; http: number };
   const [start = "", walk = ""] = sipBlocks();
   const onFreePorts = (text: string) =>
     text
       .replaceAll("http://localhost:8080", `http://localhost:${ports.http}`)
       .replaceAll("127.0.0.1:5060", `127.0.0.1:${ports.sip}`)
-      .replaceAll("127.0.0.1:5080", `127.0.0.1:${ports.trunk}`);
+      .replaceAll("127.0.0.1:5080", `127.0.0.1:${ports.trunk}`)
+      .replaceAll("-p 5081", `-p ${ports.caller}`)
+      .replaceAll("test/sip/", `${root}/test/sip/`);
 
   beforeAll(async () => {
-    ports = { sip: await freeSipPort(), trunk: await freeSipPort(), http: await freePort() };
+    ports = {
+      sip: await freeSipPort(),
+      trunk: await freeSipPort(),
+      caller: await freeSipPort(),
+      http: await freePort(),
+    };
     const [trunkLine = "", platformLine = ""] = start
       .split("\n")
       .map((line) => line.replace(/\s+#.*$/, "").trim())
@@ -95,6 +102,7 @@ describe("README: Connect a SIP trunk", () => {
 
   afterAll(async () => {
     await run("pkill", ["-f", `baresip -f phone`], { cwd: workDir }).catch(() => undefined);
+    await run("pkill", ["-f", `caller.xml .* -p ${ports.caller} `]).catch(() => undefined);
     for (const child of processes) child.kill("SIGTERM");
     rmSync(workDir, { recursive: true, force: true });
   });
@@ -103,15 +111,19 @@ describe("README: Connect a SIP trunk", () => {
     expect(start).toMatch(/^sipp -sn uas [\s\S]*VOICE_CARRIER=sip[\s\S]*npm start/);
     expect(walk).toContain("/v1/api/calls/outbound");
     expect(walk).toContain("baresip -f phone");
+    expect(walk).toContain("/v1/api/calls/inbound/answer");
   });
 
-  it("registers the phone, calls out through the trunk, and hangs up", async () => {
+  it("registers the phone, calls out through the trunk and hangs up, then answers a call coming in", async () => {
     // The README's pauses are for a person; here each wait is long enough for a loaded machine.
     const script = onFreePorts(walk).replace(/^sleep (\d+);/gm, "sleep $(( $1 * 3 ));");
     const { stdout, stderr } = await run("bash", ["-c", script], { cwd: workDir, timeout: 60_000 });
     const lines = stdout.trim().split("\n");
     expect(lines, `${stdout}\n${stderr}\n${platformOutput}`).toEqual([
       "true",
+      "in_progress",
+      "completed",
+      "ringing",
       "in_progress",
       "completed",
     ]);
