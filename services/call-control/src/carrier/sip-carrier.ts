@@ -337,15 +337,7 @@ export function createSipCarrier(options: {
     const callId = dialog.call_id;
     react(callId, async (tx) => {
       const callStatus = await lockCall(tx, callId);
-      const answered = await confirmDialog(tx.client, callId, "trunk", answerOf(response));
-      if (!answered) {
-        const [row] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "trunk");
-        if (row) tx.afterCommit(() => legs.dropLateAnswer(row, response));
-        return;
-      }
-      await markAcked(tx.client, callId, "trunk");
-      const trunkAnswerAck = ackFor2xx(answered, owner);
-      tx.afterCommit(() => legs.ack(answered, trunkAnswerAck));
+      if (!(await legs.confirmAnswer(tx, callId, "trunk", response))) return;
       if (!callStatus || !liveStatuses.includes(callStatus)) {
         await legs.closeAll(tx, callId);
         return;

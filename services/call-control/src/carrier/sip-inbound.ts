@@ -4,9 +4,8 @@ import type { Hangup } from "../calls/states.js";
 import type { DueAction } from "../scheduler/action-runner.js";
 import type { Tx } from "../scheduler/tx.js";
 import { newClientBranch } from "../sip/client-transactions.js";
-import { ackFor2xx, answerOf, inviteOf, recordRouteOf } from "../sip/dialog-requests.js";
+import { inviteOf, recordRouteOf } from "../sip/dialog-requests.js";
 import {
-  confirmDialog,
   confirmServerDialog,
   dialogsOf,
   findServerDialog,
@@ -340,15 +339,7 @@ export function createSipInbound(options: {
   ) => {
     options.react(callId, async (tx) => {
       const status = await options.lockCall(tx, callId);
-      const phone = await confirmDialog(tx.client, callId, "phone", answerOf(response));
-      if (!phone) {
-        const [row] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "phone");
-        if (row) tx.afterCommit(() => legs.dropLateAnswer(row, response));
-        return;
-      }
-      await markAcked(tx.client, callId, "phone");
-      const phoneAck = ackFor2xx(phone, owner);
-      tx.afterCommit(() => legs.ack(phone, phoneAck));
+      if (!(await legs.confirmAnswer(tx, callId, "phone", response))) return;
       if (status !== "in_progress") {
         await legs.closeAll(tx, callId);
         return;

@@ -3,7 +3,10 @@ import type { Tx } from "../scheduler/tx.js";
 import type { ClientTransaction, ClientTransactionEvents } from "../sip/client-transactions.js";
 import { ackFor2xx, answerOf, cancelOf, inDialogRequest } from "../sip/dialog-requests.js";
 import {
+  confirmDialog,
+  dialogsOf,
   flowOf,
+  markAcked,
   terminateDialog,
   type Dialog,
   type DialogLeg,
@@ -49,6 +52,16 @@ export interface SipLegs {
   closeAll(tx: Tx, callId: string, status?: number): Promise<void>;
   /** A 2xx for a leg already given up (its CANCEL crossed the answer): ACK it, then BYE. */
   dropLateAnswer(row: Dialog, response: SipResponse): void;
+  /**
+   * A leg's 2xx to the INVITE we sent: confirms its dialog and ACKs it after commit; undefined
+   * when the leg was given up meanwhile (the late answer is ACKed and BYEd instead).
+   */
+  confirmAnswer(
+    tx: Tx,
+    callId: string,
+    leg: DialogLeg,
+    response: SipResponse,
+  ): Promise<Dialog | undefined>;
   clear(): void;
 }
 
@@ -140,6 +153,23 @@ export function createSipLegs(options: {
     });
   };
 
+  const dropLateAnswer = (row: Dialog, response: SipResponse) => {
+    const remote = answerOf(response);
+    const answered: Dialog = {
+      ...row,
+      remote_tag: remote.tag,
+      remote_target: remote.target,
+      route_set: remote.routeSet,
+    };
+    // The phone's 2xx carries an offer when its INVITE had none (an outbound call's phone).
+    const refusal =
+      row.leg === "phone" && !row.remote_sdp && response.content
+        ? refusingAnswer(response.content)
+        : undefined;
+    ack(answered, ackFor2xx(answered, owner, refusal));
+    bye(answered, row.local_cseq + 1);
+  };
+
   return {
     setupOf,
     release,
@@ -163,21 +193,18 @@ export function createSipLegs(options: {
     async closeAll(tx, callId, status) {
       for (const leg of legs) await close(tx, callId, leg, status);
     },
-    dropLateAnswer(row, response) {
-      const remote = answerOf(response);
-      const answered: Dialog = {
-        ...row,
-        remote_tag: remote.tag,
-        remote_target: remote.target,
-        route_set: remote.routeSet,
-      };
-      // The phone's 2xx carries an offer when its INVITE had none (an outbound call's phone).
-      const refusal =
-        row.leg === "phone" && !row.remote_sdp && response.content
-          ? refusingAnswer(response.content)
-          : undefined;
-      ack(answered, ackFor2xx(answered, owner, refusal));
-      bye(answered, row.local_cseq + 1);
+    dropLateAnswer,
+    async confirmAnswer(tx, callId, leg, response) {
+      const answered = await confirmDialog(tx.client, callId, leg, answerOf(response));
+      if (!answered) {
+        const [row] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === leg);
+        if (row) tx.afterCommit(() => dropLateAnswer(row, response));
+        return undefined;
+      }
+      await markAcked(tx.client, callId, leg);
+      const answerAck = ackFor2xx(answered, owner);
+      tx.afterCommit(() => ack(answered, answerAck));
+      return answered;
     },
     clear() {
       setups.clear();
