@@ -9,6 +9,7 @@ import type { TestPlatform } from "@switchboard/test-support/platform";
 import { eventually } from "@switchboard/test-support/waiting";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allStepNames, runSmoke, startSmokePlatform, stepOf } from "./agent-smoke-support.js";
+import { sipCarrierEnv } from "@switchboard/test-support/fixtures/sip";
 
 interface Seat {
   id: string;
@@ -34,11 +35,7 @@ describe("the agent smoke on the sip carrier", () => {
     p = await startSmokePlatform("postgres", {
       env: { VOICE_CARRIER: "sip", SMOKE_CALL_TO: callTo },
       serviceEnv: {
-        VOICE_CARRIER: "sip",
-        SIP_LISTEN: `${host}:0`,
-        SIP_DOMAIN: host,
-        SIP_DIGEST_ALGORITHMS: "MD5",
-        SIP_TRUNK_URI: `sip:${host}:${trunkPort};transport=udp`,
+        ...sipCarrierEnv(trunkPort),
       },
     });
   }, 60_000);

@@ -11,6 +11,7 @@ import {
   type Baresip,
   type SippRun,
 } from "@switchboard/test-support/sip-peers";
+import { sipCarrierEnv } from "@switchboard/test-support/fixtures/sip";
 
 interface Call {
   id: string;
@@ -81,12 +82,8 @@ describe("inbound calls over SIP", () => {
     p = await startCallPlatform({
       seed: 40,
       env: {
-        VOICE_CARRIER: "sip",
-        SIP_LISTEN: `${host}:0`,
-        SIP_DOMAIN: host,
-        SIP_DIGEST_ALGORITHMS: "MD5",
         // The trunk is 127.0.0.1: its INVITEs (and only those) are inbound calls.
-        SIP_TRUNK_URI: `sip:${host}:${await freeSipPort()};transport=udp`,
+        ...sipCarrierEnv(await freeSipPort()),
         INBOUND_RING_TIMEOUT_SECONDS: "30",
       },
     });

@@ -5,6 +5,7 @@ import {
   type CallPlatform,
 } from "@switchboard/test-support/fixtures/calls";
 import { freeSipPort, runSipp, startSippServer } from "@switchboard/test-support/sip-peers";
+import { sipCarrierEnv } from "@switchboard/test-support/fixtures/sip";
 
 const host = "127.0.0.1";
 const callsPerSecond = 20;
@@ -33,11 +34,7 @@ describe("outbound calls over SIP under load (20 calls/s for 30 s)", () => {
     p = await startCallPlatform({
       seed: 20,
       env: {
-        VOICE_CARRIER: "sip",
-        SIP_LISTEN: `${host}:0`,
-        SIP_DOMAIN: host,
-        SIP_DIGEST_ALGORITHMS: "MD5",
-        SIP_TRUNK_URI: `sip:${host}:${trunkPort};transport=udp`,
+        ...sipCarrierEnv(trunkPort),
       },
     });
     token = await p.token();

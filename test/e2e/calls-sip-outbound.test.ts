@@ -15,6 +15,7 @@ import {
   type Baresip,
   type SippRun,
 } from "@switchboard/test-support/sip-peers";
+import { sipCarrierEnv } from "@switchboard/test-support/fixtures/sip";
 
 interface Call {
   id: string;
@@ -84,11 +85,7 @@ describe("outbound calls over SIP (third-party call control)", () => {
     p = await startCallPlatform({
       seed: 12,
       env: {
-        VOICE_CARRIER: "sip",
-        SIP_LISTEN: `${host}:0`,
-        SIP_DOMAIN: host,
-        SIP_DIGEST_ALGORITHMS: "MD5",
-        SIP_TRUNK_URI: `sip:${host}:${trunkPort};transport=udp`,
+        ...sipCarrierEnv(trunkPort),
         SIP_TRUNK_USERNAME: "trunkuser",
         SIP_TRUNK_PASSWORD: "trunksecret",
       },

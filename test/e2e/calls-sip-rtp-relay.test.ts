@@ -12,6 +12,7 @@ import {
   startSippServer,
   type Baresip,
 } from "@switchboard/test-support/sip-peers";
+import { sipCarrierEnv } from "@switchboard/test-support/fixtures/sip";
 
 interface Call {
   id: string;
@@ -58,11 +59,7 @@ describe("outbound calls over SIP through the RTP relay", () => {
     p = await startCallPlatform({
       seed: 12,
       env: {
-        VOICE_CARRIER: "sip",
-        SIP_LISTEN: `${host}:0`,
-        SIP_DOMAIN: host,
-        SIP_DIGEST_ALGORITHMS: "MD5",
-        SIP_TRUNK_URI: `sip:${host}:${trunkPort};transport=udp`,
+        ...sipCarrierEnv(trunkPort),
         SIP_RTP_RELAY: `${relay.host}:${relay.port}`,
       },
     });
