@@ -11,7 +11,8 @@
  *
  * Knobs: BENCH_SECONDS (each anchor and floor row, default 8), BENCH_COMPARE_WITH (the
  * whole-life benchmarks run after the floor, default "calls,messages"; empty for none),
- * BENCH_CALLS_SECONDS (the calls' measured window, default 20), and the messages benchmark's own
+ * BENCH_CALLS_SECONDS (the calls' measured window, default 20), the calls benchmark's
+ * BENCH_CALL_CARRIERS (default "sandbox,sip": a row each) and the messages benchmark's own
  * (BENCH_CARRIERS, BENCH_REQUESTS, …).
  */
 import { execFileSync, spawnSync } from "node:child_process";
@@ -143,22 +144,20 @@ const comparisons = [
       mesh ? { cpu: 1, ...(post && row.concurrency === 16 ? { p99: 2 } : {}) } : {},
     );
   }),
-  ...(calls
-    ? [
-        compared(
-          {
-            request: "a call placed (POST /v1/api/calls/outbound), whole life",
-            topology: "one process",
-            connections: calls.concurrency,
-            per_second: calls.placed_per_second,
-            cpu_ms: calls.cpu.ms_per_call,
-            p99_ms: calls.latency_ms.p99,
-          },
-          floorPost(calls.concurrency),
-          { cpu: 2 },
-        ),
-      ]
-    : []),
+  ...(calls?.carriers ?? []).map((c) =>
+    compared(
+      {
+        request: `a call placed (POST /v1/api/calls/outbound, ${c.carrier}), whole life`,
+        topology: "one process",
+        connections: calls.concurrency,
+        per_second: c.placed_per_second,
+        cpu_ms: c.cpu.ms_per_call,
+        p99_ms: c.latency_ms.p99,
+      },
+      floorPost(calls.concurrency),
+      { cpu: 2 },
+    ),
+  ),
   ...(messages?.carriers ?? []).map((c) =>
     compared(
       {
