@@ -9,6 +9,8 @@ export interface Rtpengine {
   /** The media ports it hands out. */
   mediaPorts: { min: number; max: number };
   output(): string;
+  /** Whether the daemon holds a media session of this Call-ID now (ng `query`). */
+  hasSession(callId: string): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -64,6 +66,15 @@ export async function startRtpengine(): Promise<Rtpengine> {
     port,
     mediaPorts: { min, max: min + 199 },
     output: () => output,
+    hasSession: async (callId) => {
+      const querying = new Client({ timeout: 1_000 });
+      try {
+        const reply = await querying.query(port, "127.0.0.1", { "call-id": callId });
+        return reply.result === "ok";
+      } finally {
+        querying.close();
+      }
+    },
     stop,
   };
 }
