@@ -96,10 +96,10 @@ export interface TestSmsc {
   /** Destroys every session's socket at once; resolves when all are closed. */
   dropConnections(): Promise<void>;
   /**
-   * After `n` more accepted submits, closes every connection as soon as the n-th answer is
-   * written (after the answers already sent, which arrive); what arrives in between is lost
-   * unanswered and unrecorded (but for `pdus`, where it is marked `dropped`), like PDUs in
-   * flight on a broken connection.
+   * After `n` more accepted submits, the next submit to arrive is lost in flight and every
+   * connection closes after the answers already written (which arrive): the lost submit and
+   * what arrives meanwhile go unanswered and unrecorded (but for `pdus`, where they are marked
+   * `dropped`), like PDUs in flight on a broken connection.
    */
   dropAfterSubmits(n: number): void;
   /** While on, every bind is refused with ESME_RBINDFAIL. */

@@ -96,6 +96,11 @@ export async function startTestSmsc(options: TestSmscOptions): Promise<TestSmsc>
   };
 
   const onPdu = (peer: Peer, pdu: PDU) => {
+    const dropped = pdu.command === "submit_sm" && !peer.dead && submitHandler.dropsThis();
+    if (dropped) {
+      peers.record(peer, "in", pdu, true);
+      return;
+    }
     if (peer.dead || peers.breaking) {
       peers.record(peer, "in", pdu, true);
       if (pdu.command === "submit_sm") submitHandler.lost();

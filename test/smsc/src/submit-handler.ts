@@ -32,6 +32,11 @@ export interface SubmitHandler {
   query(peer: Peer, pdu: PDU): void;
   /** A submit arrived while the connections were breaking: lost in flight. */
   lost(): void;
+  /**
+   * Whether this arriving submit is the one dropAfterSubmits loses: if so the connections start
+   * breaking (after the answers already written) and the submit counts as lost.
+   */
+  dropsThis(): boolean;
   dropAfter(n: number): void;
   setMaxPerSecond(limit: number | undefined): void;
   /** The most submits accepted in any sliding second. */
@@ -45,6 +50,8 @@ export function createSubmitHandler(context: SubmitHandlerContext): SubmitHandle
   const acceptedAt: number[] = [];
   let maxPerSecond = context.maxPerSecond;
   let dropCountdown: number | undefined;
+  /** dropAfterSubmits counted its submits down: the next one to arrive is lost. */
+  let dropNext = false;
   let lostInDrop = 0;
   let nextMessage = 0;
   // Message ids unique across SMSC instances, so two tests' messages never share one.
@@ -72,10 +79,10 @@ export function createSubmitHandler(context: SubmitHandlerContext): SubmitHandle
   };
 
   /**
-   * dropAfterSubmits: once the last accepted answer is written (or after 100 ms if the write
-   * stalls) every connection is closed after its answers (a destroyed socket with unread data
-   * resets the connection, and the reset would throw away answers the ESME had not read yet:
-   * SMPP 3.4 cannot tell such a submit from one never taken). What arrives meanwhile is lost.
+   * dropAfterSubmits: the submit after the counted ones is lost in flight, and every connection
+   * is closed after the answers already written (a destroyed socket with unread data resets the
+   * connection, and the reset would throw away answers the ESME had not read yet: SMPP 3.4
+   * cannot tell such a submit from one never taken). What arrives meanwhile is lost too.
    */
   const breakAfter = (): (() => void) => {
     peers.breaking = true;
@@ -116,9 +123,11 @@ export function createSubmitHandler(context: SubmitHandlerContext): SubmitHandle
       context.submits.push(submit);
       acceptedAt.push(now);
       fates.set(messageId, fate);
-      const last = dropCountdown !== undefined && --dropCountdown === 0;
-      if (last) dropCountdown = undefined;
-      peers.reply(peer, pdu, { message_id: messageId }, last ? breakAfter() : undefined);
+      if (dropCountdown !== undefined && --dropCountdown === 0) {
+        dropCountdown = undefined;
+        dropNext = true;
+      }
+      peers.reply(peer, pdu, { message_id: messageId });
       emit({ type: "submit", submit });
       if (wanted) dispatcher.schedule({ submit, ...fate, attempts: 0 }, receiptDelayMs);
     },
@@ -141,6 +150,13 @@ export function createSubmitHandler(context: SubmitHandlerContext): SubmitHandle
 
     lost() {
       lostInDrop++;
+    },
+    dropsThis() {
+      if (!dropNext) return false;
+      dropNext = false;
+      breakAfter()();
+      lostInDrop = 1;
+      return true;
     },
     dropAfter(n) {
       if (!Number.isInteger(n) || n < 1) throw new RangeError("dropAfterSubmits: n must be ≥ 1");

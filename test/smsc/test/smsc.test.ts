@@ -332,7 +332,7 @@ describe("mobile-originated messages", () => {
 });
 
 describe("broken connections", () => {
-  it("drops every connection after n accepted submits, losing those in flight", async () => {
+  it("drops every connection after n accepted submits, losing the next one and those in flight", async () => {
     const smsc = await smscWith({ receiptDelayMs: 200 });
     const client = await bound(smsc);
     smsc.dropAfterSubmits(2);
@@ -350,6 +350,8 @@ describe("broken connections", () => {
     await client.closed;
     expect(answers).toEqual([0, 0]);
     expect(smsc.submits.map((s) => s.text)).toEqual(["m0", "m1"]);
+    // The submit after the counted ones is the one lost in flight, whatever else arrived.
+    expect(smsc.pdus.filter((pdu) => pdu.dropped).length).toBeGreaterThanOrEqual(1);
     await smsc.waitFor(() => smsc.bound() === 0);
 
     // The receipts were held for the ESME: a new bind gets them.
