@@ -67,17 +67,12 @@ function resourcesOf(state: SmokeState, options: CallStepOptions): SmokeResource
 }
 
 /**
- * On a SIP trunk the smoke calls SMOKE_CALL_TO from its own seat, whose phone must be registered
- * and answer by itself (an operator rotates the seat's SIP credentials and registers a softphone
- * in auto-answer with them); it hangs up once the call is answered and expects it completed.
+ * On a SIP trunk the smoke's calls ring its own seat's phone first (third-party call control):
+ * the phone must be registered and answer by itself (an operator rotates the seat's SIP
+ * credentials and registers a softphone in auto-answer with them).
  */
-async function sipCallOf(scope: StepScope, state: SmokeState, options: CallStepOptions) {
+async function registeredSmokeSeat(scope: StepScope, state: SmokeState) {
   const resources = state.resources!;
-  if (!options.callTo) {
-    throw new StepSkipped(
-      "the sip carrier calls a real network: set SMOKE_CALL_TO to a number the trunk answers",
-    );
-  }
   const { seat } = await scope.rpc(state.backends.callControl, (c) => c.getSeat, {
     accountId: state.accountId,
     seatId: resources.seatId,
@@ -87,7 +82,77 @@ async function sipCallOf(scope: StepScope, state: SmokeState, options: CallStepO
       `no phone is registered as the smoke's seat ${resources.seatId} ("${smokeMarker}"): rotate its SIP credentials (POST /v1/api/seats/${resources.seatId}/sip/rotate-credentials) and register a phone that answers by itself`,
     );
   }
-  return { ...resources, to: options.callTo };
+  return resources;
+}
+
+/** The outbound call over SIP goes to SMOKE_CALL_TO; it is hung up once answered. */
+async function sipCallOf(scope: StepScope, state: SmokeState, options: CallStepOptions) {
+  if (!options.callTo) {
+    throw new StepSkipped(
+      "the sip carrier calls a real network: set SMOKE_CALL_TO to a number the trunk answers",
+    );
+  }
+  return { ...(await registeredSmokeSeat(scope, state)), to: options.callTo };
+}
+
+const callBudget = (options: CallStepOptions) => Math.max(60, Math.ceil(options.callSeconds) + 30);
+
+/**
+ * calls.inbound over SIP: the smoke calls its own number through the trunk, and the carrier
+ * routes the call back in as an inbound call to that number. The smoke answers it under its
+ * route (the seat's phone takes it), hangs up the outbound leg, and expects the inbound call to
+ * end completed when the carrier passes the hangup on.
+ */
+async function sipInboundCall(scope: StepScope, state: SmokeState, options: CallStepOptions) {
+  const cc = state.backends.callControl;
+  const r = await registeredSmokeSeat(scope, state);
+  const placed = await scope.rpc(
+    cc,
+    (c) => c.createOutboundCall,
+    {
+      accountId: state.accountId,
+      to: r.number,
+      from: r.number,
+      agent: r.agent,
+      seatId: r.seatId,
+      timeLimitSeconds: callBudget(options),
+      clientState: JSON.stringify({ smoke: state.smokeId }),
+    },
+    runKey(state, "inbound-hairpin"),
+  );
+  const outbound = track(state, placed.call);
+  const placedAt = Date.parse(outbound.createdAt);
+  const cameBack = (call: callcontrol.Call) =>
+    call.to === r.number && call.from === r.number && Date.parse(call.createdAt) >= placedAt;
+  const { calls } = await scope.poll(
+    "the call to come back in through the trunk",
+    () =>
+      scope.rpc(cc, (c) => c.listCalls, {
+        accountId: state.accountId,
+        direction: callcontrol.CallDirection.INBOUND,
+        status: callcontrol.CallStatus.RINGING,
+        limit: 20,
+        cursor: "",
+      }),
+    (response) => response.calls.some(cameBack),
+  );
+  const inbound = track(state, calls.find(cameBack));
+  state.inboundCall = inbound;
+  const { call: answered } = await scope.rpc(cc, (c) => c.answerInboundCall, {
+    accountId: state.accountId,
+    callId: inbound.id,
+    routeId: r.routeId,
+  });
+  if (answered?.status !== callcontrol.CallStatus.IN_PROGRESS) {
+    throw new StepFailure(`${inbound.id} is not in progress after answer`);
+  }
+  await waitForAnswer(scope, state, outbound.id);
+  await scope.rpc(cc, (c) => c.hangupCall, { accountId: state.accountId, callId: outbound.id });
+  const done = await waitForEnd(scope, state, inbound.id, "the inbound call to complete");
+  await waitForEnd(scope, state, outbound.id, "the outbound leg to end");
+  if (done.status !== callcontrol.CallStatus.COMPLETED) throw new StepFailure(outcome(done));
+  state.records.set("calls.inbound", [{ kind: "call.completed", resourceId: inbound.id }]);
+  return `${inbound.id} came back through the trunk, answered by ${answered.agent ?? r.agent} and completed`;
 }
 
 async function waitForAnswer(scope: StepScope, state: SmokeState, callId: string) {
@@ -114,8 +179,8 @@ async function outboundTarget(scope: StepScope, state: SmokeState, options: Call
 
 /**
  * calls.outbound (a signed call until completed: to a sandbox number, or over SIP to
- * SMOKE_CALL_TO, hung up once answered) and calls.inbound (the sandbox only: on a real network
- * the smoke cannot make the carrier call in).
+ * SMOKE_CALL_TO, hung up once answered) and calls.inbound (the sandbox network delivers one;
+ * over SIP the smoke's call to its own number comes back through the trunk).
  */
 export function callSteps(state: SmokeState, options: CallStepOptions): StepSpec[] {
   const cc = state.backends.callControl;
@@ -136,7 +201,7 @@ export function callSteps(state: SmokeState, options: CallStepOptions): StepSpec
             from: r.number,
             agent: r.agent,
             seatId: r.seatId,
-            timeLimitSeconds: Math.max(60, Math.ceil(options.callSeconds) + 30),
+            timeLimitSeconds: callBudget(options),
             clientState: JSON.stringify({ smoke: state.smokeId }),
           },
           runKey(state, "outbound"),
@@ -162,6 +227,7 @@ export function callSteps(state: SmokeState, options: CallStepOptions): StepSpec
       needs: ["resources"],
       budgetMs,
       run: async (scope) => {
+        if (options.carrier === "sip") return sipInboundCall(scope, state, options);
         const r = resourcesOf(state, options);
         const delivered = await scope.rpc(cc, (c) => c.deliverSandboxInboundCall, {
           accountId: state.accountId,
