@@ -5,7 +5,7 @@ import type { DueAction } from "../scheduler/action-runner.js";
 import type { Tx } from "../scheduler/tx.js";
 import { newClientBranch } from "../sip/client-transactions.js";
 import { answerChallenge } from "../sip/digest.js";
-import { ackFor2xx, answerOf, inviteOf } from "../sip/dialog-requests.js";
+import { callingDialog, ackFor2xx, answerOf, inviteOf } from "../sip/dialog-requests.js";
 import {
   confirmDialog,
   dialogsOf,
@@ -18,7 +18,7 @@ import {
   type DialogLeg,
   type NewDialog,
 } from "../sip/dialogs.js";
-import { newTag, type SipResponse } from "../sip/message.js";
+import type { SipResponse } from "../sip/message.js";
 import { latestLiveBinding } from "../sip/registrations.js";
 import type { RunningSip } from "../sip/sip-service.js";
 import type { SipTrunk } from "../sip/sip-settings.js";
@@ -144,26 +144,17 @@ export function createSipCarrier(options: {
       await ended(tx, callId, { cause: "seat_unavailable", source: "platform", sipCode: null });
       return;
     }
-    const dialog: NewDialog = {
-      call_id: callId,
+    const dialog = callingDialog({
+      callId,
       leg: "phone",
-      sip_call_id: `${randomBytes(16).toString("hex")}@${ownerHost}`,
-      local_tag: newTag(),
-      local_uri: `sip:${dial.to}@${domain}`,
-      remote_uri: `sip:${dial.seat_id}@${domain}`,
-      invite_uri: phone.contact_uri,
-      invite_branch: newClientBranch(),
-      invite_sent_by: owner,
-      invite_cseq: 1,
-      local_cseq: 1,
-      flow_transport: phone.transport,
-      flow_address: phone.source_address,
-      flow_port: phone.source_port,
-      remote_sdp: null,
-      state: "calling",
-      owner_address: owner,
-      owner_instance: instance,
-    };
+      localUri: `sip:${dial.to}@${domain}`,
+      remoteUri: `sip:${dial.seat_id}@${domain}`,
+      inviteUri: phone.contact_uri,
+      flow: { transport: phone.transport, address: phone.source_address, port: phone.source_port },
+      offer: null,
+      owner,
+      instance,
+    });
     if (!(await insertDialog(tx.client, dialog))) return; // a repeat of the dial
     tx.afterCommit(() =>
       legs.invite(dialog, inviteOf(dialog as Dialog, { contact }), {
@@ -249,26 +240,17 @@ export function createSipCarrier(options: {
 
   const inviteTrunkDialog = (callId: string, dial: DialPayload, offer: string): NewDialog => {
     const uri = `sip:${dial.to}@${trunk.host}:${trunk.port};user=phone`;
-    return {
-      call_id: callId,
+    return callingDialog({
+      callId,
       leg: "trunk",
-      sip_call_id: `${randomBytes(16).toString("hex")}@${ownerHost}`,
-      local_tag: newTag(),
-      local_uri: `sip:${dial.from}@${ownerHost};user=phone`,
-      remote_uri: uri,
-      invite_uri: uri,
-      invite_branch: newClientBranch(),
-      invite_sent_by: owner,
-      invite_cseq: 1,
-      local_cseq: 1,
-      flow_transport: "udp",
-      flow_address: trunk.host,
-      flow_port: trunk.port,
-      remote_sdp: offer,
-      state: "calling",
-      owner_address: owner,
-      owner_instance: instance,
-    };
+      localUri: `sip:${dial.from}@${ownerHost};user=phone`,
+      remoteUri: uri,
+      inviteUri: uri,
+      flow: { transport: "udp", address: trunk.host, port: trunk.port },
+      offer,
+      owner,
+      instance,
+    });
   };
 
   const startTrunk = (

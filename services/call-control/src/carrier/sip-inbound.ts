@@ -1,10 +1,8 @@
-import { randomBytes } from "node:crypto";
 import { DomainError, type Logger } from "@switchboard/kit";
 import type { Hangup } from "../calls/states.js";
 import type { DueAction } from "../scheduler/action-runner.js";
 import type { Tx } from "../scheduler/tx.js";
-import { newClientBranch } from "../sip/client-transactions.js";
-import { inviteOf, recordRouteOf } from "../sip/dialog-requests.js";
+import { callingDialog, inviteOf, recordRouteOf } from "../sip/dialog-requests.js";
 import {
   confirmServerDialog,
   dialogsOf,
@@ -13,7 +11,6 @@ import {
   insertServerDialog,
   markAcked,
   type Dialog,
-  type NewDialog,
 } from "../sip/dialogs.js";
 import { responseFlow, type SipRequestContext } from "../sip/endpoint.js";
 import { readInboundInvite } from "../sip/inbound-invite.js";
@@ -91,7 +88,6 @@ export function createSipInbound(options: {
   logger: Logger;
 }): SipInbound {
   const { legs, trunkResponses, media, delivery, contact, owner, logger } = options;
-  const ownerHost = owner.replace(/:\d+$/, "");
 
   /** The call ends with the trunk never answered: its unanswered status even after the API's answer. */
   const fail = async (tx: Tx, callId: string, hangup: Hangup, trunkStatus = 480) => {
@@ -249,26 +245,17 @@ export function createSipInbound(options: {
       await fail(tx, callId, { cause: "seat_unavailable", source: "platform", sipCode: 480 });
       return;
     }
-    const dialog: NewDialog = {
-      call_id: callId,
+    const dialog = callingDialog({
+      callId,
       leg: "phone",
-      sip_call_id: `${randomBytes(16).toString("hex")}@${ownerHost}`,
-      local_tag: newTag(),
-      local_uri: `sip:${rows[0]!.from_number}@${options.domain}`,
-      remote_uri: `sip:${seatId}@${options.domain}`,
-      invite_uri: phone.contact_uri,
-      invite_branch: newClientBranch(),
-      invite_sent_by: owner,
-      invite_cseq: 1,
-      local_cseq: 1,
-      flow_transport: phone.transport,
-      flow_address: phone.source_address,
-      flow_port: phone.source_port,
-      remote_sdp: trunk.remote_sdp,
-      state: "calling",
-      owner_address: owner,
-      owner_instance: options.instance,
-    };
+      localUri: `sip:${rows[0]!.from_number}@${options.domain}`,
+      remoteUri: `sip:${seatId}@${options.domain}`,
+      inviteUri: phone.contact_uri,
+      flow: { transport: phone.transport, address: phone.source_address, port: phone.source_port },
+      offer: trunk.remote_sdp,
+      owner,
+      instance: options.instance,
+    });
     if (!(await insertDialog(tx.client, dialog))) return;
     await tx.schedule({ callId, kind: inboundKinds.phoneTimeout, delayMs: phoneAnswerMs });
     tx.afterCommit(() => {

@@ -1,7 +1,46 @@
 import { newClientBranch, topVia } from "./client-transactions.js";
-import { flowOf, type Dialog } from "./dialogs.js";
+import { randomBytes } from "node:crypto";
+import { flowOf, type Dialog, type DialogLeg, type NewDialog } from "./dialogs.js";
 import sip from "sip";
-import type { SipHeaders, SipRequest, SipResponse } from "./message.js";
+import { newTag, type SipHeaders, type SipRequest, type SipResponse } from "./message.js";
+import type { SipFlow } from "./transport.js";
+
+/**
+ * A leg about to be INVITEd by this process (an early dialog we are the UAC of): a new Call-ID,
+ * From tag and branch, CSeq 1; `owner` is this process's SIP address (Via, Call-ID host).
+ */
+export function callingDialog(leg: {
+  callId: string;
+  leg: DialogLeg;
+  localUri: string;
+  remoteUri: string;
+  inviteUri: string;
+  flow: SipFlow;
+  offer: string | null;
+  owner: string;
+  instance: string;
+}): NewDialog {
+  return {
+    call_id: leg.callId,
+    leg: leg.leg,
+    sip_call_id: `${randomBytes(16).toString("hex")}@${leg.owner.replace(/:\d+$/, "")}`,
+    local_tag: newTag(),
+    local_uri: leg.localUri,
+    remote_uri: leg.remoteUri,
+    invite_uri: leg.inviteUri,
+    invite_branch: newClientBranch(),
+    invite_sent_by: leg.owner,
+    invite_cseq: 1,
+    local_cseq: 1,
+    flow_transport: leg.flow.transport,
+    flow_address: leg.flow.address,
+    flow_port: leg.flow.port,
+    remote_sdp: leg.offer,
+    state: "calling",
+    owner_address: leg.owner,
+    owner_instance: leg.instance,
+  };
+}
 
 /**
  * Requests of a dialog we are the UAC of (RFC 3261 §12.2.1.1): to the remote target, with the
