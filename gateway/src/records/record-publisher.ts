@@ -11,7 +11,12 @@ export interface RecordPublisherOptions {
   timeoutMs?: number;
   /** Records per published batch (default 200). */
   maxBatch?: number;
-  /** Batches being published at once (default 2); records arriving meanwhile share the next. */
+  /**
+   * Batches being published at once (default 1); records arriving meanwhile share the next.
+   * Every batch is a queue job that the usage service must fetch and finish, so one at a time
+   * halves the jobs per record under load (bench/results/compare.md) for one queue round trip
+   * of added wait at most.
+   */
   maxInFlight?: number;
   /** Records kept in memory while the queue is unavailable (default 100 000); beyond, the oldest go. */
   maxBacklog?: number;
@@ -70,7 +75,7 @@ export class RecordPublisher {
   constructor(private readonly options: RecordPublisherOptions) {
     this.timeoutMs = options.timeoutMs ?? 1_000;
     this.maxBatch = Math.max(1, options.maxBatch ?? 200);
-    this.maxInFlight = Math.max(1, options.maxInFlight ?? 2);
+    this.maxInFlight = Math.max(1, options.maxInFlight ?? 1);
     this.maxBacklog = Math.max(1, options.maxBacklog ?? 100_000);
   }
 

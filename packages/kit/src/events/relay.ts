@@ -22,10 +22,12 @@ export interface OutboxRelayOptions {
   /** The polling floor after an empty batch (default 250 ms). */
   pollIntervalMs?: number;
   /**
-   * While batches keep coming back empty the floor doubles up to this (default 10 s). Every
+   * While batches keep coming back empty the floor doubles up to this (default 30 s). Every
    * commit that appended to the outbox wakes this process's relays (outbox-signal.ts; NOTIFY
    * too, where on), so the floor only bounds how late another process's rows are seen when
-   * that process died before relaying them.
+   * that process died before relaying them. Each empty poll is a transaction: at 30 s the four
+   * relays of an idle embedded platform cost a third of what they did at 10 s
+   * (bench/results/idle.md).
    */
   idlePollMaxMs?: number;
   /** Wake on NOTIFY from appendEvent (default true; polling remains the floor). */
@@ -77,7 +79,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { pool, schema, bus, logger, groups } = options;
   const batchSize = options.batchSize ?? 100;
   const pollIntervalMs = options.pollIntervalMs ?? 250;
-  const idlePollMaxMs = Math.max(pollIntervalMs, options.idlePollMaxMs ?? 10_000);
+  const idlePollMaxMs = Math.max(pollIntervalMs, options.idlePollMaxMs ?? 30_000);
   const outbox = qualified(schema, "outbox");
   if (groups.length === 0) throw new Error("startOutboxRelay needs at least one consumer group");
   if (!(batchSize > 0)) throw new Error("startOutboxRelay: batchSize must be positive");
