@@ -6,7 +6,7 @@ import { Redis } from "ioredis";
 import { createLogger } from "@switchboard/kit";
 import { renderMarkdown, type IngestResult, type UsageReport } from "./bench-stats.js";
 import { ingestThroughput, signingRate } from "./ingest-throughput.js";
-import { defaultSigningThreads } from "@switchboard/usage/record-signer";
+import { spareCoreSigningThreads } from "@switchboard/usage/record-signer";
 import { recordPathLatency } from "./record-latency.js";
 
 /**
@@ -37,7 +37,7 @@ async function main() {
   const logger = createLogger("bench", { level: "error" });
   const loadAtStart = os.loadavg()[0]!.toFixed(2);
   const records = Number(args.records);
-  const threads = defaultSigningThreads();
+  const threads = spareCoreSigningThreads();
   const signing = {
     inline: await signingRate(20_000, 0),
     threaded: await signingRate(20_000, threads),

@@ -38,7 +38,9 @@ const settings = z
       .min(0)
       .max(32)
       .optional()
-      .describe("threads that sign records (default one per spare core, 1–4; 0 signs in line)"),
+      .describe(
+        "threads that sign records (default 0: in line, the cheapest per record; a process with cores of its own may pipeline signing on 1–4)",
+      ),
   })
   .superRefine(requireInProduction);
 

@@ -30,8 +30,13 @@ export interface RecordSigner {
   close(): Promise<void>;
 }
 
-/** One signing thread per spare core, at least one, at most four. */
-export const defaultSigningThreads = (): number =>
+/**
+ * One signing thread per spare core, at least one, at most four: what a usage process with cores
+ * of its own may set USAGE_SIGNING_THREADS to (the usage benchmark's threaded row). The default
+ * signs in line: a thread adds a copy of each batch and a wake-up per batch, and with one the
+ * mesh floor cost 6–12 % more CPU per request (three alternating pairs of bench:floor runs).
+ */
+export const spareCoreSigningThreads = (): number =>
   Math.max(1, Math.min(4, availableParallelism() - 1));
 
 interface PreparedKey {
@@ -44,7 +49,7 @@ export function createRecordSigner(
   options: { threads?: number } = {},
 ): RecordSigner {
   const prepared = new Map<string, PreparedKey>();
-  const pool = createSignaturePool(options.threads ?? defaultSigningThreads());
+  const pool = createSignaturePool(options.threads ?? 0);
 
   const prepare = async (): Promise<{ kid: string } & PreparedKey> => {
     const active = await keys.activeKey(RECORD_SIGNING_PURPOSE);

@@ -214,7 +214,8 @@ describe("usage ledger on postgres with BullMQ", () => {
     ).rows.map((r) => r.request_id);
 
     // Walk 7 at a time while a writer keeps adding records concurrently — newer, older and at
-    // instants already served — and more land between each pair of page fetches.
+    // instants already served — and more land between each pair of page fetches. The writer is
+    // paced: older records land behind the cursor, so an unpaced one can outrun the walk.
     let writing = true;
     const written: string[] = [];
     const writer = (async () => {
@@ -222,6 +223,7 @@ describe("usage ledger on postgres with BullMQ", () => {
         const record = requestRecord({ accountId: account, occurredAt: at(((i * 7) % 130) - 5) });
         written.push(record.requestId);
         await h.publishRequests([record]);
+        await new Promise((resolve) => setTimeout(resolve, 2));
       }
     })();
     const seen: string[] = [];
