@@ -97,6 +97,31 @@ async function sipCallOf(scope: StepScope, state: SmokeState, options: CallStepO
 
 const callBudget = (options: CallStepOptions) => Math.max(60, Math.ceil(options.callSeconds) + 30);
 
+/** Places the smoke's signed call from its seat (one per run: `key` makes it idempotent). */
+async function placeCall(
+  scope: StepScope,
+  state: SmokeState,
+  options: CallStepOptions,
+  call: { to: string; number: string; agent: string; seatId: string },
+  key: string,
+) {
+  const placed = await scope.rpc(
+    state.backends.callControl,
+    (c) => c.createOutboundCall,
+    {
+      accountId: state.accountId,
+      to: call.to,
+      from: call.number,
+      agent: call.agent,
+      seatId: call.seatId,
+      timeLimitSeconds: callBudget(options),
+      clientState: JSON.stringify({ smoke: state.smokeId }),
+    },
+    runKey(state, key),
+  );
+  return track(state, placed.call);
+}
+
 /**
  * calls.inbound over SIP: the smoke calls its own number through the trunk, and the carrier
  * routes the call back in as an inbound call to that number. The smoke answers it under its
@@ -106,21 +131,13 @@ const callBudget = (options: CallStepOptions) => Math.max(60, Math.ceil(options.
 async function sipInboundCall(scope: StepScope, state: SmokeState, options: CallStepOptions) {
   const cc = state.backends.callControl;
   const r = await registeredSmokeSeat(scope, state);
-  const placed = await scope.rpc(
-    cc,
-    (c) => c.createOutboundCall,
-    {
-      accountId: state.accountId,
-      to: r.number,
-      from: r.number,
-      agent: r.agent,
-      seatId: r.seatId,
-      timeLimitSeconds: callBudget(options),
-      clientState: JSON.stringify({ smoke: state.smokeId }),
-    },
-    runKey(state, "inbound-hairpin"),
+  const outbound = await placeCall(
+    scope,
+    state,
+    options,
+    { ...r, to: r.number },
+    "inbound-hairpin",
   );
-  const outbound = track(state, placed.call);
   const placedAt = Date.parse(outbound.createdAt);
   const cameBack = (call: callcontrol.Call) =>
     call.to === r.number && call.from === r.number && Date.parse(call.createdAt) >= placedAt;
@@ -192,21 +209,7 @@ export function callSteps(state: SmokeState, options: CallStepOptions): StepSpec
       budgetMs,
       run: async (scope) => {
         const r = await outboundTarget(scope, state, options);
-        const placed = await scope.rpc(
-          cc,
-          (c) => c.createOutboundCall,
-          {
-            accountId: state.accountId,
-            to: r.to,
-            from: r.number,
-            agent: r.agent,
-            seatId: r.seatId,
-            timeLimitSeconds: callBudget(options),
-            clientState: JSON.stringify({ smoke: state.smokeId }),
-          },
-          runKey(state, "outbound"),
-        );
-        const call = track(state, placed.call);
+        const call = await placeCall(scope, state, options, r, "outbound");
         state.outboundCall = call;
         if (!call.stirShaken?.identity) throw new StepFailure(`${call.id} carries no PASSporT`);
         if (r.hangUpOnAnswer) {
