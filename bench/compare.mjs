@@ -15,43 +15,19 @@
  * BENCH_CALL_CARRIERS (default "sandbox,sip": a row each) and the messages benchmark's own
  * (BENCH_CARRIERS, BENCH_REQUESTS, …).
  */
-import { execFileSync, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { anchorCopy } from "./anchor.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const anchorDir =
-  process.env.ANCHOR_DIR ??
-  fileURLToPath(new URL("../../shared/bench/monolith-anchor/", import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const callsSeconds = Number(process.env.BENCH_CALLS_SECONDS ?? 20);
 const wholeLife = (process.env.BENCH_COMPARE_WITH ?? "calls,messages")
   .split(",")
   .map((name) => name.trim())
   .filter(Boolean);
-
-/**
- * A working copy of the anchor with its dependencies installed. The shipped folder is read-only
- * and its package.json lacks a comma, so the copy's manifest is the shipped one with the commas
- * between members put back.
- */
-function anchorCopy() {
-  const dir = join(os.tmpdir(), "switchboard-monolith-anchor");
-  mkdirSync(dir, { recursive: true });
-  copyFileSync(join(anchorDir, "monolith-anchor.mjs"), join(dir, "monolith-anchor.mjs"));
-  const manifest = readFileSync(join(anchorDir, "package.json"), "utf8").replace(
-    /"\s*\n(\s*")/g,
-    '",\n$1',
-  );
-  writeFileSync(join(dir, "package.json"), JSON.stringify(JSON.parse(manifest), null, 2));
-  if (!existsSync(join(dir, "node_modules"))) {
-    execFileSync("npm", ["install", "--no-audit", "--no-fund"], { cwd: dir, stdio: "inherit" });
-  }
-  return dir;
-}
 
 /** One run of the anchor at a number of connections: its rows, by label. */
 function runAnchor(dir, connections) {

@@ -8,13 +8,18 @@
  * and wake-ups (voluntary context switches of its threads) are read over BENCH_IDLE_SECONDS
  * (default 30), with, for the mesh, the PostgreSQL and Redis servers' and the database's commits.
  * Then one authenticated `GET /v1/api/agents?limit=1` is timed and compared with the median of 50
- * right after it. Results: bench/results/idle.{json,md}.
+ * right after it, after that rest and after each of the rests that follow (BENCH_REST_CYCLES rests
+ * in all, default 3), every read on a connection of its own. The monolith anchor (bench/anchor.mjs)
+ * and bare express (its hello) are rested and read the same way, for reference: what a rest costs
+ * any process on this machine. BENCH_TOPOLOGIES (default "embedded,mesh,anchor,bare express")
+ * picks. Results: bench/results/idle.{json,md}.
  */
-import { spawn } from "node:child_process";
+import { fork, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
+import { request } from "node:http";
 import { createServer } from "node:net";
 import os from "node:os";
 import { join } from "node:path";
@@ -23,6 +28,7 @@ import pg from "pg";
 import { summarizeLatency } from "@switchboard/kit";
 import { createRealTestDatabase, testServerUrl } from "@switchboard/kit/testing";
 import { freeMeshPorts, meshComponents } from "@switchboard/platform/mesh";
+import { anchorCopy } from "./anchor.mjs";
 import {
   listProcesses,
   machineBusyMs,
@@ -36,6 +42,8 @@ const settleMs = Number(process.env.BENCH_SETTLE_SECONDS ?? 15) * 1000;
 const idleMs = Number(process.env.BENCH_IDLE_SECONDS ?? 30) * 1000;
 const redisUrl = process.env.REDIS_URL || "redis://127.0.0.1:6379";
 const warmRequests = 50;
+/** Rests in a row, each ended by one request: the added latency is their median. */
+const restCycles = Math.max(1, Number(process.env.BENCH_REST_CYCLES ?? 3));
 const goalPercent = 1;
 const client = { id: "cli_bench", secret: `sbcs_${randomBytes(24).toString("base64url")}` };
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -113,7 +121,42 @@ const topologies = {
       },
     };
   },
+  anchor: () => anchorServing("naive"),
+  "bare express": () => anchorServing("hello"),
 };
+
+/**
+ * The monolith anchor serving (bench/anchor.mjs): "naive" is the hand-written process with the
+ * floor request's guarantees on PostgreSQL and Redis, "hello" bare express answering a constant.
+ */
+async function anchorServing(kind) {
+  const port = await freePort();
+  const child = fork(join(anchorCopy(), "monolith-anchor.mjs"), ["serve", kind, String(port)], {
+    stdio: ["ignore", "ignore", "inherit", "ipc"],
+  });
+  const [ready] = await once(child, "message");
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    pid: child.pid,
+    url,
+    ...(kind === "hello"
+      ? {
+          readUrl: `${url}/hello`,
+          where: "bare express answering a constant (the anchor's hello), no store",
+        }
+      : {
+          token: ready.token,
+          where:
+            "the monolith anchor: one express process, on PostgreSQL and Redis (../shared/bench/monolith-anchor)",
+          database: "perfanchor",
+        }),
+    stop: async () => {
+      const exited = once(child, "exit");
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
 
 /** `node <entry>` from the repository root; resolves once its output matches `ready`. */
 async function launch(entry, ready, env) {
@@ -172,7 +215,7 @@ function processesOf(topology, pid) {
       name: meshComponents.find((c) => p.cmdline.includes(c.entry))?.name ?? `${p.comm} ${p.pid}`,
       pids: () => [p.pid],
     }));
-  const self = topology === "mesh" ? "supervisor (mesh-main)" : "embedded";
+  const self = { mesh: "supervisor (mesh-main)", anchor: "monolith-anchor" }[topology] ?? topology;
   return [{ name: self, pids: () => [pid] }, ...children];
 }
 
@@ -268,21 +311,48 @@ async function accessToken(url) {
   return (await response.json()).access_token;
 }
 
-/** One authenticated read, timed until its body is in (ms). */
-async function timedRead(url, token) {
-  const started = performance.now();
-  const response = await fetch(`${url}/v1/api/agents?limit=1`, {
-    headers: { Authorization: `Bearer ${token}` },
+/**
+ * One authenticated read on a connection of its own, timed until its body is in (ms). Every read
+ * opens its connection, so the first after a rest (when a kept-alive one would have closed) and
+ * the warm ones pay the same.
+ */
+function timedRead(readUrl, token) {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const req = request(
+      readUrl,
+      {
+        agent: false,
+        headers: { Connection: "close", ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () => {
+          if (res.statusCode !== 200) reject(new Error(`GET ${readUrl} → ${res.statusCode}`));
+          else resolve(performance.now() - started);
+        });
+      },
+    );
+    req.on("error", reject);
+    req.end();
   });
-  await response.text();
-  if (response.status !== 200) throw new Error(`GET /v1/api/agents → ${response.status}`);
-  return performance.now() - started;
 }
 
-async function reads(url, token, count) {
+async function reads(readUrl, token, count) {
   const list = [];
-  for (let i = 0; i < count; i++) list.push(await timedRead(url, token));
+  for (let i = 0; i < count; i++) list.push(await timedRead(readUrl, token));
   return list;
+}
+
+/** The first read after a rest, and the median of the reads right after it. */
+async function firstAfterRest(readUrl, token) {
+  const first = await timedRead(readUrl, token);
+  const warm = summarizeLatency(await reads(readUrl, token, warmRequests));
+  return {
+    after_rest_ms: round(first, 3),
+    warm_median_ms: warm.p50,
+    added_ms: round(first - warm.p50, 3),
+  };
 }
 
 /** One topology: started, warmed, at rest, the first request after the rest, stopped. */
@@ -292,9 +362,12 @@ async function measure(topology) {
   const observer = running.database && new pg.Client({ connectionString: testServerUrl() });
   try {
     await observer?.connect();
-    const token = await accessToken(running.url);
-    await reads(running.url, token, warmRequests);
-    console.log(`${topology}: settling ${settleMs / 1000} s, then ${idleMs / 1000} s at rest`);
+    const readUrl = running.readUrl ?? `${running.url}/v1/api/agents?limit=1`;
+    const token = running.readUrl ? undefined : (running.token ?? (await accessToken(running.url)));
+    await reads(readUrl, token, warmRequests);
+    console.log(
+      `${topology}: settling ${settleMs / 1000} s, then ${restCycles} × ${idleMs / 1000} s at rest`,
+    );
     await sleep(settleMs);
     const processes = processesOf(topology, running.pid);
     const stores = observer ? await storesOf(observer, running.database) : [];
@@ -309,8 +382,12 @@ async function measure(topology) {
     await sleep(idleMs);
     const after = await now();
     const seconds = (after.at - before.at) / 1000;
-    const firstMs = await timedRead(running.url, token);
-    const warm = summarizeLatency(await reads(running.url, token, warmRequests));
+    const rests = [await firstAfterRest(readUrl, token)];
+    while (rests.length < restCycles) {
+      await sleep(idleMs);
+      rests.push(await firstAfterRest(readUrl, token));
+    }
+    const median = (key) => round(summarizeLatency(rests.map((rest) => rest[key])).p50, 3);
     const rows = (groups, key) =>
       groups.map((group, i) => ({
         name: group.name,
@@ -325,10 +402,10 @@ async function measure(topology) {
       commits_per_second: observer ? round((after.commits - before.commits) / seconds) : null,
       machine_percent_of_one_core: round((after.machine - before.machine) / seconds / 10, 1),
       first_request: {
-        after_rest_ms: round(firstMs, 3),
-        warm_median_ms: warm.p50,
-        warm_p90_ms: warm.p90,
-        added_ms: round(firstMs - warm.p50, 3),
+        after_rest_ms: median("after_rest_ms"),
+        warm_median_ms: median("warm_median_ms"),
+        added_ms: median("added_ms"),
+        rests,
       },
       load_average_at_end: os.loadavg().map((v) => round(v)),
     };
@@ -337,7 +414,7 @@ async function measure(topology) {
         `${topology} · ${row.name}: ${row.percent_of_one_core} % of one core, ${row.wakeups_per_second} wake-ups/s`,
       );
     console.log(
-      `${topology}: ${result.commits_per_second ?? "—"} commits/s; first request after rest ${result.first_request.after_rest_ms} ms, warm median ${warm.p50} ms`,
+      `${topology}: ${result.commits_per_second ?? "—"} commits/s; first request after each rest ${rests.map((rest) => `${rest.after_rest_ms} ms (warm ${rest.warm_median_ms})`).join(", ")}`,
     );
     return result;
   } finally {
@@ -346,7 +423,9 @@ async function measure(topology) {
   }
 }
 
-const only = (process.env.BENCH_TOPOLOGIES ?? "embedded,mesh").split(",").map((s) => s.trim());
+const only = (process.env.BENCH_TOPOLOGIES ?? "embedded,mesh,anchor,bare express")
+  .split(",")
+  .map((s) => s.trim());
 const results = [];
 for (const topology of only) results.push(await measure(topology));
 const report = {
@@ -354,6 +433,7 @@ const report = {
   command: "npm run bench:idle",
   settle_seconds: settleMs / 1000,
   idle_seconds: idleMs / 1000,
+  rest_cycles: restCycles,
   goal_percent_of_one_core: goalPercent,
   results,
   machine: {
@@ -380,12 +460,16 @@ ${storeRows.join("\n")}
 }
 
 function markdown(r) {
-  const goal = (row) =>
-    row.percent_of_one_core <= r.goal_percent_of_one_core ? "met" : "**not met**";
+  const goal = (topology, row) =>
+    topology === "anchor" || topology === "bare express"
+      ? "(reference)"
+      : row.percent_of_one_core <= r.goal_percent_of_one_core
+        ? "met"
+        : "**not met**";
   const processRows = r.results.flatMap((t) =>
     t.processes.map(
       (p) =>
-        `| ${t.topology} | ${p.name} | **${p.percent_of_one_core}** | ${p.wakeups_per_second} | ${goal(p)} |`,
+        `| ${t.topology} | ${p.name} | **${p.percent_of_one_core}** | ${p.wakeups_per_second} | ${goal(t.topology, p)} |`,
     ),
   );
   const storeRows = r.results.flatMap((t) =>
@@ -396,7 +480,7 @@ function markdown(r) {
   );
   const firstRows = r.results.map(
     (t) =>
-      `| ${t.topology} | **${t.first_request.after_rest_ms}** | ${t.first_request.warm_median_ms} | ${t.first_request.warm_p90_ms} | ${t.first_request.added_ms} |`,
+      `| ${t.topology} | ${t.first_request.after_rest_ms} | ${t.first_request.warm_median_ms} | **${t.first_request.added_ms}** | ${round((100 * t.first_request.added_ms) / t.first_request.warm_median_ms, 0)} % | ${t.first_request.rests.map((rest) => rest.added_ms).join(", ")} |`,
   );
   const machineRows = r.results.map(
     (t) =>
@@ -404,7 +488,7 @@ function markdown(r) {
   );
   return `# The platform at rest
 
-Generated ${r.generated_at} by \`${r.command}\`. Each topology is started as a user starts it, in a child process: **embedded** is \`npm start\` (\`node platform/dist/embedded.js\`: every component in one process, PGlite, in-memory queues); **mesh** is \`npm run mesh\` (\`node platform/dist/mesh-main.js\`: a supervisor and each component its own process, the OpenTelemetry preload on, on a fresh PostgreSQL database and Redis). Once it serves, ${warmRequests} authenticated reads warm it, it settles for ${r.settle_seconds} s, then each process is measured over ${r.idle_seconds} s with nothing to do: its CPU time (utime + stime of \`/proc/<pid>/stat\`, all its threads) as a share of one core, and its wake-ups (voluntary context switches of its threads, \`/proc/<pid>/task/*/status\`): a process that polls wakes up often.
+Generated ${r.generated_at} by \`${r.command}\`. Each topology is started as a user starts it, in a child process: **embedded** is \`npm start\` (\`node platform/dist/embedded.js\`: every component in one process, PGlite, in-memory queues); **mesh** is \`npm run mesh\` (\`node platform/dist/mesh-main.js\`: a supervisor and each component its own process, the OpenTelemetry preload on, on a fresh PostgreSQL database and Redis); **anchor** is \`../shared/bench/monolith-anchor\` serving (one express process on PostgreSQL and Redis) and **bare express** its hello, both for reference. Once it serves, ${warmRequests} authenticated reads warm it, it settles for ${r.settle_seconds} s, then each process is measured over ${r.idle_seconds} s with nothing to do: its CPU time (utime + stime of \`/proc/<pid>/stat\`, all its threads) as a share of one core, and its wake-ups (voluntary context switches of its threads, \`/proc/<pid>/task/*/status\`): a process that polls wakes up often.
 
 | topology | process | % of one core at rest | wake-ups/s | goal ≤ ${r.goal_percent_of_one_core} % |
 |---|---|---:|---:|---|
@@ -418,10 +502,10 @@ Commits are \`pg_stat_database.xact_commit\` of the mesh's database (read from a
 
 ## The first request after the rest
 
-One authenticated \`GET /v1/api/agents?limit=1\` right after the ${r.idle_seconds} s at rest (the access token taken before), then the median of ${warmRequests} more, one after the other; ms until the body is in.
+After the measured rest, and after each of the rests that follow it (${r.rest_cycles} rests of ${r.idle_seconds} s in all), one authenticated \`GET /v1/api/agents?limit=1\` (the access token taken before), then ${warmRequests} more one after the other; ms until the body is in. Every read opens a connection of its own, so the first and the warm ones pay the same. "Added" is the first read less the median of the warm ones after it; the table gives the median over the rests, and each rest's. The anchor (the same read served by a hand-written process on PostgreSQL and Redis; its pool closes idle connections after 10 s, so its first read after a rest also reconnects) and bare express (a constant, no store) are rested and read the same way on the same machine: what a rest costs any process here (caches and page tables gone cold, the peers' too), against which the platform's own share is read.
 
-| topology | first after the rest, ms | warm median, ms | warm p90, ms | added, ms |
-|---|---:|---:|---:|---:|
+| topology | first after a rest, ms | warm median, ms | added, ms | added, of the warm median | added after each rest, ms |
+|---|---:|---:|---:|---:|---|
 ${firstRows.join("\n")}
 
 | machine | |

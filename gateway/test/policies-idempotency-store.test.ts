@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPool, type Pool } from "@switchboard/kit";
+import { createPool, supportsNamedStatements, type Pool } from "@switchboard/kit";
 import {
   createRealTestDatabase,
   testDatabaseKinds,
@@ -8,11 +8,7 @@ import {
 } from "@switchboard/kit/testing";
 import { migrateGateway } from "../src/auth/index.js";
 import { asyncCommitPool } from "../src/policies/traffic-policies.js";
-import {
-  IdempotencyStore,
-  supportsNamedStatements,
-  type StoredResponse,
-} from "../src/policies/idempotency-store.js";
+import { IdempotencyStore, type StoredResponse } from "../src/policies/idempotency-store.js";
 import { ResponseSealer } from "../src/policies/response-sealing.js";
 
 const fp = (text: string) => createHash("sha256").update(text).digest();

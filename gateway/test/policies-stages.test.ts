@@ -10,6 +10,7 @@ import {
   validationFailed,
   type Pool,
   MemoryBucketStore,
+  supportsNamedStatements,
 } from "@switchboard/kit";
 import { testDatabaseKinds, type TestDatabase } from "@switchboard/kit/testing";
 import { migrateGateway, type Principal, type Scope } from "../src/auth/index.js";
@@ -19,7 +20,7 @@ import {
   createIdempotencyLayer,
   type IdempotencyLayer,
 } from "../src/policies/idempotency-stage.js";
-import { IdempotencyStore, supportsNamedStatements } from "../src/policies/idempotency-store.js";
+import { IdempotencyStore } from "../src/policies/idempotency-store.js";
 import { ResponseSealer } from "../src/policies/response-sealing.js";
 import { PolicyCounters } from "../src/policies/policy-counters.js";
 import { parseRateLimits } from "../src/policies/rate-limit-config.js";

@@ -1,4 +1,4 @@
-import { DomainError, type Queryable } from "@switchboard/kit";
+import { DomainError, supportsNamedStatements, type Queryable } from "@switchboard/kit";
 import type { AccessTokenSettings } from "./access-token.js";
 import { createAccessTokenVerifier } from "./access-token-verifier.js";
 import type { Principal } from "./principal.js";
@@ -29,6 +29,7 @@ const MAX_CREDENTIAL_LENGTH = 8 * 1024;
 
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   const verifyAccessToken = createAccessTokenVerifier(deps.keys, deps.settings);
+  const requireActiveClient = activeClientCheck(deps.db);
   return {
     async authenticate(authorizationHeader) {
       const header = authorizationHeader?.trim() ?? "";
@@ -49,7 +50,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
         return verifyServiceToken(deps.db, credential);
       }
       const principal = await verifyAccessToken(credential);
-      await requireActiveClient(deps.db, principal.principalId);
+      await requireActiveClient(principal.principalId);
       return principal;
     },
   };
@@ -58,13 +59,23 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
 /**
  * A disabled client's access tokens are refused from the next request on, on every replica:
  * its status is read on each request (a primary-key lookup), never remembered with the token.
+ * On PostgreSQL the read is a named statement, parsed and planned once per connection.
  */
-async function requireActiveClient(db: Queryable, clientId: string): Promise<void> {
-  const { rows } = await db.query<{ active: boolean }>(
-    "SELECT disabled_at IS NULL AS active FROM gateway.clients WHERE client_id = $1",
-    [clientId],
-  );
-  if (rows[0]?.active !== true) {
-    throw new DomainError("invalid-token", "the access token's client is disabled or deleted");
-  }
+function activeClientCheck(db: Queryable): (clientId: string) => Promise<void> {
+  const text = "SELECT disabled_at IS NULL AS active FROM gateway.clients WHERE client_id = $1";
+  let named: Promise<boolean> | undefined;
+  const namedStatements = () =>
+    (named ??= supportsNamedStatements(db).catch((error: unknown) => {
+      named = undefined;
+      throw error;
+    }));
+  return async (clientId) => {
+    const query = (await namedStatements())
+      ? { name: "gateway-client-active", text, values: [clientId] }
+      : { text, values: [clientId] };
+    const { rows } = await db.query<{ active: boolean }>(query);
+    if (rows[0]?.active !== true) {
+      throw new DomainError("invalid-token", "the access token's client is disabled or deleted");
+    }
+  };
 }

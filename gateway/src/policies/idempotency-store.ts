@@ -42,15 +42,6 @@ export interface IdempotencyStoreOptions {
   sealer: ResponseSealer;
 }
 
-/**
- * PGlite serves every connection from one session, where one connection's named statement
- * collides with another's; a real PostgreSQL server gets them.
- */
-export async function supportsNamedStatements(db: Queryable): Promise<boolean> {
-  const { rows } = await db.query<{ version: string }>("SELECT version()");
-  return !/PGlite/i.test(rows[0]?.version ?? "");
-}
-
 const COLUMNS = `state, fingerprint, response_status, response_media_type, response_body, response_headers`;
 
 /**

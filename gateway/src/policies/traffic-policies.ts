@@ -6,13 +6,14 @@ import {
   type BucketStore,
   MemoryBucketStore,
   RedisBucketStore,
+  supportsNamedStatements,
 } from "@switchboard/kit";
 import type { ExtraCheck } from "../health.js";
 import type { Stage } from "../http/pipeline.js";
 import { FailOpenBucketStore } from "./fail-open-bucket-store.js";
 import { schedulePurge } from "./idempotency-purge.js";
 import { createIdempotencyLayer } from "./idempotency-stage.js";
-import { IdempotencyStore, supportsNamedStatements } from "./idempotency-store.js";
+import { IdempotencyStore } from "./idempotency-store.js";
 import { ResponseSealer } from "./response-sealing.js";
 import { PolicyCounters } from "./policy-counters.js";
 import type { RateLimitTable } from "./rate-limit-config.js";

@@ -57,6 +57,16 @@ export async function withTransaction<T>(
   }
 }
 
+/**
+ * Whether `db` may be sent named (prepared) statements: a real PostgreSQL server keeps them per
+ * connection; PGlite serves every connection from one session, where one connection's named
+ * statement collides with another's.
+ */
+export async function supportsNamedStatements(db: Queryable): Promise<boolean> {
+  const { rows } = await db.query<{ version: string }>("SELECT version()");
+  return !/PGlite/i.test(rows[0]?.version ?? "");
+}
+
 /** True when the database answers a trivial query within `timeoutMs`. */
 export async function isDatabaseReady(pool: pg.Pool, timeoutMs = 1_000): Promise<boolean> {
   const probe = pool.query("SELECT 1").then(
