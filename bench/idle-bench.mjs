@@ -139,6 +139,7 @@ async function anchorServing(kind) {
   return {
     pid: child.pid,
     url,
+    reference: true,
     ...(kind === "hello"
       ? {
           readUrl: `${url}/hello`,
@@ -363,7 +364,7 @@ async function measure(topology) {
   try {
     await observer?.connect();
     const readUrl = running.readUrl ?? `${running.url}/v1/api/agents?limit=1`;
-    const token = running.readUrl ? undefined : (running.token ?? (await accessToken(running.url)));
+    const token = running.reference ? running.token : await accessToken(running.url);
     await reads(readUrl, token, warmRequests);
     console.log(
       `${topology}: settling ${settleMs / 1000} s, then ${restCycles} × ${idleMs / 1000} s at rest`,
@@ -395,6 +396,7 @@ async function measure(topology) {
       }));
     const result = {
       topology,
+      reference: running.reference === true,
       where: running.where,
       seconds: round(seconds),
       processes: rows(processes, "processes"),
@@ -460,8 +462,8 @@ ${storeRows.join("\n")}
 }
 
 function markdown(r) {
-  const goal = (topology, row) =>
-    topology === "anchor" || topology === "bare express"
+  const goal = (result, row) =>
+    result.reference
       ? "(reference)"
       : row.percent_of_one_core <= r.goal_percent_of_one_core
         ? "met"
@@ -469,7 +471,7 @@ function markdown(r) {
   const processRows = r.results.flatMap((t) =>
     t.processes.map(
       (p) =>
-        `| ${t.topology} | ${p.name} | **${p.percent_of_one_core}** | ${p.wakeups_per_second} | ${goal(t.topology, p)} |`,
+        `| ${t.topology} | ${p.name} | **${p.percent_of_one_core}** | ${p.wakeups_per_second} | ${goal(t, p)} |`,
     ),
   );
   const storeRows = r.results.flatMap((t) =>
@@ -484,7 +486,7 @@ function markdown(r) {
   );
   const machineRows = r.results.map(
     (t) =>
-      `| ${t.topology} | ${t.machine_percent_of_one_core} % of one core | ${t.commits_per_second ?? "— (PGlite, in the process)"} | ${t.load_average_at_end.join(", ")} |`,
+      `| ${t.topology} | ${t.machine_percent_of_one_core} % of one core | ${t.commits_per_second ?? (t.reference ? "— (no database)" : "— (PGlite, in the process)")} | ${t.load_average_at_end.join(", ")} |`,
   );
   return `# The platform at rest
 

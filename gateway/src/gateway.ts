@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import {
   drainableHttpServer,
   createPool,
+  supportsNamedStatements,
   type EventBus,
   type Logger,
   type Pool,
@@ -67,8 +68,10 @@ export async function startGateway(options: {
   const { config, logger } = options;
   const pool = createPool(config.databaseUrl, { name: "gateway", max: 10 });
   await migrateGateway(pool);
+  const namedStatements = await supportsNamedStatements(pool);
   const identity = createIdentity({
     pool,
+    namedStatements,
     issuer: config.publicUrl,
     audience: config.tokenAudience,
     tokenTtlSeconds: config.tokenTtlSeconds,
@@ -89,6 +92,7 @@ export async function startGateway(options: {
     config: config.policies,
     pool,
     databaseUrl: config.databaseUrl,
+    namedStatements,
     logger,
     errorsUrl: config.errorsUrl,
     sealingSecret: config.signingKeySecret,

@@ -1,7 +1,7 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
-import type { Logger, Pool } from "@switchboard/kit";
+import { supportsNamedStatements, type Logger, type Pool } from "@switchboard/kit";
 import {
   createAccount,
   createClient,
@@ -83,8 +83,10 @@ export async function startBenchApps(options: {
 }): Promise<BenchApps> {
   const { pool, logger } = options;
   await migrateGateway(pool);
+  const namedStatements = await supportsNamedStatements(pool);
   const identity = createIdentity({
     pool,
+    namedStatements,
     issuer: "http://bench.test",
     audience: "bench",
     signingKeySecret: "bench-signing-key-secret-0123456789",
@@ -119,6 +121,7 @@ export async function startBenchApps(options: {
       },
       pool,
       databaseUrl: options.databaseUrl,
+      namedStatements,
       logger,
       errorsUrl: "http://bench.test/v1/errors",
       sealingSecret: "bench-sealing-secret",

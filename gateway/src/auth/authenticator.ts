@@ -1,4 +1,4 @@
-import { DomainError, supportsNamedStatements, type Queryable } from "@switchboard/kit";
+import { DomainError, type Queryable } from "@switchboard/kit";
 import type { AccessTokenSettings } from "./access-token.js";
 import { createAccessTokenVerifier } from "./access-token-verifier.js";
 import type { Principal } from "./principal.js";
@@ -20,6 +20,8 @@ export interface AuthenticatorDeps {
   db: Queryable;
   keys: SigningKeyStore;
   settings: Pick<AccessTokenSettings, "issuer" | "audience">;
+  /** The per-request read as a named statement (a real PostgreSQL server only). */
+  namedStatements?: boolean;
 }
 
 /** RFC 6750 §2.1 b64token. */
@@ -29,7 +31,7 @@ const MAX_CREDENTIAL_LENGTH = 8 * 1024;
 
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   const verifyAccessToken = createAccessTokenVerifier(deps.keys, deps.settings);
-  const requireActiveClient = activeClientCheck(deps.db);
+  const requireActiveClient = activeClientCheck(deps.db, deps.namedStatements === true);
   return {
     async authenticate(authorizationHeader) {
       const header = authorizationHeader?.trim() ?? "";
@@ -61,19 +63,14 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
  * its status is read on each request (a primary-key lookup), never remembered with the token.
  * On PostgreSQL the read is a named statement, parsed and planned once per connection.
  */
-function activeClientCheck(db: Queryable): (clientId: string) => Promise<void> {
+function activeClientCheck(
+  db: Queryable,
+  namedStatements: boolean,
+): (clientId: string) => Promise<void> {
   const text = "SELECT disabled_at IS NULL AS active FROM gateway.clients WHERE client_id = $1";
-  let named: Promise<boolean> | undefined;
-  const namedStatements = () =>
-    (named ??= supportsNamedStatements(db).catch((error: unknown) => {
-      named = undefined;
-      throw error;
-    }));
+  const name = namedStatements ? { name: "gateway-client-active" } : {};
   return async (clientId) => {
-    const query = (await namedStatements())
-      ? { name: "gateway-client-active", text, values: [clientId] }
-      : { text, values: [clientId] };
-    const { rows } = await db.query<{ active: boolean }>(query);
+    const { rows } = await db.query<{ active: boolean }>({ ...name, text, values: [clientId] });
     if (rows[0]?.active !== true) {
       throw new DomainError("invalid-token", "the access token's client is disabled or deleted");
     }

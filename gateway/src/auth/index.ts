@@ -44,6 +44,8 @@ export interface IdentityOptions {
   logger?: Logger;
   /** Client secrets hashed at once at /oauth/token (default 2). */
   maxConcurrentHashing?: number;
+  /** Named statements for the per-request reads: a real PostgreSQL server only (default off). */
+  namedStatements?: boolean;
 }
 
 export interface Identity {
@@ -77,7 +79,12 @@ export function createIdentity(options: IdentityOptions): Identity {
   // Two scrypts at once (one per core of a small machine), 64 more waiting.
   const hashing = new HashingGate(options.maxConcurrentHashing ?? 2, 64);
   return {
-    authenticator: createAuthenticator({ db: options.pool, keys, settings }),
+    authenticator: createAuthenticator({
+      db: options.pool,
+      keys,
+      settings,
+      namedStatements: options.namedStatements === true,
+    }),
     tokenEndpoint: createTokenEndpoint({
       db: options.pool,
       lockout: new ClientLockout(options.pool, { logger: options.logger }),

@@ -6,7 +6,6 @@ import {
   type BucketStore,
   MemoryBucketStore,
   RedisBucketStore,
-  supportsNamedStatements,
 } from "@switchboard/kit";
 import type { ExtraCheck } from "../health.js";
 import type { Stage } from "../http/pipeline.js";
@@ -69,6 +68,8 @@ export async function createTrafficPolicies(options: {
   pool: Pool;
   /** For the pool of deferred claim commits. */
   databaseUrl?: string;
+  /** `pool` is a real PostgreSQL server (kit's supportsNamedStatements), not PGlite. */
+  namedStatements: boolean;
   logger: Logger;
   errorsUrl: string;
   /** SIGNING_KEY_SECRET: seals the stored idempotent responses at rest. */
@@ -100,9 +101,8 @@ export async function createTrafficPolicies(options: {
 
   // PGlite (embedded mode) shares one session between connections: no named statements, and
   // no session settings of our own; its commits are local anyway.
-  const realPostgres = await supportsNamedStatements(options.pool);
   const asyncPool =
-    config.idempotencySynchronousCommit || !options.databaseUrl || !realPostgres
+    config.idempotencySynchronousCommit || !options.databaseUrl || !options.namedStatements
       ? undefined
       : asyncCommitPool(options.databaseUrl);
   const idempotencyStore = new IdempotencyStore(
@@ -110,7 +110,7 @@ export async function createTrafficPolicies(options: {
     {
       windowSeconds: IDEMPOTENCY_WINDOW_SECONDS,
       leaseSeconds: config.idempotencyLeaseSeconds,
-      namedStatements: realPostgres,
+      namedStatements: options.namedStatements,
       sealer: new ResponseSealer(options.sealingSecret),
     },
     asyncPool,
