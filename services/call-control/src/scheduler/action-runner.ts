@@ -3,6 +3,9 @@ import {
   outboxWritesCommitted,
   outboxWritesRolledBack,
   type Pool,
+  runWithTraceContext,
+  sanitizeTraceCarrier,
+  type TraceCarrier,
 } from "@switchboard/kit";
 import { inTransaction, Tx, type Waker } from "./tx.js";
 
@@ -14,6 +17,8 @@ export interface DueAction {
   /** When the timer was due: the time the event it stands for happened. */
   dueAt: Date;
   attempts: number;
+  /** The trace context of the transaction that set the timer. */
+  traceContext?: TraceCarrier;
 }
 
 export interface ActionKind {
@@ -55,6 +60,7 @@ interface Row {
   payload: Record<string, unknown>;
   due_at: Date;
   attempts: number;
+  trace_context: unknown;
 }
 
 /**
@@ -171,7 +177,8 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
            ORDER BY due_at, id
            LIMIT $1
            FOR UPDATE SKIP LOCKED)
-       RETURNING a.id::text AS id, a.call_id, a.kind, a.payload, a.due_at, a.attempts`,
+       RETURNING a.id::text AS id, a.call_id, a.kind, a.payload, a.due_at, a.attempts,
+                 a.trace_context`,
       [batchSize, leaseSeconds],
     );
     return rows
@@ -182,6 +189,7 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
         payload: row.payload,
         dueAt: row.due_at,
         attempts: row.attempts,
+        traceContext: sanitizeTraceCarrier(row.trace_context),
       }))
       .sort((a, b) => a.dueAt.getTime() - b.dueAt.getTime() || Number(a.id) - Number(b.id));
   }
@@ -201,10 +209,21 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
     await Promise.all(Array.from({ length: Math.min(concurrency, queues.length) }, worker));
   }
 
+  /**
+   * One try of an action, in a `process call timers` span that continues the trace of the
+   * transaction that set the timer, whichever wake or replica runs it.
+   */
   async function runOne(action: DueAction) {
     const handler = kinds.get(action.kind);
+    const job = {
+      queue: "call timers",
+      jobName: action.kind,
+      jobId: action.id,
+      attempt: action.attempts + 1,
+      link: false,
+    };
     try {
-      await runAction(action, handler);
+      await runWithTraceContext(action.traceContext, job, () => runAction(action, handler));
     } catch (error) {
       await failed(action, handler, error).catch((cause: unknown) =>
         logger.error(

@@ -1,4 +1,4 @@
-import { withTransaction, type Pool, type PoolClient } from "@switchboard/kit";
+import { injectTraceContext, withTransaction, type Pool, type PoolClient } from "@switchboard/kit";
 
 /** A timer to set: `kind` names its handler; it fires at `at`, or `delayMs` from now. */
 export interface NewAction {
@@ -7,6 +7,15 @@ export interface NewAction {
   payload?: Record<string, unknown>;
   delayMs?: number;
   at?: Date;
+}
+
+/**
+ * The trace context a timer set now carries (JSON for its `trace_context` column), or null
+ * when no trace is active: the work the timer stands for continues the trace that set it.
+ */
+export function timerTraceContext(): string | null {
+  const carrier = injectTraceContext();
+  return carrier ? JSON.stringify(carrier) : null;
 }
 
 /** Something that wants to hear when a newly committed timer falls due (the action runner). */
@@ -28,9 +37,10 @@ export class Tx {
 
   async schedule(...actions: NewAction[]): Promise<void> {
     if (actions.length === 0) return;
-    const values: unknown[] = [];
+    const traceContext = timerTraceContext();
+    const values: unknown[] = [traceContext];
     const tuples = actions.map((action, index) => {
-      const base = index * 5;
+      const base = 1 + index * 5;
       values.push(
         action.callId,
         action.kind,
@@ -40,10 +50,11 @@ export class Tx {
       );
       this.wakes.push(action.at ? action.at.getTime() : Date.now() + (action.delayMs ?? 0));
       return `($${base + 1}, $${base + 2}, $${base + 3}::jsonb,
-        COALESCE($${base + 4}::timestamptz, now() + make_interval(secs => $${base + 5}::float8 / 1000)))`;
+        COALESCE($${base + 4}::timestamptz, now() + make_interval(secs => $${base + 5}::float8 / 1000)),
+        $1::jsonb)`;
     });
     await this.client.query(
-      `INSERT INTO call_control.scheduled_actions (call_id, kind, payload, due_at)
+      `INSERT INTO call_control.scheduled_actions (call_id, kind, payload, due_at, trace_context)
        VALUES ${tuples.join(", ")}`,
       values,
     );
