@@ -10,7 +10,7 @@ import {
 import type { callcontrol } from "@switchboard/proto";
 import type { NumberDirectory } from "../inventory-directory.js";
 import { findSeat } from "../resources/seats.js";
-import { timerTraceContext, type Tx } from "../scheduler/tx.js";
+import { timerTraceCarrier, type Tx } from "../scheduler/tx.js";
 import type { PassportSigner } from "../stir-shaken/passport.js";
 import { emitCallEvent } from "./call-events.js";
 import type { CallEngine } from "./call-engine.js";
@@ -145,7 +145,7 @@ async function insertCall(
        ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
        RETURNING *
      ), dial AS (
-       INSERT INTO call_control.scheduled_actions (call_id, kind, payload, due_at, trace_context)
+       INSERT INTO call_control.scheduled_actions (call_id, kind, payload, due_at, trace_carrier)
        SELECT id, $15, $16::jsonb, now(), $17::jsonb FROM c
      )
      SELECT ${callColumns} FROM c`,
@@ -166,7 +166,7 @@ async function insertCall(
       call.fingerprint,
       callTimerKinds.dial,
       JSON.stringify({ identity_info: fields.x5u }),
-      timerTraceContext(),
+      timerTraceCarrier(),
     ],
   );
   const row = rows[0];

@@ -18,7 +18,7 @@ export interface DueAction {
   dueAt: Date;
   attempts: number;
   /** The trace context of the transaction that set the timer. */
-  traceContext?: TraceCarrier;
+  traceCarrier?: TraceCarrier;
 }
 
 export interface ActionKind {
@@ -60,7 +60,7 @@ interface Row {
   payload: Record<string, unknown>;
   due_at: Date;
   attempts: number;
-  trace_context: unknown;
+  trace_carrier: unknown;
 }
 
 /**
@@ -178,7 +178,7 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
            LIMIT $1
            FOR UPDATE SKIP LOCKED)
        RETURNING a.id::text AS id, a.call_id, a.kind, a.payload, a.due_at, a.attempts,
-                 a.trace_context`,
+                 a.trace_carrier`,
       [batchSize, leaseSeconds],
     );
     return rows
@@ -189,7 +189,7 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
         payload: row.payload,
         dueAt: row.due_at,
         attempts: row.attempts,
-        traceContext: sanitizeTraceCarrier(row.trace_context),
+        traceCarrier: sanitizeTraceCarrier(row.trace_carrier),
       }))
       .sort((a, b) => a.dueAt.getTime() - b.dueAt.getTime() || Number(a.id) - Number(b.id));
   }
@@ -223,7 +223,7 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
       link: false,
     };
     try {
-      await runWithTraceContext(action.traceContext, job, () => runAction(action, handler));
+      await runWithTraceContext(action.traceCarrier, job, () => runAction(action, handler));
     } catch (error) {
       await failed(action, handler, error).catch((cause: unknown) =>
         logger.error(

@@ -10,10 +10,10 @@ export interface NewAction {
 }
 
 /**
- * The trace context a timer set now carries (JSON for its `trace_context` column), or null
+ * The trace context a timer set now carries (JSON for its `trace_carrier` column), or null
  * when no trace is active: the work the timer stands for continues the trace that set it.
  */
-export function timerTraceContext(): string | null {
+export function timerTraceCarrier(): string | null {
   const carrier = injectTraceContext();
   return carrier ? JSON.stringify(carrier) : null;
 }
@@ -37,8 +37,8 @@ export class Tx {
 
   async schedule(...actions: NewAction[]): Promise<void> {
     if (actions.length === 0) return;
-    const traceContext = timerTraceContext();
-    const values: unknown[] = [traceContext];
+    const traceCarrier = timerTraceCarrier();
+    const values: unknown[] = [traceCarrier];
     const tuples = actions.map((action, index) => {
       const base = 1 + index * 5;
       values.push(
@@ -54,7 +54,7 @@ export class Tx {
         $1::jsonb)`;
     });
     await this.client.query(
-      `INSERT INTO call_control.scheduled_actions (call_id, kind, payload, due_at, trace_context)
+      `INSERT INTO call_control.scheduled_actions (call_id, kind, payload, due_at, trace_carrier)
        VALUES ${tuples.join(", ")}`,
       values,
     );
