@@ -2,6 +2,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
   drainableHttpServer,
+  createEventBus,
   createPool,
   supportsNamedStatements,
   type EventBus,
@@ -32,7 +33,8 @@ import { messagingKeySource } from "./routes/message-keys.js";
 import { messageRoutes } from "./routes/messages.js";
 import { agentRoutes } from "./routes/agent.js";
 import { gatewaySmoke } from "./smoke/index.js";
-import { startRecordPath, usageKeySource, type RecordPath } from "./records/index.js";
+import { createRecordPath, usageKeySource, type RecordPath } from "./records/index.js";
+import { appendRecordsTo } from "./records/usage-append.js";
 import type { RouteSpec } from "./routes/route-spec.js";
 
 export const GATEWAY_VERSION = "0.1.0";
@@ -49,8 +51,8 @@ export interface RunningGateway {
   routes: RouteSpec[];
   /** Rate limits and the Idempotency-Key store (counters for metrics, stores for tests). */
   policies: TrafficPolicies;
-  /** The usage record path (undefined when off: no queue outside production). */
-  records: RecordPath | undefined;
+  /** The reply commit (records, kept answers) and the record relay to usage. */
+  records: RecordPath;
   /** The admin port's /readyz: PostgreSQL and every backend (Redis only warns: it fails open). */
   readiness(): Promise<ReadinessReport>;
   stop(): Promise<void>;
@@ -81,13 +83,6 @@ export async function startGateway(options: {
   await identity.init();
   if (config.bootstrap) await ensureBootstrap(pool, config.bootstrap);
   const backends = connectBackends(config.backends);
-  const records = startRecordPath({
-    settings: config.usageRecords,
-    bus: options.bus,
-    redisUrl: config.policies.redisUrl,
-    production: config.nodeEnv === "production",
-    logger,
-  });
   const policies = await createTrafficPolicies({
     config: config.policies,
     pool,
@@ -97,6 +92,33 @@ export async function startGateway(options: {
     errorsUrl: config.errorsUrl,
     sealingSecret: config.signingKeySecret,
   });
+  if (!config.usageRecords.enabled) {
+    if (config.nodeEnv === "production") {
+      throw new Error("USAGE_RECORDS cannot be turned off in production");
+    }
+    logger.warn("usage records are off (USAGE_RECORDS=false): replies land no api.request record");
+  }
+  const records = createRecordPath({
+    db: pool,
+    store: policies.idempotencyStore,
+    append: appendRecordsTo(backends.usage, config.grpcDeadlineMs),
+    logger,
+    errorsUrl: config.errorsUrl,
+    records: config.usageRecords.enabled
+      ? { platformAccount: config.usageRecords.platformAccount }
+      : undefined,
+    commitBudgetMs: config.usageRecords.timeoutMs,
+  });
+  // The smoke.run fact goes to the usage ledger over the platform's event queue.
+  const ownBus =
+    options.bus === undefined && config.policies.redisUrl
+      ? createEventBus({
+          redisUrl: config.policies.redisUrl,
+          logger,
+          prefix: config.usageRecords.queuePrefix,
+        })
+      : undefined;
+  const smokeBus = options.bus ?? ownBus;
   const health = createHealthReporter({
     version: GATEWAY_VERSION,
     pool,
@@ -131,7 +153,7 @@ export async function startGateway(options: {
     ...callResourceRoutes,
     ...callRoutes({ sandbox: config.carriers.voice === "sandbox" }),
     ...agentRoutes(
-      gatewaySmoke({ config, backends, pool, checks: policies.checks, records, logger }),
+      gatewaySmoke({ config, backends, pool, checks: policies.checks, bus: smokeBus, logger }),
     ),
   ];
   openApi.document = buildOpenApiDocument(routes, {
@@ -142,11 +164,11 @@ export async function startGateway(options: {
   const app = createHttpApp({
     routes,
     rpc: requestRpc(backends, config.grpcDeadlineMs),
-    first: records.path ? [records.path.middleware] : [],
+    first: [records.middleware],
     // The record stage, authentication, then the rate limit and idempotency as one stage (the
     // bucket decides first; its round trip overlaps the key's claim), then the operation.
     stages: [
-      ...(records.path ? [records.path.stage] : []),
+      records.stage,
       authenticationStage(identity.authenticator),
       policies.stage,
       ...(options.extraStages ?? []),
@@ -174,15 +196,17 @@ export async function startGateway(options: {
     identity,
     routes,
     policies,
-    records: records.path,
+    records,
     readiness: () => health.readiness(),
     // Every mode stops the same way: health answers 503 first, requests in flight finish, and
     // keep-alive connections close as soon as they are idle (`Connection: close` on anything
     // that still arrives).
     stop: async () => {
       health.markShuttingDown();
+      policies.stopWaiting();
       await drainable.close();
       await records.close();
+      await ownBus?.close();
       backends.close();
       await policies.close();
       await pool.end();

@@ -15,6 +15,7 @@ import {
 import { testDatabaseKinds, type TestDatabase } from "@switchboard/kit/testing";
 import { migrateGateway, type Principal, type Scope } from "../src/auth/index.js";
 import { createHttpApp } from "../src/http/app.js";
+import { ReplyCommitter, replyCommitMiddleware } from "../src/records/index.js";
 import type { Stage } from "../src/http/pipeline.js";
 import {
   createIdempotencyLayer,
@@ -127,7 +128,11 @@ describe.each(testDatabaseKinds)("idempotency stage on $name", ({ create }) => {
     const db = {
       query: ((...args: Parameters<Pool["query"]>) =>
         storeDown
-          ? Promise.reject(new Error("connection refused"))
+          ? Promise.reject(
+              Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), {
+                code: "ECONNREFUSED",
+              }),
+            )
           : pool.query(...args)) as Pool["query"],
     };
     store = new IdempotencyStore(db, {
@@ -149,9 +154,12 @@ describe.each(testDatabaseKinds)("idempotency stage on $name", ({ create }) => {
       waitMs: 400,
       admit: rateLimiter.admit,
     });
+    const committer = new ReplyCommitter({ db, store, logger, budgetMs: 200 });
     const app = createHttpApp({
       routes,
-      // As the gateway wires them: the rate limit runs in the idempotency stage.
+      // As the gateway wires them: kept answers committed before the reply, the rate limit in
+      // the idempotency stage.
+      first: [replyCommitMiddleware({ committer, records: undefined, errorsUrl: ERRORS_URL, logger })],
       stages: [fakeAuthentication, layer.stage],
       before: [
         (req, res, next) => {
@@ -329,6 +337,29 @@ describe.each(testDatabaseKinds)("idempotency stage on $name", ({ create }) => {
     expect(response.status).toBe(503);
     expect(response.headers.get("retry-after")).toBe("1");
     expect(executions).toHaveLength(0);
+  });
+
+  it("keeps the answer before the reply: with the store down then, the reply is 503 and the retry gets the first answer, not a rerun", async () => {
+    const key = keyOf("answered");
+    let open!: () => void;
+    gate = new Promise((resolve) => (open = resolve));
+    const first = post("k", { key });
+    while (executions.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    storeDown = true; // the operation ran; its answer cannot be stored now
+    open();
+    const response = await first;
+    expect(response.status).toBe(503);
+    expect(response.headers.get("retry-after")).toBe("1");
+    expect(response.headers.get("location")).toBeNull();
+    storeDown = false;
+    // Stored as soon as the store takes it again.
+    for (let i = 0; i < 200 && (await rowOf(key))[0]?.state !== "completed"; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const retry = await post("k", { key });
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(executions).toHaveLength(1);
   });
 
   const scarce = "/v1/api/test/scarce";

@@ -11,6 +11,7 @@ import {
 import { createHttpApp } from "@switchboard/gateway/http/app";
 import { authenticationStage } from "@switchboard/gateway/http/authentication";
 import type { Stage } from "@switchboard/gateway/http/pipeline";
+import { ReplyCommitter, replyCommitMiddleware } from "@switchboard/gateway/records/index";
 import { parseRateLimits } from "@switchboard/gateway/policies/rate-limit-config";
 import {
   createTrafficPolicies,
@@ -62,13 +63,26 @@ export interface BenchApps {
   close(): Promise<void>;
 }
 
-const listen = (stages: Stage[], policies: TrafficPolicies | undefined, logger: Logger) =>
+const listen = (
+  stages: Stage[],
+  policies: TrafficPolicies | undefined,
+  logger: Logger,
+  pool: Pool,
+) =>
   new Promise<Server>((resolve) => {
+    const errorsUrl = "http://bench.test/v1/errors";
+    // As the gateway wires it: a kept answer is committed before its reply (records off here).
+    const committer =
+      policies &&
+      new ReplyCommitter({ db: pool, store: policies.idempotencyStore, logger, budgetMs: 1_000 });
     const app = createHttpApp({
       routes: benchRoutes,
+      first: committer
+        ? [replyCommitMiddleware({ committer, records: undefined, errorsUrl, logger })]
+        : [],
       stages,
       errorHandlers: policies?.errorHandlers ?? [],
-      errorsUrl: "http://bench.test/v1/errors",
+      errorsUrl,
       logger,
     });
     const server = app.listen(0, "127.0.0.1", () => resolve(server));
@@ -130,9 +144,9 @@ export async function startBenchApps(options: {
   const fast = await policies(false);
   const authentication = authenticationStage(identity.authenticator);
   const servers = {
-    off: await listen([authentication], undefined, logger),
-    on: await listen([authentication, durable.stage], durable, logger),
-    onAsync: await listen([authentication, fast.stage], fast, logger),
+    off: await listen([authentication], undefined, logger, pool),
+    on: await listen([authentication, durable.stage], durable, logger, pool),
+    onAsync: await listen([authentication, fast.stage], fast, logger, pool),
   };
   const url = (server: Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

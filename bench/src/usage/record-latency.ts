@@ -173,7 +173,7 @@ export async function recordPathLatency(options: {
     );
 
     // Concurrent clients against the "on" gateway: how large do its batches grow?
-    const before = gateways.on.records!.stats();
+    const before = gateways.on.records.stats();
     let requests = 0;
     let running = true;
     const started = Date.now();
@@ -189,7 +189,7 @@ export async function recordPathLatency(options: {
     running = false;
     await Promise.all(clients);
     const seconds = (Date.now() - started) / 1000;
-    const after = gateways.on.records!.stats();
+    const after = gateways.on.records.stats();
     const load: LoadResult = {
       clients: options.loadClients,
       seconds: Math.round(seconds * 10) / 10,

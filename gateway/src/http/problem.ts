@@ -1,5 +1,5 @@
 import type { Response } from "express";
-import { DomainError, type ProblemKind } from "@switchboard/kit";
+import { DomainError, dependencyFailure, type ProblemKind } from "@switchboard/kit";
 
 export const PROBLEM_MEDIA_TYPE = "application/problem+json";
 
@@ -89,15 +89,18 @@ function problemHeaders(error: DomainError): Record<string, string> {
 }
 
 /**
- * The one place that turns a failure into RFC 9457 problem+json. Anything that is not a
- * DomainError is masked as `internal`: no message, stack or SQL ever reaches a client.
+ * The one place that turns a failure into RFC 9457 problem+json. The gateway's own database
+ * down or past its deadline is 503 or 504; anything else that is not a DomainError is masked as
+ * `internal`: no message, stack or SQL ever reaches a client.
  */
 export function toProblem(
   error: unknown,
   context: { requestId: string; errorsUrl: string },
 ): { status: number; headers: Record<string, string>; body: ProblemBody } {
   const domain =
-    error instanceof DomainError ? error : new DomainError("internal", "internal error");
+    error instanceof DomainError
+      ? error
+      : (dependencyFailure(error) ?? new DomainError("internal", "internal error"));
   const { status, title } = httpProblems[domain.kind];
   const body: ProblemBody = {
     // Extensions first: the standard members below can never be overwritten by them.

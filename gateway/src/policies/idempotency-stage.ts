@@ -11,7 +11,7 @@ import {
 } from "./idempotency-replies.js";
 import type { ClaimOutcome, IdempotencyStore, StoredResponse } from "./idempotency-store.js";
 import { IdempotencyWaiters } from "./idempotency-waiters.js";
-import { IdempotencyWrites, type Claim } from "./idempotency-writes.js";
+import { IdempotencyWrites, type Claim, type KeptAnswer } from "./idempotency-writes.js";
 import type { PolicyCounters } from "./policy-counters.js";
 
 export interface IdempotencyStageOptions {
@@ -34,12 +34,21 @@ export interface IdempotencyLayer {
   stage: Stage;
   /** Resolves once every response being stored (or key being freed) is written. */
   drain(): Promise<void>;
+  /** Stops retrying answers the database did not take, then drains. */
+  close(): Promise<void>;
+  /**
+   * Shutting down: a request waiting for a key held elsewhere stops waiting and answers 503
+   * (its client retries on another replica), so the drain does not wait out IDEMPOTENCY_WAIT_MS.
+   */
+  stopWaiting(): void;
 }
 
 declare module "express-serve-static-core" {
   interface Locals {
     /** True when the reply is a replay from the Idempotency-Key store (for the usage record). */
     replayed?: boolean;
+    /** The answer the reply's key keeps: committed with its record before the reply is sent. */
+    keptAnswer?: KeptAnswer;
   }
 }
 
@@ -55,6 +64,7 @@ export function createIdempotencyLayer(options: IdempotencyStageOptions): Idempo
   const { store, counters, logger } = options;
   const waiters = new IdempotencyWaiters();
   const writes = new IdempotencyWrites(store, waiters, logger);
+  let stopping = false;
 
   const conflict = (
     kind: "idempotency-mismatch" | "idempotency-in-progress",
@@ -92,6 +102,11 @@ export function createIdempotencyLayer(options: IdempotencyStageOptions): Idempo
     const deadline = Date.now() + options.waitMs;
     let made = first;
     for (let poll = 10; ; poll = Math.min(poll * 2, MAX_POLL_MS)) {
+      if (stopping) {
+        throw new DomainError("service-unavailable", "this gateway is shutting down; retry", {
+          retryAfter: 1,
+        });
+      }
       const outcome = made ?? (await claimOrFail(request, true));
       made = undefined;
       if (outcome.kind === "claimed") {
@@ -143,7 +158,7 @@ export function createIdempotencyLayer(options: IdempotencyStageOptions): Idempo
     } catch (refusal) {
       const outcome = await first?.catch(() => undefined);
       if (request && outcome?.kind === "claimed") {
-        await writes.release(claimOf(request, outcome.leaseId), exchange.req.requestId);
+        await writes.releaseNow(claimOf(request, outcome.leaseId), exchange.req.requestId);
       }
       throw refusal;
     }
@@ -162,20 +177,22 @@ export function createIdempotencyLayer(options: IdempotencyStageOptions): Idempo
       (store.options.leaseSeconds * 1000) / 3,
     );
     heartbeat.unref();
+    // A kept answer is committed with the reply's record before the reply goes out (the
+    // reply commit middleware); an answer not kept frees the key after it.
+    const { res } = exchange;
     try {
       const reply = await next();
       clearInterval(heartbeat);
-      writes.settle(
-        claim,
-        isKeptStatus(reply.status) ? () => storedFromReply(reply) : null,
-        requestId,
-      );
+      if (isKeptStatus(reply.status)) {
+        res.locals.keptAnswer = writes.keep(claim, storedFromReply(reply), requestId);
+      } else writes.release(claim, requestId);
       return reply;
     } catch (error) {
       clearInterval(heartbeat);
-      const kept = error instanceof DomainError && isKeptStatus(httpStatusOf(error.kind));
-      const context = { requestId, errorsUrl: options.errorsUrl };
-      writes.settle(claim, kept ? () => storedFromProblem(error, context) : null, requestId);
+      if (error instanceof DomainError && isKeptStatus(httpStatusOf(error.kind))) {
+        const context = { requestId, errorsUrl: options.errorsUrl };
+        res.locals.keptAnswer = writes.keep(claim, storedFromProblem(error, context), requestId);
+      } else writes.release(claim, requestId);
       throw error;
     }
   }
@@ -201,5 +218,13 @@ export function createIdempotencyLayer(options: IdempotencyStageOptions): Idempo
     return runClaimed(exchange, next, acquired.claim);
   };
 
-  return { stage, drain: () => writes.drain() };
+  return {
+    stage,
+    drain: () => writes.drain(),
+    close: () => writes.close(),
+    stopWaiting: () => {
+      stopping = true;
+      waiters.notifyAll();
+    },
+  };
 }

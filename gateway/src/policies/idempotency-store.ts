@@ -182,35 +182,48 @@ export class IdempotencyStore {
    * false when its lease was lost.
    */
   async completeAll(completions: readonly Completion[]): Promise<boolean[]> {
-    const { sealer } = this.options;
     const { rows } = await this.db.query<{ lease_id: string }>(
-      this.statement(
-        "idempotency-complete",
-        `UPDATE gateway.idempotency_keys AS k
-                SET state = 'completed', response_status = c.status, response_media_type = c.media_type,
-                    response_body = c.body, response_headers = c.headers::jsonb, completed_at = now(),
-                    lease_id = NULL, lease_expires_at = NULL
-               FROM unnest($1::text[], $2::text[], $3::uuid[], $4::smallint[], $5::text[], $6::text[],
-                           $7::text[]) AS c (account_id, idempotency_key, lease_id, status, media_type,
-                                             body, headers)
-              WHERE k.account_id = c.account_id AND k.idempotency_key = c.idempotency_key
-                AND k.lease_id = c.lease_id
-          RETURNING c.lease_id`,
-        [
-          completions.map((c) => c.accountId),
-          completions.map((c) => c.key),
-          completions.map((c) => c.leaseId),
-          completions.map((c) => c.response.status),
-          completions.map((c) => c.response.mediaType),
-          completions.map((c) =>
-            c.response.body === null ? null : sealer.seal(c.response.body, c.accountId, c.key),
-          ),
-          completions.map((c) => JSON.stringify(c.response.headers)),
-        ],
-      ),
+      this.completionStatement(completions),
     );
     const kept = new Set(rows.map((row) => row.lease_id));
     return completions.map((c) => kept.has(c.leaseId));
+  }
+
+  /**
+   * The statement that stores the responses of several claims, returning the lease id of each
+   * one kept (a claim taken over meanwhile is not): for the reply committer, which sends it
+   * with the replies' records.
+   */
+  completionStatement(completions: readonly Completion[]): {
+    name?: string;
+    text: string;
+    values: unknown[];
+  } {
+    const { sealer } = this.options;
+    return this.statement(
+      "idempotency-complete",
+      `UPDATE gateway.idempotency_keys AS k
+          SET state = 'completed', response_status = c.status, response_media_type = c.media_type,
+              response_body = c.body, response_headers = c.headers::jsonb, completed_at = now(),
+              lease_id = NULL, lease_expires_at = NULL
+         FROM unnest($1::text[], $2::text[], $3::uuid[], $4::smallint[], $5::text[], $6::text[],
+                     $7::text[]) AS c (account_id, idempotency_key, lease_id, status, media_type,
+                                       body, headers)
+        WHERE k.account_id = c.account_id AND k.idempotency_key = c.idempotency_key
+          AND k.lease_id = c.lease_id
+    RETURNING c.lease_id`,
+      [
+        completions.map((c) => c.accountId),
+        completions.map((c) => c.key),
+        completions.map((c) => c.leaseId),
+        completions.map((c) => c.response.status),
+        completions.map((c) => c.response.mediaType),
+        completions.map((c) =>
+          c.response.body === null ? null : sealer.seal(c.response.body, c.accountId, c.key),
+        ),
+        completions.map((c) => JSON.stringify(c.response.headers)),
+      ],
+    );
   }
 
   /** Frees the key (the response is not kept): the next request with it runs again. */

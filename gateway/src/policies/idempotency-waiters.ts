@@ -25,6 +25,11 @@ export class IdempotencyWaiters {
     for (const wake of [...(this.waiting.get(id) ?? [])]) wake();
   }
 
+  /** Wakes every waiting request (shutdown). */
+  notifyAll(): void {
+    for (const id of [...this.waiting.keys()]) this.notify(id);
+  }
+
   /** Requests currently waiting (for tests). */
   get size(): number {
     let total = 0;

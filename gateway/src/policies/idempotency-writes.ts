@@ -1,7 +1,6 @@
-import { setImmediate as afterThisTurn } from "node:timers/promises";
+import { setImmediate as afterThisTurn, setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "@switchboard/kit";
-import { IdempotencyCompletions } from "./idempotency-completions.js";
-import type { IdempotencyStore, StoredResponse } from "./idempotency-store.js";
+import type { Completion, IdempotencyStore, StoredResponse } from "./idempotency-store.js";
 import type { IdempotencyWaiters } from "./idempotency-waiters.js";
 
 /** A key this replica holds: the request owning it runs (or ran) the operation. */
@@ -14,69 +13,90 @@ export interface Claim {
 }
 
 /**
+ * The answer a keyed request keeps, handed to the reply committer, which stores it with the
+ * reply's record before the reply is sent (so an answered request's retry always finds it).
+ */
+export interface KeptAnswer {
+  completion: Completion;
+  /** Committed: `kept` false when the claim was taken over meanwhile. */
+  committed(kept: boolean): void;
+  /**
+   * Not committed (the database was down past the commit budget): the reply becomes 503 and
+   * the answer is stored as soon as the database takes it, so a retry gets it, not a rerun.
+   */
+  failed(error: unknown): void;
+}
+
+/** Pause between tries of an answer the database did not take: doubling up to 5 s. */
+const RETRY_MAX_MS = 5_000;
+
+/**
  * The writes that end a claim: keeping the response or freeing the key. Waiters on this replica
  * are woken once the row says so; `drain()` waits for the writes still going.
  */
 export class IdempotencyWrites {
   private readonly writing = new Set<Promise<void>>();
-  private readonly completions: IdempotencyCompletions;
+  private closing = false;
 
   constructor(
     private readonly store: IdempotencyStore,
     private readonly waiters: IdempotencyWaiters,
     private readonly logger: Logger,
-    /** How long a kept response waits for others to be stored with it (one commit). */
-    completionLingerMs = 10,
-  ) {
-    this.completions = new IdempotencyCompletions(store, completionLingerMs);
-  }
+  ) {}
 
-  /**
-   * Keeps the response (`kept`, built only then) or frees the key, after the reply has gone out:
-   * the reply is sent in this turn of the event loop and the write starts in the next (a kept
-   * response joins the completions of the next `completionLingerMs`), so neither the sealing
-   * nor the statement is on the client's path. A retry arriving meanwhile sees the claim and
-   * waits for it.
-   */
-  settle(claim: Claim, kept: (() => StoredResponse) | null, requestId: string): void {
-    const write = (async () => {
-      await afterThisTurn();
-      try {
-        if (!kept) await this.store.release(claim.accountId, claim.key, claim.leaseId);
-        else if (
-          !(await this.completions.complete({
-            accountId: claim.accountId,
-            key: claim.key,
-            leaseId: claim.leaseId,
-            response: kept(),
-          }))
-        ) {
+  /** The claim's answer to keep, for the reply committer (built only now, once). */
+  keep(claim: Claim, response: StoredResponse, requestId: string): KeptAnswer {
+    const completion: Completion = {
+      accountId: claim.accountId,
+      key: claim.key,
+      leaseId: claim.leaseId,
+      response,
+    };
+    return {
+      completion,
+      committed: (kept) => {
+        if (!kept) {
           this.logger.warn(
             { requestId },
             "idempotency claim was taken over before its response was stored",
           );
         }
-      } catch (error) {
-        // The reply stands: the operation ran. The claim stays until its lease runs out.
-        this.logger.error({ err: error, requestId }, "idempotency store write failed");
-      } finally {
         this.waiters.notify(claim.id);
-      }
-    })();
-    this.writing.add(write);
-    void write.finally(() => this.writing.delete(write));
+      },
+      failed: (error) => {
+        this.logger.error(
+          { err: error, requestId },
+          "idempotency answer not stored before the reply; retrying until it is",
+        );
+        this.track(this.storeEventually(claim, completion, requestId));
+      },
+    };
   }
 
   /**
-   * Frees a claim whose request was refused before it ran (the rate limit): done before the
+   * Frees the key after the reply has gone out (the response is not kept): the reply is sent in
+   * this turn of the event loop and the write starts in the next. A retry arriving meanwhile
+   * sees the claim and waits for it.
+   */
+  release(claim: Claim, requestId: string): void {
+    this.track(
+      (async () => {
+        await afterThisTurn();
+        await this.releaseNow(claim, requestId);
+      })(),
+    );
+  }
+
+  /**
+   * Frees a claim now: for a request refused before it ran (the rate limit), done before the
    * refusal is sent, so the key is free when the client retries.
    */
-  async release(claim: Claim, requestId: string): Promise<void> {
+  async releaseNow(claim: Claim, requestId: string): Promise<void> {
     try {
       await this.store.release(claim.accountId, claim.key, claim.leaseId);
     } catch (error) {
-      // Nothing ran: a retry takes the claim over once its lease runs out.
-      this.logger.warn({ err: error, requestId }, "idempotency claim of a refused request kept");
+      // Nothing kept: a retry takes the claim over once its lease runs out.
+      this.logger.warn({ err: error, requestId }, "idempotency claim not freed; its lease will");
     } finally {
       this.waiters.notify(claim.id);
     }
@@ -85,5 +105,30 @@ export class IdempotencyWrites {
   /** Resolves once every write started so far is done. */
   async drain(): Promise<void> {
     while (this.writing.size > 0) await Promise.allSettled([...this.writing]);
+  }
+
+  /** Answers still being retried stop after their current try; then drains. */
+  async close(): Promise<void> {
+    this.closing = true;
+    await this.drain();
+  }
+
+  private track(write: Promise<void>): void {
+    this.writing.add(write);
+    void write.finally(() => this.writing.delete(write));
+  }
+
+  private async storeEventually(claim: Claim, completion: Completion, requestId: string) {
+    for (let pause = 100; !this.closing; pause = Math.min(pause * 2, RETRY_MAX_MS)) {
+      await sleep(pause);
+      try {
+        const [kept] = await this.store.completeAll([completion]);
+        if (!kept) this.logger.warn({ requestId }, "idempotency claim was taken over");
+        break;
+      } catch (error) {
+        this.logger.warn({ err: error, requestId }, "idempotency answer still not stored");
+      }
+    }
+    this.waiters.notify(claim.id);
   }
 }

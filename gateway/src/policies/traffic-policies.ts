@@ -58,6 +58,8 @@ export interface TrafficPolicies {
   idempotencyStore: IdempotencyStore;
   /** Resolves once the responses being stored (and keys being freed) after their replies are written. */
   settled(): Promise<void>;
+  /** Shutting down: requests waiting for a key held elsewhere answer 503 now. */
+  stopWaiting(): void;
   close(): Promise<void>;
 }
 
@@ -138,9 +140,10 @@ export async function createTrafficPolicies(options: {
     bucketStore,
     idempotencyStore,
     settled: () => idempotency.drain(),
+    stopWaiting: () => idempotency.stopWaiting(),
     close: async () => {
       stopPurge();
-      await idempotency.drain();
+      await idempotency.close();
       await bucketStore.close();
       if (redis) await closeRedis(redis);
       await asyncPool?.end();

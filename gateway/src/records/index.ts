@@ -1,11 +1,10 @@
-export { RecordPublisher, type RecordPublisherStats, type RecordSink } from "./record-publisher.js";
 export {
-  busRecordSink,
   createRecordPath,
-  recordMiddleware,
   recordStage,
+  replyCommitMiddleware,
   type RecordPath,
   type RecordPathOptions,
 } from "./record-path.js";
-export { startRecordPath, type RecordSettings, type StartedRecordPath } from "./record-bus.js";
+export { RecordRelay } from "./record-relay.js";
+export { ReplyCommitter, type ReplyWrites } from "./reply-committer.js";
 export { usageKeySource } from "./usage-jwks.js";

@@ -1,29 +1,12 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-import { trackRecordBacklog, usageRecordQueue, type EventBus, type Logger } from "@switchboard/kit";
-import { usage } from "@switchboard/proto";
+import { DomainError, trackRecordBacklog, type Logger, type Queryable } from "@switchboard/kit";
 import type { Stage } from "../http/pipeline.js";
-import { RecordPublisher, type RecordPublisherStats, type RecordSink } from "./record-publisher.js";
+import { PROBLEM_MEDIA_TYPE, toProblem } from "../http/problem.js";
+import type { IdempotencyStore } from "../policies/idempotency-store.js";
+import { RecordRelay } from "./record-relay.js";
+import { ReplyCommitter } from "./reply-committer.js";
 import { requestRecord, resourceIdIn } from "./request-record.js";
-
-/**
- * Retries of a `usage.records` job in the usage service (a database outage, a crash mid-write):
- * exponential from 0.5 s to 1 min, about 16 hours in all before it lands in the failed set.
- */
-const recordJobRetry = {
-  attempts: 1_000,
-  backoff: { type: "exponential", delayMs: 500, maxDelayMs: 60_000, jitter: 0.2 },
-} as const;
-
-/** Publishes a batch as one `usage.records` job whose id is the batch id (dedupe on retry). */
-export function busRecordSink(bus: EventBus): RecordSink {
-  return async (records, batchId) => {
-    await bus.publish(
-      usageRecordQueue,
-      { name: "api.request", data: usage.RequestRecordBatch.toJSON({ records }) },
-      { jobId: batchId, ...recordJobRetry },
-    );
-  };
-}
+import type { usage } from "@switchboard/proto";
 
 /**
  * The first stage of every routed request: notes the route template and the id its path names,
@@ -41,33 +24,68 @@ export const recordStage: Stage = async (exchange, next) => {
   }
 };
 
+/** Headers of the first reply that do not belong on the 503 that replaces it. */
+const replacedHeaders = ["content-type", "content-length", "location", "etag", "idempotent-replayed"];
+
 /**
- * Express middleware, mounted first: when the reply is ended — whatever produced it (a route, a
- * problem, 404, 405, 429, a replay) — its api.request record is handed to the publisher and the
- * reply's bytes go out only once the record is in the queue.
+ * Express middleware, mounted first: when a reply is ended — whatever produced it (a route, a
+ * problem, 404, 405, 429, a replay) — its api.request record and, for a keyed request, the
+ * answer its retries will get are committed (group commit), and only then do the reply's bytes
+ * go out. What cannot be committed in time makes the reply 503 with Retry-After: no answered
+ * request without its record, no answer its retry would not get.
  */
-export function recordMiddleware(
-  publisher: RecordPublisher,
-  options: { platformAccount: string; logger: Logger },
-): RequestHandler {
+export function replyCommitMiddleware(options: {
+  committer: ReplyCommitter;
+  /** Unset: records are off (only answers are committed). */
+  records: { platformAccount: string } | undefined;
+  errorsUrl: string;
+  logger: Logger;
+}): RequestHandler {
+  const { committer, records, logger } = options;
   return (req: Request, res: Response, next: NextFunction) => {
     const arrivedAt = Date.now();
     const end = res.end;
-    let recorded = false;
-    res.end = function recordThenEnd(this: Response, ...args: unknown[]) {
-      if (recorded) return end.apply(this, args as Parameters<Response["end"]>);
-      recorded = true;
-      const record = requestRecord(req, res, {
-        arrivedAt,
-        platformAccount: options.platformAccount,
-      });
-      void publisher.record(record).then(() => {
+    let ending = false;
+    res.end = function commitThenEnd(this: Response, ...args: unknown[]) {
+      const send = (...sent: unknown[]) => {
         try {
-          end.apply(this, args as Parameters<Response["end"]>);
+          end.apply(this, sent as Parameters<Response["end"]>);
         } catch (error) {
-          options.logger.error({ err: error, requestId: req.requestId }, "reply could not be sent");
+          logger.error({ err: error, requestId: req.requestId }, "reply could not be sent");
         }
-      });
+      };
+      if (ending) return end.apply(this, args as Parameters<Response["end"]>);
+      ending = true;
+      const kept = res.locals.keptAnswer;
+      const record = records
+        ? requestRecord(req, res, { arrivedAt, platformAccount: records.platformAccount })
+        : undefined;
+      if (!kept && !record) return end.apply(this, args as Parameters<Response["end"]>);
+      committer
+        .commit({ ...(record ? { record } : {}), ...(kept ? { completion: kept.completion } : {}) })
+        .then(
+          (stored) => {
+            kept?.committed(stored);
+            send(...args);
+          },
+          (error: unknown) => {
+            kept?.failed(error);
+            logger.error({ err: error, requestId: req.requestId }, "reply not committed: 503");
+            if (res.headersSent) return send(...args);
+            const problem = toProblem(
+              new DomainError("service-unavailable", "the request's record could not be stored; retry", {
+                retryAfter: 1,
+              }),
+              { requestId: req.requestId, errorsUrl: options.errorsUrl },
+            );
+            for (const name of replacedHeaders) res.removeHeader(name);
+            res.statusCode = problem.status;
+            res.set(problem.headers).type(PROBLEM_MEDIA_TYPE);
+            const body = JSON.stringify(problem.body);
+            res.setHeader("content-length", Buffer.byteLength(body));
+            send(req.method === "HEAD" ? undefined : body);
+          },
+        );
       return this;
     } as Response["end"];
     next();
@@ -75,12 +93,17 @@ export function recordMiddleware(
 }
 
 export interface RecordPathOptions {
-  bus: EventBus;
+  /** The gateway's pool (its schema holds the record outbox and the Idempotency-Key store). */
+  db: Queryable;
+  store: IdempotencyStore;
+  /** Hands a batch of records to the usage ledger (AppendRequestRecords). */
+  append: (records: usage.RequestRecord[]) => Promise<void>;
   logger: Logger;
-  /** The account of public and unauthenticated requests. */
-  platformAccount: string;
-  /** How long a reply waits for its record's hand-off before going out anyway. */
-  timeoutMs: number;
+  errorsUrl: string;
+  /** Undefined: records are off (never in production); answers are still committed first. */
+  records: { platformAccount: string } | undefined;
+  /** How long a reply waits for a database that is down before it becomes 503. */
+  commitBudgetMs: number;
 }
 
 export interface RecordPath {
@@ -88,28 +111,42 @@ export interface RecordPath {
   middleware: RequestHandler;
   /** Run first among the stages. */
   stage: Stage;
-  stats(): RecordPublisherStats & { backlog: number };
-  /** Hands off what is left (up to `graceMs`). */
-  close(graceMs?: number): Promise<void>;
+  /** Records committed here and not yet relayed by this process. */
+  backlog(): number;
+  /** The reply commits made and the records they stored. */
+  stats(): { batches: number; records: number };
+  /** Waits for the commits in flight, then hands over what is due. */
+  close(): Promise<void>;
 }
 
-/** The gateway side of the usage ledger: one api.request record per reply, queued before it is sent. */
+/**
+ * The gateway's side of the usage ledger: each reply's record committed to the gateway's
+ * record outbox (PostgreSQL) before the reply is sent, relayed to the usage service in batches.
+ */
 export function createRecordPath(options: RecordPathOptions): RecordPath {
-  const publisher = new RecordPublisher({
-    sink: busRecordSink(options.bus),
+  const relay = new RecordRelay({ db: options.db, append: options.append, logger: options.logger });
+  const committer = new ReplyCommitter({
+    db: options.db,
+    store: options.store,
     logger: options.logger,
-    timeoutMs: options.timeoutMs,
+    budgetMs: options.commitBudgetMs,
+    onRecords: (count) => relay.committed(count),
   });
-  const untrack = trackRecordBacklog(() => publisher.backlog);
+  if (options.records) relay.start();
+  const untrack = trackRecordBacklog(() => relay.backlog);
   return {
-    middleware: recordMiddleware(publisher, {
-      platformAccount: options.platformAccount,
+    middleware: replyCommitMiddleware({
+      committer,
+      records: options.records,
+      errorsUrl: options.errorsUrl,
       logger: options.logger,
     }),
     stage: recordStage,
-    stats: () => ({ ...publisher.stats, backlog: publisher.backlog }),
-    close: async (graceMs) => {
-      await publisher.close(graceMs);
+    backlog: () => relay.backlog,
+    stats: () => ({ ...committer.stats }),
+    close: async () => {
+      await committer.drained();
+      await relay.stop();
       untrack();
     },
   };

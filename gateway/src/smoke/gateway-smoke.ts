@@ -1,19 +1,19 @@
-import { isDatabaseReady, type Logger, type Pool } from "@switchboard/kit";
+import { isDatabaseReady, type EventBus, type Logger, type Pool } from "@switchboard/kit";
 import type { Backends } from "../backends.js";
 import type { GatewayConfig } from "../config.js";
 import type { ExtraCheck } from "../health.js";
-import type { StartedRecordPath } from "../records/index.js";
 import { smokeFactPublisher } from "./run-fact.js";
 import { createSmoke, type Smoke } from "./smoke.js";
 
-/** The gateway's smoke: its backends, settings, own stores and the queue of its records. */
+/** The gateway's smoke: its backends, settings, own stores and the queue of its usage fact. */
 export function gatewaySmoke(options: {
   config: GatewayConfig;
   backends: Backends;
   pool: Pool;
   /** The traffic policies' checks (redis when configured). */
   checks: Record<string, ExtraCheck>;
-  records: StartedRecordPath;
+  /** The platform's event queue (the smoke.run fact); undefined: none configured. */
+  bus: EventBus | undefined;
   logger: Logger;
 }): Smoke {
   const { config, logger } = options;
@@ -29,9 +29,9 @@ export function gatewaySmoke(options: {
         ),
       ...options.checks,
     },
-    recordsOn: options.records.path !== undefined,
+    recordsOn: config.usageRecords.enabled,
     publishFact: smokeFactPublisher({
-      bus: options.records.bus,
+      bus: options.bus,
       logger,
       timeoutMs: config.usageRecords.timeoutMs,
     }),

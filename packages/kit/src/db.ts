@@ -1,6 +1,7 @@
 import pg from "pg";
 import { outboxWritesCommitted, outboxWritesRolledBack } from "./events/outbox-signal.js";
 import { trackPool } from "./metrics/pools.js";
+import { isDependencyUnavailable } from "./dependency-failure.js";
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -9,7 +10,23 @@ export type Queryable = Pick<pg.Pool, "query">;
 // int8 and numeric come back as strings by default; counts and sizes here fit in a double.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
-export function createPool(url: string, options: { max?: number; name?: string } = {}): pg.Pool {
+export interface PoolOptions {
+  max?: number;
+  name?: string;
+  /**
+   * Every statement's deadline (docs/architecture.md rule 4: one inside the request's): the
+   * server cancels a statement past it (SQLSTATE 57014, answered 504), and the client gives up
+   * on one whose server stopped answering (paused, cut off) 500 ms later (answered 503).
+   * Waiting for a connection is bounded by it too. Unset: no deadline (tools, migrations).
+   */
+  statementTimeoutMs?: number;
+}
+
+/** How much longer than the server's deadline the client waits for a statement's answer. */
+const CLIENT_GRACE_MS = 500;
+
+export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
+  const deadline = options.statementTimeoutMs;
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
@@ -17,8 +34,11 @@ export function createPool(url: string, options: { max?: number; name?: string }
     // a quiet spell does not wait for a new connection (docs/benchmarks.md, the platform at rest).
     min: Math.min(2, options.max ?? 10),
     idleTimeoutMillis: 30_000,
-    connectionTimeoutMillis: 5_000,
+    connectionTimeoutMillis: deadline ?? 5_000,
     application_name: options.name ?? "switchboard",
+    ...(deadline
+      ? { statement_timeout: deadline, query_timeout: deadline + CLIENT_GRACE_MS }
+      : {}),
   });
   return supervisePool(pool, options.name ?? "switchboard");
 }
@@ -47,13 +67,14 @@ export async function withTransaction<T>(
     const result = await work(client);
     await client.query("COMMIT");
     outboxWritesCommitted(client);
+    client.release();
     return result;
   } catch (error) {
     outboxWritesRolledBack(client);
     await client.query("ROLLBACK").catch(() => undefined);
+    // A connection that failed (lost, or a statement past its deadline) is not reused.
+    client.release(isDependencyUnavailable(error) ? (error as Error) : undefined);
     throw error;
-  } finally {
-    client.release();
   }
 }
 

@@ -1,5 +1,6 @@
 import { Metadata, status, type ServiceError } from "@grpc/grpc-js";
 import { rpcErrorDetails, rpcStatus } from "@switchboard/proto";
+import { dependencyFailure } from "./dependency-failure.js";
 import {
   DomainError,
   isProblemKind,
@@ -124,8 +125,12 @@ function decodeStatus(raw: Buffer): DomainError | undefined {
   return new DomainError(info.reason, decoded.message, metaFromStrings(info.metadata, errors));
 }
 
-/** Server side: turns any thrown value into a gRPC error. Unknown errors are masked. */
-export function toGrpcError(error: unknown): Partial<ServiceError> {
+/**
+ * Server side: turns any thrown value into a gRPC error. A database that is down or past its
+ * deadline is `service-unavailable` or `upstream-timeout`; other unknown errors are masked.
+ */
+export function toGrpcError(thrown: unknown): Partial<ServiceError> {
+  const error = dependencyFailure(thrown) ?? thrown;
   if (error instanceof DomainError) {
     const code = grpcCodeOf[error.kind];
     const metadata = new Metadata();

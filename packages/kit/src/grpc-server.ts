@@ -11,6 +11,7 @@ import {
 import { HealthImplementation } from "grpc-health-check";
 import type { Logger } from "pino";
 import { DomainError } from "./errors.js";
+import { isDependencyUnavailable } from "./dependency-failure.js";
 import { toGrpcError } from "./grpc-errors.js";
 import { traceUnaryCall } from "./telemetry/grpc-spans.js";
 import { meteredCallback } from "./metrics/grpc.js";
@@ -56,7 +57,9 @@ export function unary<Req, Res>(
     traceUnaryCall(call.getPath(), call.metadata, () => handler(call.request, context)).then(
       (response) => callback(null, response),
       (error: unknown) => {
-        if (!(error instanceof DomainError)) {
+        if (isDependencyUnavailable(error)) {
+          logger.warn({ err: error, method: call.getPath() }, "a dependency is unavailable");
+        } else if (!(error instanceof DomainError)) {
           logger.error({ err: error, method: call.getPath() }, "unhandled error in gRPC handler");
         }
         callback(toGrpcError(error) as Parameters<typeof callback>[0]);

@@ -1,6 +1,7 @@
 export * from "./config.js";
 export * from "./db.js";
 export * from "./errors.js";
+export * from "./dependency-failure.js";
 export * from "./grpc-client.js";
 export * from "./grpc-errors.js";
 export * from "./grpc-health-client.js";

@@ -12,7 +12,14 @@ export async function migrate(
   options: { schema: string; dir: string; log?: (message: string) => void },
 ): Promise<string[]> {
   const client = await pool.connect();
+  // A migration may run longer than the pool's deadline for requests (an index on a big table):
+  // neither the server's statement_timeout nor the client's read timeout applies to it.
+  const parameters = (client as unknown as { connectionParameters: { query_timeout?: number } })
+    .connectionParameters;
+  const deadline = parameters.query_timeout;
+  parameters.query_timeout = 0;
   try {
+    await client.query("SET statement_timeout = 0");
     const applied = await runner({
       dbClient: client,
       dir: options.dir,
@@ -31,6 +38,8 @@ export async function migrate(
   } finally {
     // node-pg-migrate leaves search_path pointing at the schema; PGlite shares one session.
     await client.query("RESET search_path").catch(() => undefined);
+    await client.query("RESET statement_timeout").catch(() => undefined);
+    parameters.query_timeout = deadline;
     client.release();
   }
 }

@@ -30,6 +30,15 @@ export function processSettingsSchema(component: ComponentDeclaration) {
       .max(100)
       .default(component.poolSize)
       .describe("connections in the service's pool"),
+    DATABASE_STATEMENT_TIMEOUT_MS: z.coerce
+      .number()
+      .int()
+      .min(100)
+      .max(60_000)
+      .default(4_000)
+      .describe(
+        "deadline of each of the service's statements and of the wait for a connection; keep it below the gateway's GRPC_DEADLINE_MS. Past it: 504 (the server cancelled it) or 503 (the database stopped answering)",
+      ),
     REDIS_URL: redisUrl.describe("Redis URL: the event queues"),
     REDIS_QUEUE_PREFIX: z
       .string()
@@ -92,6 +101,7 @@ export async function runComponent<Settings>(
   const pool = createPool(String(processSettings.DATABASE_URL), {
     name: component.name,
     max: Number(processSettings.DATABASE_POOL_SIZE),
+    statementTimeoutMs: Number(processSettings.DATABASE_STATEMENT_TIMEOUT_MS),
   });
   const redis = {
     url: String(processSettings.REDIS_URL),

@@ -11,13 +11,6 @@ import { startUsage } from "./server.js";
 const settings = z
   .object({
     ...secretSettings,
-    USAGE_RECORD_CONCURRENCY: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(2_000)
-      .default(256)
-      .describe("usage.records jobs taken at once"),
     USAGE_FACT_CONCURRENCY: z.coerce
       .number()
       .int()
@@ -56,7 +49,6 @@ export const usageComponent = defineComponent({
     const usage = await startUsage({
       ...deps,
       signingKeySecret: signingKeySecretOf(config),
-      recordConcurrency: config.USAGE_RECORD_CONCURRENCY,
       factConcurrency: config.USAGE_FACT_CONCURRENCY,
       maxBatch: config.USAGE_BATCH_SIZE,
       ...(config.USAGE_SIGNING_THREADS !== undefined

@@ -48,14 +48,15 @@ export function requestDraft(record: usage.RequestRecord): RecordDraft {
 }
 
 /**
- * The drafts of one `usage.records` job (a RequestRecordBatch in proto3 JSON). A record the
- * ledger cannot hold (only a gateway bug makes one) is logged with its request id and left
- * out; the others are stored.
+ * The drafts of a batch of the gateway's records. A record the ledger cannot hold (only a
+ * gateway bug makes one) is logged with its request id and left out; the others are stored.
  */
-export function requestDrafts(data: unknown, logger: Logger): RecordDraft[] {
-  const batch = usage.RequestRecordBatch.fromJSON(data ?? {});
+export function requestDrafts(
+  records: readonly usage.RequestRecord[],
+  logger: Logger,
+): RecordDraft[] {
   const drafts: RecordDraft[] = [];
-  for (const record of batch.records) {
+  for (const record of records) {
     const problem = problemWith(record);
     if (problem) {
       logger.error({ requestId: record.requestId, problem }, "usage record rejected");

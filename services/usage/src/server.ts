@@ -15,15 +15,13 @@ import { createUsageKeyStore } from "./signing-keys.js";
 
 export interface UsageOptions {
   pool: Pool;
-  /** The platform's queue: `usage.records` (gateway) and `events.usage` (outbox relays). */
+  /** The platform's queue: `events.usage` (the services' outbox relays). */
   bus: EventBus;
   port: number;
   host?: string;
   logger: Logger;
   /** SIGNING_KEY_SECRET: the record-signing keys are sealed under it. */
   signingKeySecret: string;
-  /** `usage.records` jobs taken at once (default 256). */
-  recordConcurrency?: number;
   /** Business-fact events taken at once (default 8). */
   factConcurrency?: number;
   /** Records per INSERT (default 500). */
@@ -41,19 +39,15 @@ export interface RunningUsage extends RunningService {
   stop(): Promise<void>;
 }
 
-/** Migrates, ensures a record-signing key, consumes the record queues and serves UsageService. */
+/**
+ * Migrates, ensures a record-signing key, consumes the business facts and serves UsageService
+ * (which also takes the gateway's relayed api.request records).
+ */
 export async function startUsage(options: UsageOptions): Promise<RunningUsage> {
   const { pool, bus, logger } = options;
   await migrateUsage(pool);
   const keys = createUsageKeyStore({ pool, secret: options.signingKeySecret, logger });
   await keys.init();
-  const server = await startGrpcServer({
-    name: "usage",
-    services: [createUsageService({ pool, keys, logger })],
-    ...(options.host !== undefined ? { host: options.host } : {}),
-    port: options.port,
-    logger,
-  });
   const signer = createRecordSigner(
     keys,
     options.signingThreads !== undefined ? { threads: options.signingThreads } : {},
@@ -63,9 +57,15 @@ export async function startUsage(options: UsageOptions): Promise<RunningUsage> {
     bus,
     logger,
     signer,
-    ...(options.recordConcurrency ? { recordConcurrency: options.recordConcurrency } : {}),
     ...(options.factConcurrency ? { factConcurrency: options.factConcurrency } : {}),
     ...(options.maxBatch ? { maxBatch: options.maxBatch } : {}),
+  });
+  const server = await startGrpcServer({
+    name: "usage",
+    services: [createUsageService({ pool, keys, batcher: consumers.batcher, logger })],
+    ...(options.host !== undefined ? { host: options.host } : {}),
+    port: options.port,
+    logger,
   });
   const health = await startServiceHealth({
     server,

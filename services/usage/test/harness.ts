@@ -7,7 +7,6 @@ import {
   createMemoryBus,
   createPool,
   newId,
-  usageRecordQueue,
   type EventBus,
   type Pool,
 } from "@switchboard/kit";
@@ -27,8 +26,8 @@ export interface UsageHarness {
   running: RunningUsage;
   client: usage.UsageServiceClient;
   call<Req, Res>(method: UnaryMethod<Req, Res>, request: Req): Promise<Res>;
-  /** Publishes gateway records the way the gateway does (one job per batch). */
-  publishRequests(records: usage.RequestRecord[], jobId?: string): Promise<void>;
+  /** Appends records as the gateway's relay does (AppendRequestRecords). */
+  publishRequests(records: usage.RequestRecord[], _label?: string): Promise<void>;
   /** Waits until `count` records match the SQL condition (on usage.records r). */
   waitForCount(
     condition: string,
@@ -86,15 +85,14 @@ export async function startUsageHarness(
       return client;
     },
     call: (method, request) => callUnary("usage", client, method, request, { deadlineMs: 30_000 }),
-    publishRequests: async (records, jobId) => {
-      await bus.publish(
-        usageRecordQueue,
-        { name: "api.request", data: usage.RequestRecordBatch.toJSON({ records }) },
-        {
-          jobId: jobId ?? records[0]?.requestId ?? newId("req"),
-          attempts: 20,
-          backoff: { type: "fixed", delayMs: 100 },
-        },
+    // As the gateway's record relay hands them over (a resend of a batch is harmless).
+    publishRequests: async (records) => {
+      await callUnary<usage.AppendRequestRecordsRequest, usage.AppendRequestRecordsResponse>(
+        "usage",
+        client,
+        client.appendRequestRecords,
+        { records },
+        { deadlineMs: 30_000, actingFor: { accountId: undefined, principal: "gateway" } },
       );
     },
     count,
@@ -123,7 +121,6 @@ export async function startUsageHarness(
       await harness.stopService();
       if ("obliterate" in bus) {
         const bullmq = bus as EventBus & { obliterate(queue: string): Promise<void> };
-        await bullmq.obliterate(usageRecordQueue).catch(() => undefined);
         await bullmq.obliterate("events.usage").catch(() => undefined);
       }
       await bus.close();

@@ -93,8 +93,8 @@ describe("business facts", () => {
 describe("gateway records", () => {
   it("turns a batch into api.request drafts, latency rounded to microseconds", () => {
     const record = requestRecord({ latencyMs: 1.23456789, replayed: true, route: undefined });
-    const json = usage.RequestRecordBatch.toJSON({ records: [record] });
-    const [draft] = requestDrafts(JSON.parse(JSON.stringify(json)), logger);
+    // As the gateway's record outbox keeps it (JSON) and the relay hands it over.
+    const [draft] = requestDrafts([JSON.parse(JSON.stringify(record))], logger);
     expect(draft).toMatchObject({
       kind: "api.request",
       request_id: record.requestId,
@@ -118,12 +118,9 @@ describe("gateway records", () => {
       requestRecord({ status: 99 }),
       requestRecord({ latencyMs: -1 }),
     ];
-    const drafts = requestDrafts(
-      usage.RequestRecordBatch.toJSON({ records: [...bad, good] }),
-      logger,
-    );
+    const drafts = requestDrafts([...bad, good], logger);
     expect(drafts.map((d) => d.request_id)).toEqual([good.requestId]);
-    expect(requestDrafts(null, logger)).toEqual([]);
+    expect(requestDrafts([], logger)).toEqual([]);
   });
 });
 
