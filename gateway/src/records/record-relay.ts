@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger, Queryable } from "@switchboard/kit";
 import type { usage } from "@switchboard/proto";
 
@@ -27,6 +26,10 @@ UPDATE gateway.request_records SET relay_after = now() + $2::float8 * interval '
 RETURNING request_id, record`;
 
 const DELETE = `DELETE FROM gateway.request_records WHERE request_id = ANY($1::text[])`;
+
+/** A batch the ledger did not take: due again in a second (not at the end of its lease). */
+const RETRY_SOON = `UPDATE gateway.request_records SET relay_after = now() + interval '1 second'
+ WHERE request_id = ANY($1::text[])`;
 
 /**
  * The gateway's record outbox relay: hands committed api.request records to the usage
@@ -96,19 +99,13 @@ export class RecordRelay {
     await this.drainDue();
   }
 
+  /** Relays batch after batch while they come full; a failure ends the pass (the poll retries). */
   private async drainDue(): Promise<void> {
-    for (let failures = 0; ; ) {
-      try {
-        const relayed = await this.relayBatch();
-        failures = 0;
-        if (relayed < this.batchSize) return;
-      } catch (error) {
-        failures += 1;
-        this.options.logger.warn({ err: error }, "usage records not relayed yet; retrying");
-        // The batch's lease makes it due again later; stop this pass after a few tries.
-        if (failures >= 3 || this.stopped) return;
-        await sleep(200 * failures);
-      }
+    try {
+      while ((await this.relayBatch()) === this.batchSize && !this.stopped);
+    } catch (error) {
+      this.pollMs = 1_000;
+      this.options.logger.warn({ err: error }, "usage records not relayed yet; retrying");
     }
   }
 
@@ -118,8 +115,15 @@ export class RecordRelay {
       record: usage.RequestRecord;
     }>(CLAIM, [this.batchSize, this.leaseSeconds]);
     if (rows.length === 0) return 0;
-    await this.options.append(rows.map((row) => row.record));
-    await this.options.db.query(DELETE, [rows.map((row) => row.request_id)]);
+    const ids = rows.map((row) => row.request_id);
+    try {
+      await this.options.append(rows.map((row) => row.record));
+    } catch (error) {
+      // Best effort: if this fails too, the lease lets the rows come due later.
+      await this.options.db.query(RETRY_SOON, [ids]).catch(() => undefined);
+      throw error;
+    }
+    await this.options.db.query(DELETE, [ids]);
     this.pending -= rows.length;
     return rows.length;
   }

@@ -296,14 +296,16 @@ describe("usage ledger on postgres with BullMQ", () => {
     expect(rows[0]).toEqual({ n: records.length, distinct_n: records.length });
   });
 
-  it("stores what arrived while it was stopped, once, after a restart", async () => {
+  it("refuses a hand-off while stopped and stores the resent batches once after a restart", async () => {
     const early = Array.from({ length: 20 }, () => requestRecord({ accountId: "acct_restart" }));
     await h.publishRequests(early);
     await h.stopService();
     const during = Array.from({ length: 50 }, () => requestRecord({ accountId: "acct_restart" }));
+    // The gateway's relay keeps them in its outbox and resends (gateway tests cover that side).
+    await expect(h.publishRequests(during.slice(0, 5))).rejects.toThrow();
+    await h.restartService();
     for (let i = 0; i < during.length; i += 5) await h.publishRequests(during.slice(i, i + 5));
     await h.publishRequests(early, `${early[0]!.requestId}-redelivered`);
-    await h.restartService();
     await h.waitForCount("account_id = 'acct_restart'", [], 70);
     await h.running.consumers.batcher.drained();
     expect(await h.count("account_id = 'acct_restart'")).toBe(70);
