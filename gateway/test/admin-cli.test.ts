@@ -4,6 +4,8 @@ import { testDatabaseKinds, type TestDatabase } from "@switchboard/kit/testing";
 import { createIdentity, runAdminCli, type Identity } from "../src/auth/index.js";
 
 const SECRET = "cli-signing-key-secret";
+/** The platform's own account here (BOOTSTRAP_ACCOUNT): the only one whose credentials hold admin. */
+const ADMIN_ACCOUNT = "acct_ops";
 
 describe.each(testDatabaseKinds)("admin CLI on $name", ({ create }) => {
   let database: TestDatabase;
@@ -18,6 +20,7 @@ describe.each(testDatabaseKinds)("admin CLI on $name", ({ create }) => {
     const code = await runAdminCli(argv, {
       databaseUrl: database.url,
       signingKeySecret: SECRET,
+      adminAccount: ADMIN_ACCOUNT,
       out: (line) => lines.push(line),
     });
     transcript.push(...lines);
@@ -52,6 +55,7 @@ describe.each(testDatabaseKinds)("admin CLI on $name", ({ create }) => {
     const io = {
       databaseUrl: "postgres://nobody@127.0.0.1:1/none",
       signingKeySecret: "x",
+      adminAccount: ADMIN_ACCOUNT,
       out: (l: string) => lines.push(l),
     };
     expect(await runAdminCli(["help"], io)).toBe(0);
@@ -112,6 +116,35 @@ describe.each(testDatabaseKinds)("admin CLI on $name", ({ create }) => {
     );
     expect(unknownScope.code).toBe(1);
     expect(unknownScope.text).toContain("unknown scope root");
+  });
+
+  it("grants admin only within the platform's account, by the API's rule (exit 1 elsewhere, nothing created)", async () => {
+    await run("accounts", "create", "--name", "Tenant", "--id", "acct_tenant");
+    for (const noun of ["clients", "tokens"]) {
+      const refused = await run(
+        noun,
+        "create",
+        "--account",
+        "acct_tenant",
+        "--scopes",
+        "numbers:read admin",
+      );
+      expect(refused.code, noun).toBe(1);
+      expect(refused.text).toContain("admin is granted only within the platform's account");
+    }
+    const { rows } = await pool.query(
+      `SELECT (SELECT count(*) FROM gateway.clients WHERE account_id = 'acct_tenant')::int AS clients,
+              (SELECT count(*) FROM gateway.service_tokens WHERE account_id = 'acct_tenant')::int AS tokens`,
+    );
+    expect(rows[0]).toEqual({ clients: 0, tokens: 0 });
+    // A tenant's client without admin, and admin within the platform's own account: granted.
+    expect(
+      (await run("clients", "create", "--account", "acct_tenant")).fields.scopes,
+    ).not.toContain("admin");
+    await run("accounts", "create", "--name", "Operations", "--id", ADMIN_ACCOUNT);
+    const ops = await run("tokens", "create", "--account", ADMIN_ACCOUNT, "--scopes", "admin");
+    expect(ops.code).toBe(0);
+    expect(ops.fields.scopes).toBe("admin");
   });
 
   it("creates, lists and revokes a service token", async () => {

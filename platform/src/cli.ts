@@ -1,6 +1,6 @@
 import { runAdminCli } from "@switchboard/gateway";
 import { signingKeySecretOf } from "@switchboard/kit";
-import { dataDirFrom, readRuntime } from "./data-dir.js";
+import { bootstrapAccountOf, dataDirFrom, readRuntime } from "./data-dir.js";
 
 const usage = `usage: switchboard <command>
   start                 run the embedded platform (same as npm start)
@@ -22,6 +22,7 @@ if (command === "start") {
   const code = await runAdminCli(rest, {
     databaseUrl,
     signingKeySecret: signingKeySecretOf(process.env),
+    adminAccount: bootstrapAccountOf(process.env),
     out: (line) => process.stdout.write(`${line}\n`),
   });
   process.exit(code);

@@ -13,6 +13,10 @@ export interface BootstrapCredentials {
   fromEnvironment?: boolean;
 }
 
+/** The platform's own account (BOOTSTRAP_ACCOUNT, as the gateway reads it): its credentials administer. */
+export const bootstrapAccountOf = (env: NodeJS.ProcessEnv): string =>
+  env.BOOTSTRAP_ACCOUNT ?? "acct_default";
+
 /**
  * The embedded mode's bootstrap client: taken from the environment when set, otherwise
  * generated on first start and kept (mode 0600) so a restart keeps the same credentials.
@@ -21,7 +25,7 @@ export function bootstrapCredentials(
   dataDir: string,
   env: NodeJS.ProcessEnv,
 ): BootstrapCredentials {
-  const accountId = env.BOOTSTRAP_ACCOUNT ?? "acct_default";
+  const accountId = bootstrapAccountOf(env);
   if (env.BOOTSTRAP_CLIENT_ID && env.BOOTSTRAP_CLIENT_SECRET) {
     return {
       accountId,

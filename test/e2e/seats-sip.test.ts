@@ -105,20 +105,25 @@ describe("seats as SIP endpoints", () => {
     },
   };
 
-  /** The Authorization value answering `nonce` with SHA-256 (RFC 7616 §3.4.1), nc 1. */
+  /**
+   * The Authorization value answering `nonce` with SHA-256 (RFC 7616 §3.4.1); each use of a
+   * nonce needs a higher nonce-count `nc` (a repeated one is a replay).
+   */
   function sha256Authorization(
     seat: Seat,
     password: string,
     realm: string,
     nonce: string,
     port: number,
+    nc = 1,
   ) {
     const uri = `sip:${host}:${port}`;
     const cnonce = "0a4f113b";
+    const count = nc.toString(16).padStart(8, "0");
     const ha1 = sha256(`${seat.sip.username}:${realm}:${password}`);
     const ha2 = sha256(`REGISTER:${uri}`);
-    const response = sha256(`${ha1}:${nonce}:00000001:${cnonce}:auth:${ha2}`);
-    return `Digest username="${seat.sip.username}", realm="${realm}", nonce="${nonce}", uri="${uri}", response="${response}", algorithm=SHA-256, qop=auth, nc=00000001, cnonce="${cnonce}"`;
+    const response = sha256(`${ha1}:${nonce}:${count}:${cnonce}:auth:${ha2}`);
+    return `Digest username="${seat.sip.username}", realm="${realm}", nonce="${nonce}", uri="${uri}", response="${response}", algorithm=SHA-256, qop=auth, nc=${count}, cnonce="${cnonce}"`;
   }
 
   /** A real challenge from `target` (SIPp's log gives its realm and nonce). */
@@ -280,14 +285,14 @@ describe("seats as SIP endpoints", () => {
     const seat = await createSeat("Desk SHA-256");
     const { realm, nonce } = await challenge(seat, platformSip);
     expect(realm).toBe(host);
-    const keys = {
+    const keys = (nc: number) => ({
       user: seat.sip.username,
       domain: seat.sip.domain,
-      auth: sha256Authorization(seat, seat.sip.password!, realm, nonce, sipPort),
+      auth: sha256Authorization(seat, seat.sip.password!, realm, nonce, sipPort, nc),
       expires: "60",
-    };
+    });
 
-    const udp = await runSipp({ scenario: "register.xml", target: platformSip, keys });
+    const udp = await runSipp({ scenario: "register.xml", target: platformSip, keys: keys(1) });
     expect(udp.code, udp.output).toBe(0);
     const afterUdp = await seatSip(seat.id);
     expect(afterUdp.registered).toBe(true);
@@ -299,7 +304,7 @@ describe("seats as SIP endpoints", () => {
       scenario: "register.xml",
       target: platformSip,
       transport: "t1",
-      keys,
+      keys: keys(2),
     });
     expect(tcp.code, tcp.output).toBe(0);
     const { rows } = await p.db.query<{ transport: string }>(
@@ -309,7 +314,11 @@ describe("seats as SIP endpoints", () => {
     expect(rows.map((r) => r.transport)).toEqual(["tcp", "udp"]);
     expect((await seatSip(seat.id)).contact).toMatch(/;transport=TCP$/);
 
-    const all = await runSipp({ scenario: "unregister-all.xml", target: platformSip, keys });
+    const all = await runSipp({
+      scenario: "unregister-all.xml",
+      target: platformSip,
+      keys: keys(3),
+    });
     expect(all.code, all.output).toBe(0);
     expect(await seatSip(seat.id)).toEqual({
       username: seat.id,
@@ -403,6 +412,32 @@ describe("seats as SIP endpoints", () => {
       },
     });
     expect(run.code, run.output).toBe(0);
+    expect((await seatSip(seat.id)).registered).toBe(false);
+  });
+
+  it("SIPp: a captured REGISTER replayed (its Call-ID and Contact SIPp's own) is challenged again, and binds nothing", async () => {
+    const seat = await createSeat("Desk replayed");
+    const { realm, nonce } = await challenge(seat, platformSip);
+    const keys = {
+      user: seat.sip.username,
+      domain: seat.sip.domain,
+      auth: sha256Authorization(seat, seat.sip.password!, realm, nonce, sipPort),
+      expires: "60",
+    };
+    const first = await runSipp({ scenario: "register.xml", target: platformSip, keys });
+    expect(first.code, first.output).toBe(0);
+    const unregister = await runSipp({
+      scenario: "unregister-all.xml",
+      target: platformSip,
+      keys: {
+        ...keys,
+        auth: sha256Authorization(seat, seat.sip.password!, realm, nonce, sipPort, 2),
+      },
+    });
+    expect(unregister.code, unregister.output).toBe(0);
+    // The first Authorization again, from a new SIPp (another Call-ID, its own Contact).
+    const replay = await runSipp({ scenario: "register-stale.xml", target: platformSip, keys });
+    expect(replay.code, replay.output).toBe(0);
     expect((await seatSip(seat.id)).registered).toBe(false);
   });
 

@@ -250,6 +250,13 @@ describe("webhook deliveries through the platform (PostgreSQL + Redis)", () => {
       expect(sinkRefusal.status).toBe(422);
       const other = `http://127.0.0.1:${port === 65535 ? port - 1 : port + 1}/sink`;
       expect(await refusal(other)).toEqual(sinkRefusal);
+      // Judged by resolved address and port: `localhost:*` is listed here, yet no spelling of
+      // it reaches the sink's port.
+      for (const host of ["localhost", "LOCALHOST", "localhost.", "[::1]"]) {
+        expect(await refusal(`http://${host}:${port}/sink`), host).toEqual(sinkRefusal);
+      }
+      // RFC 8215's local-use NAT64 prefix around 127.0.0.1.
+      expect(await refusal("https://[64:ff9b:1::7f00:1]/")).toMatchObject({ status: 422 });
     } finally {
       client.close();
     }

@@ -4,7 +4,7 @@ import { createAccount, listAccounts } from "./accounts.js";
 import { createClient, disableClient, listClients } from "./clients.js";
 import { createServiceToken, listServiceTokens, revokeServiceToken } from "./service-tokens.js";
 import { listSigningKeys, rotateSigningKey } from "./signing-keys.js";
-import { splitScopeList } from "./validation.js";
+import { Checks, checkAdminGrant, splitScopeList } from "./validation.js";
 
 /** The parsed command line one command sees. */
 export interface CommandInput {
@@ -16,6 +16,8 @@ export interface CommandInput {
 export interface CommandContext {
   pool: Pool;
   signingKeySecret: string;
+  /** The platform's own account (BOOTSTRAP_ACCOUNT): the only one whose credentials hold admin. */
+  adminAccount: string;
   print: (value: Printable) => void;
 }
 
@@ -36,6 +38,18 @@ const text = (input: CommandInput, name: string, required = false): string | und
 const scopeOption = (input: CommandInput, required: boolean): string[] | undefined => {
   const value = text(input, "scopes", required);
   return value === undefined ? undefined : splitScopeList(value);
+};
+
+/** The account and scopes of a new credential, refused as the API refuses them (admin elsewhere). */
+const adminGrant = (input: CommandInput, ctx: CommandContext, scopesRequired: boolean) => {
+  const grant = {
+    accountId: text(input, "account", true) ?? "",
+    scopes: scopeOption(input, scopesRequired),
+  };
+  const checks = new Checks();
+  checkAdminGrant(checks, { ...grant, adminAccount: ctx.adminAccount });
+  checks.done();
+  return grant;
 };
 
 const positional = (input: CommandInput, what: string): string => {
@@ -64,11 +78,8 @@ export const commands: Record<string, Command> = {
   },
   "accounts list": async (_input, ctx) => ctx.print(await listAccounts(ctx.pool)),
   "clients create": async (input, ctx) => {
-    const client = await createClient(ctx.pool, {
-      accountId: text(input, "account", true) ?? "",
-      scopes: scopeOption(input, false),
-      name: text(input, "name"),
-    });
+    const grant = adminGrant(input, ctx, false);
+    const client = await createClient(ctx.pool, { ...grant, name: text(input, "name") });
     ctx.print({ ...client, note: "store client_secret now: it is not shown again" });
   },
   "clients list": async (input, ctx) =>
@@ -76,9 +87,10 @@ export const commands: Record<string, Command> = {
   "clients disable": async (input, ctx) =>
     ctx.print(await disableClient(ctx.pool, positional(input, "the client id"))),
   "tokens create": async (input, ctx) => {
+    const grant = adminGrant(input, ctx, true);
     const token = await createServiceToken(ctx.pool, {
-      accountId: text(input, "account", true) ?? "",
-      scopes: scopeOption(input, true) ?? [],
+      ...grant,
+      scopes: grant.scopes ?? [],
       name: text(input, "name"),
       expiresInSeconds: secondsOption(input),
     });

@@ -6,6 +6,8 @@ import { UsageError, commands, usage, type Printable } from "./cli-commands.js";
 export interface AdminCliIo {
   databaseUrl: string;
   signingKeySecret: string;
+  /** The platform's own account (BOOTSTRAP_ACCOUNT): only its clients and tokens may hold admin. */
+  adminAccount: string;
   /** Standard output, one line per call. */
   out: (line: string) => void;
   /** Error output; defaults to `out`. */
@@ -57,7 +59,7 @@ export async function runAdminCli(argv: string[], io: AdminCliIo): Promise<numbe
     await migrateGateway(pool);
     await command(
       { options: parsed.values, args },
-      { pool, signingKeySecret: io.signingKeySecret, print },
+      { pool, signingKeySecret: io.signingKeySecret, adminAccount: io.adminAccount, print },
     );
     return 0;
   } catch (error) {

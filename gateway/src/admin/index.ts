@@ -18,3 +18,4 @@ export {
 export { listSigningKeys, rotateSigningKey } from "./signing-keys.js";
 export { ensureBootstrap, type BootstrapInput, type BootstrapResult } from "./bootstrap.js";
 export { runAdminCli, type AdminCliIo } from "./cli.js";
+export { Checks, checkAdminGrant } from "./validation.js";

@@ -54,6 +54,22 @@ export function checkScopes(
   return canonicalScopes(values.filter(isScope));
 }
 
+/**
+ * `admin` is held only within the platform's own account (docs/api.md "Administration"): the
+ * one rule the API (422) and the CLI (exit 1) apply to a new client's or service token's scopes.
+ */
+export function checkAdminGrant(
+  checks: Checks,
+  grant: { accountId: string; scopes: readonly string[] | undefined; adminAccount: string },
+  pointer = "#/scopes",
+): void {
+  checks.check(
+    grant.accountId === grant.adminAccount || !(grant.scopes ?? []).includes("admin"),
+    pointer,
+    "admin is granted only within the platform's account",
+  );
+}
+
 /** Splits a CLI or form scope list on spaces or commas. */
 export const splitScopeList = (value: string): string[] =>
   value.split(/[\s,]+/).filter((s) => s !== "");

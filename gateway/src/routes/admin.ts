@@ -1,6 +1,8 @@
 import type { z } from "zod";
 import { DomainError, type Pool } from "@switchboard/kit";
 import {
+  Checks,
+  checkAdminGrant,
   createAccount,
   createClient,
   createServiceToken,
@@ -69,19 +71,10 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       );
     }
   };
-  /** `admin` is held only within the platform's own account (docs/api.md): elsewhere 422. */
   const adminOnlyForPlatform = (accountId: string, scopes: readonly string[] | undefined) => {
-    if (accountId !== deps.platformAccount && scopes?.includes("admin")) {
-      throw new DomainError(
-        "validation-failed",
-        "admin is granted only within the platform's account",
-        {
-          errors: [
-            { pointer: "#/scopes", detail: "admin is granted only within the platform's account" },
-          ],
-        },
-      );
-    }
+    const checks = new Checks();
+    checkAdminGrant(checks, { accountId, scopes, adminAccount: deps.platformAccount });
+    checks.done();
   };
 
   return [

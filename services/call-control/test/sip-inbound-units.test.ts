@@ -129,7 +129,7 @@ describe("the final responses to the trunk's INVITE, from its row", () => {
       server_invite: serverInviteOf(request, "ours"),
     } as Dialog;
     const ackWaits = createAckWaits({ t1Ms: 50 });
-    const responses = createTrunkResponses({ endpoint, ackWaits, logger });
+    const responses = createTrunkResponses({ endpoint, ackWaits, trunkAllow: [], logger });
     let acked = false;
     try {
       responses.final(row, 200, { sdp: "v=0\r\n", onAcked: () => (acked = true) });
@@ -144,7 +144,10 @@ describe("the final responses to the trunk's INVITE, from its row", () => {
         method: "ACK",
         headers: { ...request.headers, cseq: { seq: 7, method: "ACK" } },
       };
-      expect(ackWaits.acked(ack as SipRequest)).toBe(true);
+      // An ACK from another address than the trunk's is ignored.
+      expect(ackWaits.acked(ack as SipRequest, "127.0.0.2")).toBe(false);
+      expect(acked).toBe(false);
+      expect(ackWaits.acked(ack as SipRequest, "127.0.0.1")).toBe(true);
       expect(acked).toBe(true);
       const count = received.length;
       await new Promise((resolve) => setTimeout(resolve, 300));

@@ -12,6 +12,14 @@ import { startSip, type RunningSip } from "../src/sip/sip-service.js";
 
 const realm = "sip.example.test";
 const logger = createLogger("sip-registrar-test", { level: "silent" });
+/** One replica's settings (each binds its own port; all share the database and INTERNAL_SECRET). */
+const replicaSettings = () =>
+  loadCallControlSettings({
+    NODE_ENV: "test",
+    SIP_LISTEN: "127.0.0.1:0",
+    SIP_DOMAIN: realm,
+    SIP_REGISTER_MIN_EXPIRES: "30",
+  }).sip;
 
 /**
  * The registrar on a real database (PostgreSQL and PGlite) and real UDP: what the phones of
@@ -30,13 +38,7 @@ describe.each(testDatabaseKinds)("the SIP registrar on $name", (kind) => {
     database = await kind.create("sipreg");
     pool = createPool(database.url, { max: 4, name: "sip-registrar-test" });
     await migrateCallControl(pool);
-    const settings = loadCallControlSettings({
-      NODE_ENV: "test",
-      SIP_LISTEN: "127.0.0.1:0",
-      SIP_DOMAIN: realm,
-      SIP_REGISTER_MIN_EXPIRES: "30",
-    }).sip;
-    sip = (await startSip({ pool, logger, settings }))!;
+    sip = (await startSip({ pool, logger, settings: replicaSettings() }))!;
     phone = createSocket("udp4");
     phone.on("message", (data) => inbox.push(parseMessage(data) as SipResponse));
     await new Promise<void>((resolve) => phone.bind(0, "127.0.0.1", resolve));
@@ -68,6 +70,8 @@ describe.each(testDatabaseKinds)("the SIP registrar on $name", (kind) => {
     authorization?: string;
     requestHost?: string;
     toHost?: string;
+    /** Another replica's SIP port. */
+    port?: number;
   }): Promise<SipResponse> {
     const before = inbox.length;
     const lines = [
@@ -85,12 +89,15 @@ describe.each(testDatabaseKinds)("the SIP registrar on $name", (kind) => {
       "",
       "",
     ];
-    phone.send(lines.join("\r\n"), sip.endpoint.transport.port, "127.0.0.1");
+    phone.send(lines.join("\r\n"), options.port ?? sip.endpoint.transport.port, "127.0.0.1");
+    // Matched by Call-ID and CSeq: requests may be in flight at once.
+    const mine = (r: SipResponse) =>
+      r.headers["call-id"] === options.callId && r.headers.cseq.seq === options.cseq;
     const deadline = Date.now() + 5_000;
-    while (inbox.length === before && Date.now() < deadline) {
+    while (!inbox.slice(before).some(mine) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    const response = inbox[before];
+    const response = inbox.slice(before).find(mine);
     if (!response) throw new Error("no response");
     return response;
   }
@@ -100,7 +107,7 @@ describe.each(testDatabaseKinds)("the SIP registrar on $name", (kind) => {
     challenge: SipResponse,
     user: string,
     password: string,
-    options: { algorithm?: DigestAlgorithm; realm?: string; qop?: boolean } = {},
+    options: { algorithm?: DigestAlgorithm; realm?: string; qop?: boolean; nc?: string } = {},
   ): string {
     const algorithm = options.algorithm ?? "MD5";
     const offered = challenge.headers["www-authenticate"]!.find((h) => h.algorithm === algorithm)!;
@@ -108,18 +115,19 @@ describe.each(testDatabaseKinds)("the SIP registrar on $name", (kind) => {
     const uri = `sip:${realm}`;
     const usedRealm = options.realm ?? realm;
     const qop = options.qop ?? true;
+    const nc = options.nc ?? "00000001";
     const response = digestResponse({
       algorithm,
       ha1: digestHa1(algorithm, user, usedRealm, password),
       nonce,
       method: "REGISTER",
       uri,
-      ...(qop ? { qop: "auth", nc: "00000001", cnonce: "c0ffee" } : {}),
+      ...(qop ? { qop: "auth", nc, cnonce: "c0ffee" } : {}),
     });
     return (
       `Digest username="${user}", realm="${usedRealm}", nonce="${nonce}", uri="${uri}", ` +
       `response="${response}", algorithm=${algorithm}` +
-      (qop ? `, qop=auth, nc=00000001, cnonce="c0ffee"` : "")
+      (qop ? `, qop=auth, nc=${nc}, cnonce="c0ffee"` : "")
     );
   }
 
@@ -268,5 +276,86 @@ describe.each(testDatabaseKinds)("the SIP registrar on $name", (kind) => {
       [seat.id],
     );
     expect(rows[0]).toEqual({ n: 10 });
+  });
+
+  it("refuses a captured Authorization replayed with another Call-ID and Contact, on any replica", async () => {
+    const seat = await newSeat();
+    const other = (await startSip({ pool, logger, settings: replicaSettings() }))!;
+    try {
+      const desk = contactOf(7001);
+      const challenge = await register({ user: seat.id, callId: "desk", cseq: 1 });
+      const captured = answer(challenge, seat.id, seat.password);
+      const request = { user: seat.id, authorization: captured, expires: 3600 };
+      const ok = await register({ ...request, callId: "desk", cseq: 2, contacts: [desk] });
+      expect(ok.status).toBe(200);
+      // The attacker's copies: a new Call-ID and its own Contact, to this replica and another.
+      const evil = "<sip:evil@127.0.0.1:7666>";
+      for (const port of [sip.endpoint.transport.port, other.endpoint.transport.port]) {
+        const replay = await register({
+          ...request,
+          callId: `evil-${port}`,
+          cseq: 1,
+          contacts: [evil],
+          port,
+        });
+        expect(replay.status).toBe(401);
+        const fresh = replay.headers["www-authenticate"]!;
+        expect(fresh[0]).toMatchObject({ stale: "true" });
+        expect(unquote(fresh[0]!.nonce)).not.toBe(
+          unquote(challenge.headers["www-authenticate"]![0]!.nonce),
+        );
+      }
+      // A refused request's nc is used too (Expires is not covered by the digest either).
+      const tooShort = answer(challenge, seat.id, seat.password, { nc: "00000002" });
+      const refused = await register({
+        ...request,
+        authorization: tooShort,
+        callId: "desk",
+        cseq: 3,
+        contacts: [desk],
+        expires: 5,
+      });
+      expect(refused.status).toBe(423);
+      const stretched = await register({
+        ...request,
+        authorization: tooShort,
+        callId: "evil-2",
+        cseq: 1,
+        contacts: [evil],
+      });
+      expect(stretched.status).toBe(401);
+      // The phone's own next use of the nonce (a higher nc) is accepted.
+      const next = answer(challenge, seat.id, seat.password, { nc: "00000003" });
+      const refresh = await register({
+        ...request,
+        authorization: next,
+        callId: "desk",
+        cseq: 4,
+        contacts: [desk],
+      });
+      expect(refresh.status).toBe(200);
+      // Copies sent to both replicas at once: exactly one is taken.
+      const raced = answer(challenge, seat.id, seat.password, { nc: "00000004" });
+      const answers = await Promise.all(
+        [sip.endpoint.transport.port, other.endpoint.transport.port].map((port, i) =>
+          register({
+            ...request,
+            authorization: raced,
+            callId: `race-${i}`,
+            cseq: 1,
+            contacts: [desk],
+            port,
+          }),
+        ),
+      );
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 401]);
+      const { rows } = await pool.query<{ contact_uri: string }>(
+        `SELECT contact_uri FROM call_control.sip_registrations WHERE seat_id = $1`,
+        [seat.id],
+      );
+      expect(rows).toEqual([{ contact_uri: "sip:desk@127.0.0.1:7001" }]);
+    } finally {
+      await other.stop();
+    }
   });
 });

@@ -2,8 +2,11 @@ import { BlockList, isIP } from "node:net";
 
 /**
  * The address ranges a webhook may never reach (unless its host is exempt), each with the
- * reason a refusal names. IPv4-mapped IPv6 is refused as a whole; NAT64 (64:ff9b::/96) and
- * 6to4 (2002::/16) addresses are judged by the IPv4 address they embed.
+ * reason a refusal names. IPv4-mapped IPv6 is refused as a whole; NAT64 addresses (the
+ * well-known 64:ff9b::/96, and RFC 8215's local-use 64:ff9b:1::/48 in the /96 format: zeros
+ * between the prefix and the last 32 bits) and 6to4 (2002::/16) are judged by the IPv4 address
+ * they embed. Another address in 64:ff9b:1::/48 (a longer local prefix, RFC 6052's other
+ * formats) cannot be judged so, and is refused as reserved.
  */
 type Reason =
   | "unspecified"
@@ -69,12 +72,17 @@ const rules = [
   return { reason, family, list };
 });
 
-/** The IPv4 address embedded in a NAT64 or 6to4 address, if it is one. */
-function embeddedIpv4(address: string): string | undefined {
+/**
+ * The IPv4 address embedded in a NAT64 (64:ff9b::/96, 64:ff9b:1::/96 inside RFC 8215's
+ * 64:ff9b:1::/48) or 6to4 address; "unjudgeable" for the rest of 64:ff9b:1::/48.
+ */
+function embeddedIpv4(address: string): string | "unjudgeable" | undefined {
   const groups = expandIpv6(address);
   if (!groups) return undefined;
-  const nat64 =
-    groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((g) => g === 0);
+  const nat64 = groups[0] === 0x64 && groups[1] === 0xff9b && (groups[2] === 0 || groups[2] === 1);
+  if (nat64 && groups.slice(3, 6).some((g) => g !== 0)) {
+    return groups[2] === 1 ? "unjudgeable" : undefined;
+  }
   const sixToFour = groups[0] === 0x2002;
   const [high, low] = nat64 ? [groups[6]!, groups[7]!] : sixToFour ? [groups[1]!, groups[2]!] : [];
   if (high === undefined || low === undefined) return undefined;
@@ -111,6 +119,7 @@ export function blockedReason(address: string): string | undefined {
   const type = family === 4 ? "ipv4" : "ipv6";
   if (family === 6) {
     const embedded = embeddedIpv4(normalized);
+    if (embedded === "unjudgeable") return "reserved";
     if (embedded) {
       const inner = blockedReason(embedded);
       return inner ? `${inner} (embedded in ${normalized})` : undefined;

@@ -26,7 +26,10 @@ export interface GuardOptions {
    * platform passes them at delivery and for its own smoke subscription, never for the API.
    */
   internalOrigins?: readonly string[];
-  /** Origins whose host and port are refused whatever the allow-list says, as unlisted ones are. */
+  /**
+   * Origins refused whatever the allow-list says, as unlisted ones are: any URL whose resolved
+   * address and port reach them (not merely one spelling their host alike).
+   */
   forbiddenOrigins?: readonly string[];
   resolve?: Resolver;
   /** Resolution budget (default 5 s). */
@@ -88,10 +91,39 @@ const bare = (hostname: string) =>
 
 const defaultPort = (url: URL) => (url.protocol === "https:" ? "443" : "80");
 
-const socketOf = (url: URL) => `${bare(url.hostname)}:${url.port || defaultPort(url)}`;
+const portOf = (url: URL) => url.port || defaultPort(url);
 
-/** Whether the origin and the URL name the same host and port, whatever the scheme. */
-const sameSocket = (origin: string, url: URL) => socketOf(new URL(origin)) === socketOf(url);
+/** An address as one spelling: lower case, an IPv4-mapped IPv6 address as its IPv4. */
+const canonicalAddress = (address: string) =>
+  address.toLowerCase().replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, "$1");
+
+/** A loopback or unspecified address: a connection to it stays on this host. */
+const thisHost = (address: string) =>
+  /^(loopback|unspecified)\b/.test(blockedReason(canonicalAddress(address)) ?? "");
+
+/**
+ * Whether connecting to `addresses` at the URL's port could reach one of the forbidden origins
+ * (the internal sink): the same port, and an address the origin's host resolves to, or (for
+ * an origin on this host) any loopback or unspecified address. Compared by address, so `localhost`, `LOCALHOST`,
+ * `localhost.` or `127.1` reach the sink's `127.0.0.1` as much as `127.0.0.1` does.
+ */
+async function reachesForbidden(
+  url: URL,
+  addresses: readonly ResolvedAddress[],
+  options: GuardOptions,
+): Promise<boolean> {
+  for (const origin of options.forbiddenOrigins ?? []) {
+    const forbidden = new URL(origin);
+    if (portOf(forbidden) !== portOf(url)) continue;
+    const theirs = await resolveHost(bare(forbidden.hostname), options).catch(() => []);
+    const near = (a: string, b: string) =>
+      canonicalAddress(a) === canonicalAddress(b) || (thisHost(a) && thisHost(b));
+    if (addresses.some((mine) => theirs.some((their) => near(mine.address, their.address)))) {
+      return true;
+    }
+  }
+  return false;
+}
 
 /** Whether an allow-list entry (`host`, `host:port`, `host:*`, `[v6]:port`) names the URL. */
 export function allowListMatches(entry: string, url: URL): boolean {
@@ -100,7 +132,7 @@ export function allowListMatches(entry: string, url: URL): boolean {
   const host = bare(split ? split[1]! : spelled);
   const port = split ? split[2]! : defaultPort(url);
   if (host !== bare(url.hostname)) return false;
-  return port === "*" || port === (url.port || defaultPort(url));
+  return port === "*" || port === portOf(url);
 }
 
 export async function checkWebhookUrl(url: URL, options: GuardOptions): Promise<CheckedTarget> {
@@ -111,18 +143,21 @@ export async function checkWebhookUrl(url: URL, options: GuardOptions): Promise<
     throw new UnsafeUrlError("the URL must not carry credentials");
   }
   const hostname = bare(url.hostname);
-  const forbidden = (options.forbiddenOrigins ?? []).some((origin) => sameSocket(origin, url));
-  const internal = !forbidden && (options.internalOrigins?.includes(url.origin) ?? false);
+  const listed =
+    (options.internalOrigins?.includes(url.origin) ?? false) ||
+    options.allowPrivateHosts.some((entry) => allowListMatches(entry, url));
+  // Resolved once: the addresses judged are the addresses connected to.
+  const listedAddresses = listed ? await resolveHost(hostname, options) : undefined;
+  // An exemption never opens a forbidden origin, whatever the host's spelling.
   const exempt =
-    internal ||
-    (!forbidden && options.allowPrivateHosts.some((entry) => allowListMatches(entry, url)));
+    listedAddresses !== undefined && !(await reachesForbidden(url, listedAddresses, options));
   if (!exempt && url.protocol !== "https:") {
     throw new UnsafeUrlError("the URL must use https");
   }
   if (!exempt && metadataHosts.has(hostname)) {
     throw new UnsafeUrlError(`${hostname} is a cloud metadata host`);
   }
-  const addresses = await resolveHost(hostname, options);
+  const addresses = listedAddresses ?? (await resolveHost(hostname, options));
   if (!exempt) {
     for (const { address } of addresses) {
       const reason = blockedReason(address);

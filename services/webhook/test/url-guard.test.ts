@@ -62,6 +62,13 @@ describe("blockedReason", () => {
     ["ff02::1", "multicast"],
     ["64:ff9b::a00:1", "private (embedded in 64:ff9b::a00:1)"],
     ["2002:7f00:1::", "loopback (embedded in 2002:7f00:1::)"],
+    // RFC 8215's local-use NAT64 prefix, judged by the IPv4 address it embeds as the well-known one.
+    ["64:ff9b:1::7f00:1", "loopback (embedded in 64:ff9b:1::7f00:1)"],
+    ["64:ff9b:1::a9fe:a9fe", "cloud metadata (embedded in 64:ff9b:1::a9fe:a9fe)"],
+    ["64:ff9b:1::c0a8:101", "private (embedded in 64:ff9b:1::c0a8:101)"],
+    // Elsewhere in 64:ff9b:1::/48 (RFC 6052's /48–/64 formats): the IPv4 cannot be told, refused.
+    ["64:ff9b:1:7f00:0:100::", "reserved"],
+    ["64:ff9b:1:ffff::7f00:1", "reserved"],
     ["not-an-ip", "not an IP address"],
   ])("%s → %s", (address, reason) => {
     expect(blockedReason(address)).toBe(reason);
@@ -74,6 +81,7 @@ describe("blockedReason", () => {
     "100.128.0.1",
     "2606:4700::1111",
     "64:ff9b::808:808",
+    "64:ff9b:1::808:808",
   ])("%s is public", (address) => expect(blockedReason(address)).toBeUndefined());
 
   it("expands IPv6 with an IPv4 tail", () => {
@@ -95,6 +103,10 @@ describe("checkWebhookUrl", () => {
     ["https://0177.0.0.1/hook", "127.0.0.1 is a loopback address"],
     ["https://0x7f.0.0.1/hook", "127.0.0.1 is a loopback address"],
     ["https://127.1/hook", "127.0.0.1 is a loopback address"],
+    [
+      "https://[64:ff9b:1::7f00:1]/",
+      "64:ff9b:1::7f00:1 is a loopback (embedded in 64:ff9b:1::7f00:1) address",
+    ],
     ["https://private.example/hook", "private.example resolves to a private address (10.1.2.3)"],
     ["https://mixed.example/hook", "mixed.example resolves to a private address (192.168.1.10)"],
     [
@@ -187,6 +199,40 @@ describe("checkWebhookUrl", () => {
     await expect(checkWebhookUrl(new URL("https://127.0.0.1:4100/sink"), options)).rejects.toThrow(
       "127.0.0.1 is a loopback address",
     );
+  });
+
+  it("refuses the forbidden origin by resolved address and port, however its host is spelled", async () => {
+    const sink = "http://127.0.0.1:4100";
+    const options = {
+      allowPrivateHosts: ["localhost:*", "dev.internal:*", "127.0.0.2:*", "[::1]:*"],
+      forbiddenOrigins: [sink],
+      resolve: async (host: string) =>
+        host === "localhost"
+          ? [
+              { address: "127.0.0.1", family: 4 as const },
+              { address: "::1", family: 6 as const },
+            ]
+          : resolve(host),
+    };
+    for (const raw of [
+      "http://localhost:4100/sink",
+      "http://LOCALHOST:4100/sink",
+      "http://localhost.:4100/sink",
+      "http://dev.internal:4100/sink", // a listed name resolving to 127.0.0.1
+      "http://127.0.0.2:4100/sink", // another loopback address on the sink's port
+      "http://[::1]:4100/sink",
+    ]) {
+      await expect(checkWebhookUrl(new URL(raw), options), raw).rejects.toThrow(
+        "the URL must use https",
+      );
+    }
+    // The exemption still holds on every other port.
+    await expect(
+      checkWebhookUrl(new URL("http://localhost:4101/hook"), options),
+    ).resolves.toMatchObject({ exempt: true });
+    await expect(
+      checkWebhookUrl(new URL("http://dev.internal:8080/hook"), options),
+    ).resolves.toMatchObject({ exempt: true });
   });
 
   it("accepts a public host that does not resolve now (checked again at every delivery)", async () => {

@@ -10,11 +10,20 @@ export interface AckKey {
 export interface AckWaits {
   /**
    * Our 2xx to an INVITE, retransmitted by the TU (RFC 3261 §13.3.1.4): `again` runs at T1,
-   * doubling to T2, until its ACK comes (`onAcked` then runs) or 64·T1 passed.
+   * doubling to T2, until its ACK comes from an address `fromPeer` accepts (`onAcked` then
+   * runs) or 64·T1 passed.
    */
-  untilAcked(key: AckKey, again: () => void, onAcked?: () => void): void;
-  /** An ACK came: stops the retransmissions it answers; false when none waited for it. */
-  acked(request: SipRequest): boolean;
+  untilAcked(
+    key: AckKey,
+    again: () => void,
+    fromPeer: (address: string) => boolean,
+    onAcked?: () => void,
+  ): void;
+  /**
+   * An ACK came from `source`: stops the retransmissions it answers; false when none waited for
+   * it, or the ACK is not from the dialog's peer (ignored).
+   */
+  acked(request: SipRequest, source: string): boolean;
   /** Stops every retransmission (the carrier stops). */
   clear(): void;
 }
@@ -24,10 +33,17 @@ const keyText = (key: AckKey) => `${key.callId}|${key.cseq}|${key.fromTag}`;
 export function createAckWaits(options: { t1Ms?: number } = {}): AckWaits {
   const t1Ms = options.t1Ms ?? 500;
   const t2Ms = 4_000;
-  const waiting = new Map<string, { stop(): void; onAcked: (() => void) | undefined }>();
+  const waiting = new Map<
+    string,
+    {
+      stop(): void;
+      fromPeer: (address: string) => boolean;
+      onAcked: (() => void) | undefined;
+    }
+  >();
 
   return {
-    untilAcked(key, again, onAcked) {
+    untilAcked(key, again, fromPeer, onAcked) {
       const text = keyText(key);
       waiting.get(text)?.stop();
       let interval = t1Ms;
@@ -44,16 +60,16 @@ export function createAckWaits(options: { t1Ms?: number } = {}): AckWaits {
       };
       timer = setTimeout(tick, interval).unref();
       const limit = setTimeout(stop, 64 * t1Ms).unref();
-      waiting.set(text, { stop, onAcked });
+      waiting.set(text, { stop, fromPeer, onAcked });
     },
-    acked(request) {
+    acked(request, source) {
       const text = keyText({
         callId: request.headers["call-id"],
         cseq: request.headers.cseq.seq,
         fromTag: String(request.headers.from.params.tag ?? ""),
       });
       const wait = waiting.get(text);
-      if (!wait) return false;
+      if (!wait || !wait.fromPeer(source)) return false;
       wait.stop();
       wait.onAcked?.();
       return true;

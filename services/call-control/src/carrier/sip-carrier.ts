@@ -79,7 +79,12 @@ export function createSipCarrier(options: {
   const instance = randomBytes(8).toString("hex");
   const contact = [{ uri: `sip:switchboard@${owner}`, params: {} }];
   const ackWaits = createAckWaits();
-  const trunkResponses = createTrunkResponses({ endpoint, ackWaits, logger });
+  const trunkResponses = createTrunkResponses({
+    endpoint,
+    ackWaits,
+    trunkAllow: options.trunkAllow,
+    logger,
+  });
   const legs = createSipLegs({
     endpoint,
     owner,
@@ -421,6 +426,7 @@ export function createSipCarrier(options: {
         sentBy: owner,
         ackWaits,
         media,
+        trunkAllow: options.trunkAllow,
         onNewInvite: inbound.onInvite,
       });
       endpoint.handle("CANCEL", inbound.onCancel);

@@ -8,8 +8,10 @@ import {
   refreshTarget,
   type DialogLeg,
 } from "../sip/dialogs.js";
+import { fromDialogPeer } from "../sip/dialog-peer.js";
 import type { SipEndpoint, SipRequestContext } from "../sip/endpoint.js";
 import { responseTo, textHeader, type NameAddress, type SipRequest } from "../sip/message.js";
+import type { Ipv4Block } from "../sip/trunk-allow.js";
 import type { CarrierEvents } from "./carrier.js";
 import type { AckWaits } from "./sip-ack-waits.js";
 import type { MediaRelay } from "./sip-media.js";
@@ -19,7 +21,8 @@ import { relayOffer } from "./sip-relay.js";
  * Requests the phone or the trunk sends inside a call's dialogs (docs/api.md "Voice over SIP"):
  * a BYE ends the call (the phone is the caller's side, the trunk the callee's) and closes the
  * other leg; a re-INVITE or UPDATE with an offer is relayed to the other leg; a request of no
- * dialog we know gets 481. A new INVITE (no To tag) goes to `onNewInvite` (an inbound call).
+ * dialog we know gets 481, one not from the leg's peer (`fromDialogPeer`) 403 and changes
+ * nothing (an ACK so is ignored). A new INVITE (no To tag) goes to `onNewInvite` (an inbound call).
  */
 export function handleInDialogRequests(options: {
   endpoint: SipEndpoint;
@@ -33,10 +36,13 @@ export function handleInDialogRequests(options: {
   ackWaits: AckWaits;
   /** The relayed offer and its answer go through the RTP relay. */
   media: MediaRelay;
+  /** SIP_TRUNK_ALLOW: where the trunk leg's requests may come from. */
+  trunkAllow: readonly Ipv4Block[];
   /** A new INVITE (no To tag): an inbound call. */
   onNewInvite(request: SipRequest, context: SipRequestContext): Promise<void>;
 }): void {
-  const { endpoint, events, lockCall, closeLeg, contact, sentBy, ackWaits, media } = options;
+  const { endpoint, events, lockCall, closeLeg, contact, sentBy, ackWaits, media, trunkAllow } =
+    options;
   /** Calls with an offer being relayed now. */
   const relaying = new Set<string>();
 
@@ -47,10 +53,11 @@ export function handleInDialogRequests(options: {
     return findDialog(tx.client, request.headers["call-id"], local, remote);
   };
 
-  endpoint.handle("BYE", async (request, { respond }: SipRequestContext) => {
+  endpoint.handle("BYE", async (request, { flow, respond }: SipRequestContext) => {
     const status = await events.transaction(async (tx) => {
       const dialog = await dialogOf(tx, request);
       if (!dialog) return 481;
+      if (!fromDialogPeer(dialog, flow.address, trunkAllow)) return 403;
       const callStatus = await lockCall(tx, dialog.call_id);
       const cseq = request.headers.cseq.seq;
       if (!(await acceptRemoteCseq(tx.client, dialog.call_id, dialog.leg, cseq))) return 500;
@@ -93,6 +100,7 @@ export function handleInDialogRequests(options: {
       const found = await events.transaction(async (tx) => {
         const dialog = await dialogOf(tx, request);
         if (!dialog || dialog.state !== "confirmed") return undefined;
+        if (!fromDialogPeer(dialog, context.flow.address, trunkAllow)) return "forbidden";
         const status = await lockCall(tx, dialog.call_id);
         const cseq = request.headers.cseq.seq;
         if (!(await acceptRemoteCseq(tx.client, dialog.call_id, dialog.leg, cseq))) {
@@ -109,6 +117,10 @@ export function handleInDialogRequests(options: {
       });
       if (!found) {
         respond(responseTo(request, 481));
+        return;
+      }
+      if (found === "forbidden") {
+        respond(responseTo(request, 403));
         return;
       }
       const { dialog, status, other, outOfOrder } = found;
@@ -169,7 +181,12 @@ export function handleInDialogRequests(options: {
             cseq: request.headers.cseq.seq,
             fromTag: String(request.headers.from.params.tag ?? ""),
           };
-          ackWaits.untilAcked(key, () => respond(answer));
+          const peer = context.flow.address;
+          ackWaits.untilAcked(
+            key,
+            () => respond(answer),
+            (address) => address === peer,
+          );
         }
       } finally {
         relaying.delete(dialog.call_id);
@@ -192,8 +209,8 @@ export function handleInDialogRequests(options: {
 
   endpoint.handle("INVITE", renegotiate("INVITE"));
   endpoint.handle("UPDATE", renegotiate("UPDATE"));
-  endpoint.handle("ACK", async (request) => {
-    ackWaits.acked(request);
+  endpoint.handle("ACK", async (request, { flow }) => {
+    ackWaits.acked(request, flow.address);
   });
 }
 

@@ -2,6 +2,7 @@ import { DomainError, type Logger } from "@switchboard/kit";
 import type { Hangup } from "../calls/states.js";
 import type { DueAction } from "../scheduler/action-runner.js";
 import type { Tx } from "../scheduler/tx.js";
+import { fromDialogPeer } from "../sip/dialog-peer.js";
 import { callingDialog, inviteOf, recordRouteOf } from "../sip/dialog-requests.js";
 import {
   confirmServerDialog,
@@ -201,14 +202,21 @@ export function createSipInbound(options: {
     if (ringing) respond(ringing);
   };
 
-  /** RFC 3261 §9.2: the CANCEL gets 200 first, then the INVITE (still pending) gets 487. */
-  const onCancel = async (request: SipRequest, { respond }: SipRequestContext) => {
+  /**
+   * RFC 3261 §9.2: the CANCEL gets 200 first, then the INVITE (still pending) gets 487. Only
+   * the trunk cancels its INVITE: a CANCEL from elsewhere gets 403 and changes nothing.
+   */
+  const onCancel = async (request: SipRequest, { flow, respond }: SipRequestContext) => {
     const tag = request.headers.from.params.tag;
     const row = tag
       ? await options
           .attached()
           .transaction((tx) => findServerDialog(tx.client, request.headers["call-id"], String(tag)))
       : undefined;
+    if (row && !fromDialogPeer(row, flow.address, options.allow)) {
+      respond(responseTo(request, 403));
+      return;
+    }
     respond(responseTo(request, row ? 200 : 481));
     if (!row || row.state !== "calling") return;
     await options.attached().transaction(async (tx) => {

@@ -1,8 +1,10 @@
 import type { Logger } from "@switchboard/kit";
+import { fromDialogPeer } from "../sip/dialog-peer.js";
 import { flowOf, type Dialog } from "../sip/dialogs.js";
 import type { SipEndpoint } from "../sip/endpoint.js";
 import type { SipHeaders, SipResponse } from "../sip/message.js";
 import { responseFromRow } from "../sip/server-responses.js";
+import type { Ipv4Block } from "../sip/trunk-allow.js";
 import type { AckWaits } from "./sip-ack-waits.js";
 
 /** How long a held server transaction waits for its final response before it is let go. */
@@ -28,6 +30,8 @@ export interface TrunkResponses {
 export function createTrunkResponses(options: {
   endpoint: SipEndpoint;
   ackWaits: AckWaits;
+  /** SIP_TRUNK_ALLOW: where the trunk's ACK may come from (besides the INVITE's source). */
+  trunkAllow: readonly Ipv4Block[];
   logger: Logger;
 }): TrunkResponses {
   const { endpoint, ackWaits, logger } = options;
@@ -75,6 +79,7 @@ export function createTrunkResponses(options: {
             fromTag: String(invite.from.params.tag ?? ""),
           },
           stateless,
+          (address) => fromDialogPeer(row, address, options.trunkAllow),
           extra.onAcked,
         );
       }

@@ -66,9 +66,10 @@ export async function startSipEndpoint(options: SipEndpointOptions): Promise<Sip
   });
 
   const onRequest = (request: SipRequest, flow: SipFlow) => {
-    const existing = transactions.getServer(request);
+    const keyed = keyedBySource(request, flow);
+    const existing = transactions.getServer(keyed);
     if (existing) {
-      existing.message(request);
+      existing.message(keyed);
       return;
     }
     if (request.method === "ACK") {
@@ -79,7 +80,7 @@ export async function startSipEndpoint(options: SipEndpointOptions): Promise<Sip
       return;
     }
     const target = responseFlow(request, flow);
-    const transaction = transactions.createServerTransaction(request, {
+    const transaction = transactions.createServerTransaction(keyed, {
       protocol: flow.transport.toUpperCase(),
       send: (message) => {
         if (!bound.transport?.send(message, target)) {
@@ -149,6 +150,25 @@ export async function startSipEndpoint(options: SipEndpointOptions): Promise<Sip
       client.stop();
       await running.stop();
       transactions.destroy();
+    },
+  };
+}
+
+/**
+ * The request as the library's transaction layer sees it: that layer keys server transactions
+ * by method, Call-ID and branch alone, so another sender copying a branch (a CANCEL of someone
+ * else's INVITE) would take over the transaction, and the real sender's request would meet the
+ * other's response as a retransmission. The branch it sees carries the source flow too (RFC
+ * 3261 §17.2.3 adds the Via's sent-by; the source is what a sender cannot write).
+ */
+function keyedBySource(request: SipRequest, flow: SipFlow): SipRequest {
+  const [top, ...rest] = request.headers.via;
+  const branch = `${String(top!.params.branch ?? "")}|${flow.transport}:${flow.address}:${flow.port}`;
+  return {
+    ...request,
+    headers: {
+      ...request.headers,
+      via: [{ ...top!, params: { ...top!.params, branch } }, ...rest],
     },
   };
 }

@@ -29,6 +29,14 @@ export class NonceIssuer {
     return Buffer.concat([body, this.mac(body)]).toString("base64url");
   }
 
+  /**
+   * How long after its issue a nonce may still be valid on some replica (its life, and the
+   * clock skew allowed both ways): a record of its use must be kept this long.
+   */
+  get longestLifeMs(): number {
+    return this.lifetimeMs + 2 * clockSkewMs;
+  }
+
   check(nonce: string): NonceCheck {
     const raw = /^[A-Za-z0-9_-]{1,64}$/.test(nonce) ? Buffer.from(nonce, "base64url") : undefined;
     if (raw?.length !== stampBytes + saltBytes + macBytes) return "invalid";

@@ -20,6 +20,7 @@ import {
   type SipResponse,
 } from "./message.js";
 import type { NonceIssuer } from "./nonce.js";
+import { claimNonceUse, parseNonceCount } from "./nonce-uses.js";
 import { liveBindings, removeBindings, saveBinding, type Binding } from "./registrations.js";
 import type { SipFlow } from "./transport.js";
 
@@ -73,12 +74,14 @@ interface ContactChange {
  * The registrar (RFC 3261 §10.3) of the seats' addresses-of-record `sip:<seat id>@<domain>`.
  * A REGISTER without valid credentials is challenged (401, one WWW-Authenticate per algorithm
  * in the order of preference, RFC 8760 §2.4); a stale nonce with a right digest is challenged again with
- * stale=true; a wrong digest, an unknown user or a user registering another seat's address is
+ * stale=true, and so is a replay: a (nonce, nc) pair authenticates one REGISTER, on any replica
+ * (`nonce-uses.ts`); a wrong digest, an unknown user or a user registering another seat's address is
  * 403. Each seat's REGISTERs are applied one at a time (its credentials row is locked), and a
  * REGISTER of the same Call-ID with a CSeq not above the binding's is refused 500 (§10.3 step 7).
  */
 export function createRegistrar(options: RegistrarOptions): SipRequestHandler {
   const { pool, logger, nonces, settings } = options;
+  const nonceUseSeconds = Math.ceil(nonces.longestLifeMs / 1000);
 
   const challenge = (request: SipRequest, stale = false): SipResponse => {
     const nonce = nonces.issue();
@@ -109,7 +112,8 @@ export function createRegistrar(options: RegistrarOptions): SipRequestHandler {
     }
     const nonce = nonces.check(credentials.nonce);
     if (nonce === "invalid") return respond(challenge(request));
-    if (credentials.qop !== "auth" || !credentials.nc || !credentials.cnonce) {
+    const nc = credentials.nc === undefined ? undefined : parseNonceCount(credentials.nc);
+    if (credentials.qop !== "auth" || nc === undefined || !credentials.cnonce) {
       return respond(responseTo(request, 403));
     }
 
@@ -117,7 +121,7 @@ export function createRegistrar(options: RegistrarOptions): SipRequestHandler {
     const changes = contactChanges(request, settings);
 
     try {
-      const bindings = await withTransaction(pool, async (client) => {
+      const outcome = await withTransaction(pool, async (client) => {
         const stored = isId(credentials.username, "seat")
           ? await lockSipCredentials(client, credentials.username)
           : undefined;
@@ -141,11 +145,31 @@ export function createRegistrar(options: RegistrarOptions): SipRequestHandler {
         });
         if (!sameDigest(expected, credentials.response)) throw new SipRefusal(403);
         if (nonce === "stale") throw new SipRefusal(0);
+        // The digest covers neither Contact nor Call-ID: a (nonce, nc) authenticates one
+        // request only. A replay is challenged afresh (stale: the password was right).
+        if (!(await claimNonceUse(client, credentials.nonce, nc, nonceUseSeconds))) {
+          logger.warn(
+            { seat_id: stored.seat_id, source: `${flow.address}:${flow.port}` },
+            "sip: a REGISTER reused a nonce-count (a replay, or a client's bug); challenged again",
+          );
+          throw new SipRefusal(0);
+        }
+        // From here the use stays recorded whatever the answer: a refused request is no
+        // more replayable than an accepted one.
         // The authenticated user may change only its own address-of-record (§10.3 step 5).
-        if (aor.user !== stored.seat_id) throw new SipRefusal(403);
-        if (changes instanceof SipRefusal) throw changes;
-        return applyChanges(client, request, flow, stored.seat_id, changes);
+        if (aor.user !== stored.seat_id) return new SipRefusal(403);
+        if (changes instanceof SipRefusal) return changes;
+        await client.query("SAVEPOINT register_changes");
+        try {
+          return await applyChanges(client, request, flow, stored.seat_id, changes);
+        } catch (error) {
+          if (!(error instanceof SipRefusal)) throw error;
+          await client.query("ROLLBACK TO SAVEPOINT register_changes");
+          return error;
+        }
       });
+      if (outcome instanceof SipRefusal) throw outcome;
+      const bindings = outcome;
       respond(
         responseTo(request, 200, {
           // (The library writes an empty list as `Contact: *`: no bindings, no header.)

@@ -2,6 +2,7 @@ import { internalKey, type Logger, type Pool } from "@switchboard/kit";
 import { startSipEndpoint, type SipEndpoint, type SipRequestHandler } from "./endpoint.js";
 import { responseTo } from "./message.js";
 import { NonceIssuer } from "./nonce.js";
+import { sweepNonceUses } from "./nonce-uses.js";
 import { createRegistrar } from "./registrar.js";
 import { sweepExpiredBindings } from "./registrations.js";
 import type { SipSettings } from "./sip-settings.js";
@@ -13,7 +14,7 @@ export interface RunningSip {
   stop(): Promise<void>;
 }
 
-/** How often expired bindings are deleted, and how long after their expiry. */
+/** How often expired bindings and stale nonces' uses are deleted, and (bindings) how long after their expiry. */
 const sweepIntervalMs = 10 * 60_000;
 const sweepGraceSeconds = 3_600;
 
@@ -65,6 +66,9 @@ export async function startSip(options: {
   const sweep = setInterval(() => {
     sweepExpiredBindings(pool, sweepGraceSeconds).catch((error: unknown) =>
       logger.warn({ err: error }, "sip: could not sweep expired registrations"),
+    );
+    sweepNonceUses(pool).catch((error: unknown) =>
+      logger.warn({ err: error }, "sip: could not sweep used nonces"),
     );
   }, sweepIntervalMs);
   sweep.unref();

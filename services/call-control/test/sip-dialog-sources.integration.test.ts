@@ -1,0 +1,364 @@
+import { randomBytes } from "node:crypto";
+import { createSocket, type Socket } from "node:dgram";
+import { wire } from "@switchboard/proto";
+import { testDatabaseKinds } from "@switchboard/kit/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freeSipPort } from "@switchboard/test-support/sip-peers";
+import { digestHa1, digestResponse } from "../src/sip/digest.js";
+import {
+  isRequest,
+  parseMessage,
+  responseTo,
+  serialize,
+  unquote,
+  type SipRequest,
+  type SipResponse,
+} from "../src/sip/message.js";
+import { eventually, startServiceHarness, type ServiceHarness } from "./harness.js";
+
+const account = "acct_sip_sources";
+const host = "127.0.0.1";
+/** Another loopback address: outside SIP_TRUNK_ALLOW (the trunk is 127.0.0.1) and no phone's. */
+const attackerHost = "127.0.0.2";
+const postgres = testDatabaseKinds.find((kind) => kind.name === "postgres")!;
+
+/** A raw UDP socket speaking SIP as text: what it sent is what the test wrote. */
+class UdpPeer {
+  readonly inbox: (SipRequest | SipResponse)[] = [];
+  private constructor(
+    readonly socket: Socket,
+    readonly host: string,
+  ) {
+    socket.on("message", (data) => {
+      const message = parseMessage(data);
+      if (message) this.inbox.push(message);
+    });
+  }
+  static async bind(address: string): Promise<UdpPeer> {
+    const socket = createSocket("udp4");
+    await new Promise<void>((resolve) => socket.bind(0, address, resolve));
+    return new UdpPeer(socket, address);
+  }
+  get port(): number {
+    return this.socket.address().port;
+  }
+  send(lines: string[] | string, port: number, body = ""): void {
+    const head = typeof lines === "string" ? lines : lines.join("\r\n");
+    const text =
+      typeof lines === "string"
+        ? head
+        : `${head}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    this.socket.send(text, port, host);
+  }
+  /** The first message (from index `from` on) `match` accepts, within 10 s. */
+  async next<T extends SipRequest | SipResponse>(
+    match: (message: SipRequest | SipResponse) => boolean,
+    from = 0,
+  ): Promise<T> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const found = this.inbox.slice(from).find(match);
+      if (found) return found as T;
+      if (Date.now() > deadline) throw new Error(`${this.host}: no matching message`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+  close(): void {
+    this.socket.close();
+  }
+}
+
+const sdp = (address: string, port: number) =>
+  [
+    "v=0",
+    `o=peer 1 1 IN IP4 ${address}`,
+    "s=-",
+    `c=IN IP4 ${address}`,
+    "t=0 0",
+    `m=audio ${port} RTP/AVP 0`,
+    "a=rtpmap:0 PCMU/8000",
+    "",
+  ].join("\r\n");
+const branch = () => `z9hG4bK${randomBytes(8).toString("hex")}`;
+const responseOf =
+  (status: number, callId: string, method: string) => (m: SipRequest | SipResponse) =>
+    !isRequest(m) &&
+    m.status === status &&
+    m.headers["call-id"] === callId &&
+    m.headers.cseq.method === method;
+
+/**
+ * Requests inside a call's dialogs must come from that leg's peer (docs/security.md): the
+ * trunk's (SIP_TRUNK_ALLOW) or the phone's (where its registration came from). Real UDP on
+ * loopback, real PostgreSQL: the trunk and the phone are raw sockets on 127.0.0.1, the
+ * attacker one on 127.0.0.2 that knows every Call-ID and tag (read from the database).
+ */
+describe("in-dialog SIP requests from another address than the leg's peer", () => {
+  let h: ServiceHarness;
+  let sipPort: number;
+  let trunk: UdpPeer;
+  let phone: UdpPeer;
+  let attacker: UdpPeer;
+  let seatId: string;
+  const dids: string[] = [];
+
+  beforeAll(async () => {
+    sipPort = await freeSipPort();
+    h = await startServiceHarness(postgres, {
+      VOICE_CARRIER: "sip",
+      SIP_LISTEN: `${host}:${sipPort}`,
+      SIP_DOMAIN: host,
+      SIP_DIGEST_ALGORITHMS: "MD5",
+      SIP_TRUNK_URI: `sip:${host}:${await freeSipPort()}`,
+    });
+    [trunk, phone, attacker] = await Promise.all([
+      UdpPeer.bind(host),
+      UdpPeer.bind(host),
+      UdpPeer.bind(attackerHost),
+    ]);
+    await h.call(h.client.createAgent, { accountId: account, name: "front-desk" });
+    const created = await h.call(h.client.createSeat, {
+      accountId: account,
+      name: "desk",
+      maxConcurrentCalls: 5,
+    });
+    seatId = created.seat!.id;
+    for (let i = 0; i < 2; i++) dids.push(await h.assignNumber(account));
+    await h.call(h.client.createRoute, {
+      accountId: account,
+      name: "main",
+      numbers: dids,
+      agent: "front-desk",
+      seatId,
+    });
+    await registerPhone(created.sipPassword);
+    // The phone answers every INVITE with 200 (its tag, its Contact, an answer).
+    phone.socket.on("message", (data) => {
+      const message = parseMessage(data);
+      if (!message || !isRequest(message) || message.method !== "INVITE") return;
+      const ok = responseTo(message, 200, {
+        contact: [{ uri: `sip:desk@${host}:${phone.port}`, params: {} }],
+        "content-type": "application/sdp",
+      });
+      ok.headers.to.params.tag = "phonetag";
+      ok.content = sdp(host, 40_100);
+      phone.socket.send(serialize(ok), sipPort, host);
+    });
+  }, 60_000);
+  afterAll(async () => {
+    trunk?.close();
+    phone?.close();
+    attacker?.close();
+    await h?.stop();
+  });
+
+  async function registerPhone(password: string) {
+    const request = (cseq: number, authorization?: string) => [
+      `REGISTER sip:${host} SIP/2.0`,
+      `Via: SIP/2.0/UDP ${host}:${phone.port};branch=${branch()};rport`,
+      "Max-Forwards: 70",
+      `From: <sip:${seatId}@${host}>;tag=reg`,
+      `To: <sip:${seatId}@${host}>`,
+      "Call-ID: phone-registration",
+      `CSeq: ${cseq} REGISTER`,
+      `Contact: <sip:desk@${host}:${phone.port}>`,
+      "Expires: 600",
+      ...(authorization ? [`Authorization: ${authorization}`] : []),
+    ];
+    phone.send(request(1), sipPort);
+    const challenge = await phone.next<SipResponse>(
+      responseOf(401, "phone-registration", "REGISTER"),
+    );
+    const nonce = unquote(challenge.headers["www-authenticate"]![0]!.nonce)!;
+    const response = digestResponse({
+      algorithm: "MD5",
+      ha1: digestHa1("MD5", seatId, host, password),
+      nonce,
+      method: "REGISTER",
+      uri: `sip:${host}`,
+      qop: "auth",
+      nc: "00000001",
+      cnonce: "ab12",
+    });
+    phone.send(
+      request(
+        2,
+        `Digest username="${seatId}", realm="${host}", nonce="${nonce}", uri="sip:${host}", ` +
+          `response="${response}", algorithm=MD5, qop=auth, nc=00000001, cnonce="ab12"`,
+      ),
+      sipPort,
+    );
+    await phone.next(responseOf(200, "phone-registration", "REGISTER"));
+  }
+
+  /** The trunk's INVITE to `did` (from 127.0.0.1, allowed); resolves once it rings. */
+  async function inboundCall(did: string) {
+    const sipCallId = `inbound-${randomBytes(4).toString("hex")}`;
+    const invite = {
+      sipCallId,
+      branch: branch(),
+      fromTag: "trunktag",
+      uri: `sip:${did}@${host}:${sipPort}`,
+    };
+    trunk.send(
+      [
+        `INVITE ${invite.uri} SIP/2.0`,
+        `Via: SIP/2.0/UDP ${host}:${trunk.port};branch=${invite.branch}`,
+        "Max-Forwards: 70",
+        `From: <sip:+442071838750@${host}>;tag=${invite.fromTag}`,
+        `To: <sip:${did}@${host}>`,
+        `Call-ID: ${sipCallId}`,
+        "CSeq: 1 INVITE",
+        `Contact: <sip:trunk@${host}:${trunk.port}>`,
+        "Content-Type: application/sdp",
+      ],
+      sipPort,
+      sdp(host, 40_000),
+    );
+    const ringing = await trunk.next<SipResponse>(responseOf(180, sipCallId, "INVITE"));
+    const callId = (
+      await h.pool.query<{ call_id: string }>(
+        `SELECT call_id FROM call_control.sip_dialogs WHERE sip_call_id = $1`,
+        [sipCallId],
+      )
+    ).rows[0]!.call_id;
+    return { ...invite, toTag: String(ringing.headers.to.params.tag), callId };
+  }
+
+  const callOf = async (callId: string) => {
+    const { call } = await h.call(h.client.getCall, { accountId: account, callId });
+    return { status: wire.callStatus.spell(call!.status), endedAt: call!.endedAt };
+  };
+
+  it("a CANCEL from outside SIP_TRUNK_ALLOW gets 403 and the call keeps ringing; the trunk's own CANCEL ends it", async () => {
+    const call = await inboundCall(dids[0]!);
+    const cancel = (from: UdpPeer) =>
+      from.send(
+        [
+          `CANCEL ${call.uri} SIP/2.0`,
+          `Via: SIP/2.0/UDP ${from.host}:${from.port};branch=${call.branch}`,
+          "Max-Forwards: 70",
+          `From: <sip:+442071838750@${host}>;tag=${call.fromTag}`,
+          `To: <sip:${dids[0]}@${host}>`,
+          `Call-ID: ${call.sipCallId}`,
+          "CSeq: 1 CANCEL",
+        ],
+        sipPort,
+      );
+    cancel(attacker);
+    await attacker.next(responseOf(403, call.sipCallId, "CANCEL"));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await callOf(call.callId)).toMatchObject({ status: "ringing", endedAt: undefined });
+    const { rows } = await h.pool.query(
+      `SELECT state FROM call_control.sip_dialogs WHERE call_id = $1`,
+      [call.callId],
+    );
+    expect(rows).toEqual([{ state: "calling" }]);
+
+    cancel(trunk);
+    await trunk.next(responseOf(200, call.sipCallId, "CANCEL"));
+    await trunk.next(responseOf(487, call.sipCallId, "INVITE"));
+    const ended = await eventually(
+      () => callOf(call.callId),
+      (c) => c.endedAt !== undefined,
+      10_000,
+    );
+    expect(ended.status).toBe("canceled");
+  });
+
+  it("a re-INVITE or BYE from another address than the phone's or the trunk's gets 403 and changes nothing", async () => {
+    const call = await inboundCall(dids[1]!);
+    await h.call(h.client.answerInboundCall, { accountId: account, callId: call.callId });
+    await trunk.next(responseOf(200, call.sipCallId, "INVITE"));
+    trunk.send(
+      [
+        `ACK sip:switchboard@${host}:${sipPort} SIP/2.0`,
+        `Via: SIP/2.0/UDP ${host}:${trunk.port};branch=${branch()}`,
+        "Max-Forwards: 70",
+        `From: <sip:+442071838750@${host}>;tag=${call.fromTag}`,
+        `To: <sip:${dids[1]}@${host}>;tag=${call.toTag}`,
+        `Call-ID: ${call.sipCallId}`,
+        "CSeq: 1 ACK",
+      ],
+      sipPort,
+    );
+    const dialogs = async () =>
+      (
+        await h.pool.query<{
+          leg: string;
+          sip_call_id: string;
+          local_tag: string;
+          remote_tag: string;
+          local_uri: string;
+          remote_uri: string;
+          remote_target: string;
+          state: string;
+        }>(
+          `SELECT leg, sip_call_id, local_tag, remote_tag, local_uri, remote_uri, remote_target, state
+             FROM call_control.sip_dialogs WHERE call_id = $1 ORDER BY leg`,
+          [call.callId],
+        )
+      ).rows;
+    const confirmed = await eventually(
+      dialogs,
+      (rows) => rows.every((r) => r.state === "confirmed") && rows.length === 2,
+      10_000,
+    );
+    const [phoneLeg, trunkLeg] = confirmed;
+    expect(phoneLeg!.remote_target).toBe(`sip:desk@${host}:${phone.port}`);
+
+    /** A request of `leg`'s dialog as its peer would send it, from the attacker's socket. */
+    const inDialog = (leg: typeof phoneLeg, method: string, cseq: number, extra: string[] = []) => {
+      const before = attacker.inbox.length;
+      attacker.send(
+        [
+          `${method} sip:switchboard@${host}:${sipPort} SIP/2.0`,
+          `Via: SIP/2.0/UDP ${attackerHost}:${attacker.port};branch=${branch()}`,
+          "Max-Forwards: 70",
+          `From: <${leg!.remote_uri}>;tag=${leg!.remote_tag}`,
+          `To: <${leg!.local_uri}>;tag=${leg!.local_tag}`,
+          `Call-ID: ${leg!.sip_call_id}`,
+          `CSeq: ${cseq} ${method}`,
+          ...extra,
+        ],
+        sipPort,
+        method === "INVITE" ? sdp(attackerHost, 40_200) : "",
+      );
+      return attacker.next<SipResponse>(
+        (m) => !isRequest(m) && m.headers.cseq.method === method && m.status >= 200,
+        before,
+      );
+    };
+    const evil = [
+      `Contact: <sip:evil@${attackerHost}:${attacker.port}>`,
+      "Content-Type: application/sdp",
+    ];
+    expect((await inDialog(phoneLeg, "INVITE", 50, evil)).status).toBe(403);
+    expect((await inDialog(trunkLeg, "INVITE", 50, evil)).status).toBe(403);
+    expect((await inDialog(phoneLeg, "BYE", 51)).status).toBe(403);
+    expect((await inDialog(trunkLeg, "BYE", 51)).status).toBe(403);
+    expect(await dialogs()).toEqual(confirmed);
+    expect(await callOf(call.callId)).toMatchObject({ status: "in_progress", endedAt: undefined });
+
+    // The trunk's own BYE ends the call.
+    trunk.send(
+      [
+        `BYE sip:switchboard@${host}:${sipPort} SIP/2.0`,
+        `Via: SIP/2.0/UDP ${host}:${trunk.port};branch=${branch()}`,
+        "Max-Forwards: 70",
+        `From: <sip:+442071838750@${host}>;tag=${call.fromTag}`,
+        `To: <sip:${dids[1]}@${host}>;tag=${call.toTag}`,
+        `Call-ID: ${call.sipCallId}`,
+        "CSeq: 2 BYE",
+      ],
+      sipPort,
+    );
+    await trunk.next(responseOf(200, call.sipCallId, "BYE"));
+    const ended = await eventually(
+      () => callOf(call.callId),
+      (c) => c.endedAt !== undefined,
+      10_000,
+    );
+    expect(ended.status).toBe("completed");
+  });
+});
