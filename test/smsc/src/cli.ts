@@ -144,9 +144,14 @@ createInterface({ input: process.stdin }).on("line", (line) => {
   if (!command) return;
   if (command === "drop") {
     void smsc.dropConnections();
-  } else if (command === "fault" && from && isSubmitFault(from) && (!to || Number(to) >= 1)) {
-    smsc.faultSubmits(from, to ? Math.floor(Number(to)) : 1);
-    log(`fault ${from} armed for ${to ?? 1} submit(s)`);
+  } else if (command === "fault") {
+    const [, fault = "", count = "1"] = line.trim().split(/\s+/);
+    if (!isSubmitFault(fault) || !/^[1-9]\d*$/.test(count)) {
+      process.stderr.write(`fault NAME [N]: NAME is one of ${submitFaults.join(", ")}\n`);
+      return;
+    }
+    smsc.faultSubmits(fault, Number(count));
+    log(`fault ${fault} armed for ${count} submit(s)`);
   } else if (command === "mo" && from && to && words.length > 0) {
     smsc
       .sendMo({ from, to, text: words.join(" ") })
