@@ -31,12 +31,17 @@ describe("the smpp carrier when the SMSC fails after taking a submit (PostgreSQL
   let token: string;
   let from: string;
   let template: { id: string };
+  /** Called with each submit the SMSC accepted, before the next one is read. */
+  let onSubmit: ((text: string) => void) | undefined;
 
   beforeAll(async () => {
     smsc = await startTestSmsc({
       ...smscCredentials,
       receiptDelayMs: 10,
       slowResponseMs: responseTimeoutMs * 2,
+      onEvent: (event) => {
+        if (event.type === "submit") onSubmit?.(event.submit.text);
+      },
     });
     p = await startMessagingPlatform({ env: smppEnv(smsc, { SMPP_WINDOW: "1" }) });
     token = await p.token();
@@ -49,6 +54,7 @@ describe("the smpp carrier when the SMSC fails after taking a submit (PostgreSQL
   });
 
   async function sendText(text: string): Promise<MessageJson> {
+    // The handset's last digit 0: delivered.
     const to = handset(0);
     const consent = await createConsent(p, token, to);
     const response = await send(p, token, {
@@ -112,4 +118,22 @@ describe("the smpp carrier when the SMSC fails after taking a submit (PostgreSQL
       expectOnceEach(fault, messages);
     },
   );
+
+  it("the second part of a message taken, then the connection dropped: no part twice, outcome-unknown", async () => {
+    await smsc.waitFor((s) => s.bound() > 0, 10_000);
+    const text = `two parts ${"x".repeat(170)}`;
+    onSubmit = (submitted) => {
+      if (!submitted.startsWith("two parts ")) return;
+      onSubmit = undefined;
+      smsc.faultSubmits("accept-then-drop");
+    };
+    const sent = await sendText(text);
+    expect(sent.segments).toBe(2);
+    const message = await waitForMessage(p, token, sent.id, ended, 30_000);
+    expect([message.status, message.error_code]).toEqual(["failed", "outcome-unknown"]);
+    const ref = smsc.submits.find((s) => s.text.startsWith("two parts "))?.udh?.ref;
+    const parts = smsc.submits.filter((s) => s.udh !== undefined && s.udh.ref === ref);
+    expect(parts.map((part) => part.udh?.seq)).toEqual([1, 2]);
+    expect(parts.map((part) => part.text).join("")).toBe(text);
+  });
 });
