@@ -53,7 +53,9 @@ function decode(frame: Buffer): smpp.PDU {
     throw new MalformedPduError(`a PDU the codec cannot read: ${(error as Error).message}`);
   }
   if (pdu.command === "unknown" && pdu.isResponse()) {
-    throw new MalformedPduError(`a response with unknown command_id 0x${pdu.command_id.toString(16)}`);
+    throw new MalformedPduError(
+      `a response with unknown command_id 0x${pdu.command_id.toString(16)}`,
+    );
   }
   return pdu;
 }
