@@ -137,3 +137,48 @@ describe("the smpp carrier when the SMSC fails after taking a submit (PostgreSQL
     expect(parts.map((part) => part.text).join("")).toBe(text);
   });
 });
+
+describe("the smpp carrier stopping with a submit in flight (PostgreSQL + Redis)", () => {
+  let smsc: TestSmsc | undefined;
+  let p: MessagingPlatform | undefined;
+
+  afterAll(async () => {
+    await p?.stop();
+    await smsc?.stop();
+  });
+
+  it("waits for the answer before it unbinds: the message is sent once, not failed or given back", async () => {
+    // Each answer takes 800 ms (SMPP_RESPONSE_TIMEOUT_MS is 2 s): the stop comes in between.
+    const server = await startTestSmsc({ ...smscCredentials, submitDelayMs: 800 });
+    smsc = server;
+    const platform = await startMessagingPlatform({ env: smppEnv(server) });
+    p = platform;
+    const token = await platform.token();
+    const from = await ownNumber(platform, token, ["sms"]);
+    const template = await createTemplate(platform, token, "{{text}}", ["sms"]);
+    const to = handset(0);
+    const consent = await createConsent(platform, token, to);
+    await server.waitFor((s) => s.bound() > 0, 10_000);
+    const response = await send(platform, token, {
+      channel: "sms",
+      to,
+      from,
+      template_id: template.id,
+      variables: { text: "in flight at the stop" },
+      consent_id: consent.id,
+    });
+    const { id } = await json<MessageJson>(response);
+    await server.waitFor(
+      (s) => s.pdus.some((pdu) => pdu.direction === "in" && pdu.command === "submit_sm"),
+      10_000,
+    );
+    await platform.test.stopService("messaging");
+    const { rows } = await platform.pool.query<{ status: string; provider_message_id: string }>(
+      "SELECT status, provider_message_id FROM messaging.messages WHERE id = $1",
+      [id],
+    );
+    expect(rows[0]?.status).toBe("sent");
+    expect(server.submits.map((s) => s.text)).toEqual(["in flight at the stop"]);
+    expect(rows[0]?.provider_message_id).toBe(server.submits[0]?.messageId);
+  });
+});

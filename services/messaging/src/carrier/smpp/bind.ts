@@ -44,6 +44,8 @@ export class SmppBind {
   private stopped = false;
   private failures = 0;
   private readonly pending = new Map<number, Pending>();
+  /** Requests sent and not yet answered (or failed): a stop waits for them. */
+  private readonly unanswered = new Set<Promise<smpp.PDU>>();
   private readonly boundWaiters: Array<() => void> = [];
   private readonly windowWaiters: Array<() => void> = [];
   private inFlight = 0;
@@ -75,16 +77,29 @@ export class SmppBind {
       const session = this.session;
       if (this.stopped) throw new BindLostError("the carrier stopped", false, true);
       if (!session || !this.bound) throw new BindLostError("the bind was lost", false);
-      return await this.send(session, new smpp.PDU(command, fields));
+      const answer = this.send(session, new smpp.PDU(command, fields));
+      this.unanswered.add(answer);
+      try {
+        return await answer;
+      } finally {
+        this.unanswered.delete(answer);
+      }
     } finally {
       this.leaveWindow();
     }
   }
 
+  /**
+   * Takes no new request (those waiting fail `final`, never sent), waits for the answers of the
+   * requests already sent (each at most SMPP_RESPONSE_TIMEOUT_MS: giving up on them would leave
+   * their outcome unknown), then unbinds.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.reconnect);
     clearInterval(this.keepalive);
+    for (const wake of this.boundWaiters.splice(0)) wake();
+    await Promise.allSettled([...this.unanswered]);
     const session = this.session;
     if (session && this.bound) {
       let timer: NodeJS.Timeout | undefined;
@@ -96,7 +111,6 @@ export class SmppBind {
     }
     session?.destroy();
     this.lost("the carrier stopped", true);
-    for (const wake of this.boundWaiters.splice(0)) wake();
   }
 
   private connect(): void {
