@@ -83,6 +83,8 @@ declare module "smpp" {
   }
   export const PDU: {
     new (command: string, fields?: PDUFields): PDU;
+    /** Decodes one whole PDU (command_length first); throws on bytes it cannot read. */
+    new (encoded: Buffer): PDU;
     /** Longer PDUs are refused when read (default 16384). */
     maxLength: number;
   };

@@ -1,3 +1,4 @@
+import type { SubmitFault } from "./faults.js";
 import type { MoRequest } from "./mo.js";
 import type { OutcomeFunction } from "./outcomes.js";
 import type { ReceiptFormat } from "./receipts.js";
@@ -30,6 +31,8 @@ export interface TestSmscOptions {
   maxPerSecond?: number;
   /** How long each submit_sm waits for its answer (ms, default 0): lets an ESME's window fill. */
   submitDelayMs?: number;
+  /** How late the `slow-response` fault answers (ms, default 5000). */
+  slowResponseMs?: number;
   /** A receipt (or MO deliver_sm) unanswered this long counts as failed (ms, default 3000). */
   responseTimeoutMs?: number;
   /** A refused or unanswered receipt is sent again after this long (ms, default 500). */
@@ -49,7 +52,9 @@ export type SmscEvent =
   | { type: "receipt"; attempt: ReceiptAttempt }
   | { type: "mo"; sessionId: number; request: MoRequest; statuses: number[] }
   /** dropAfterSubmits broke the connections; `lost` submits arrived in between, unanswered. */
-  | { type: "drop"; sessions: number; lost: number };
+  | { type: "drop"; sessions: number; lost: number }
+  /** faultSubmits: an accepted submit met `fault` instead of its answer. */
+  | { type: "fault"; fault: SubmitFault; sessionId: number; messageId: string };
 
 export interface MoResult {
   /** The deliver_sm_resp command_status of each deliver_sm, in the order they were sent. */
@@ -102,6 +107,12 @@ export interface TestSmsc {
    * `dropped`), like PDUs in flight on a broken connection.
    */
   dropAfterSubmits(n: number): void;
+  /**
+   * The next `count` (default 1) accepted submits meet `fault` (see SubmitFault): each is
+   * recorded in `submits` as accepted, and answered late, never or with bytes that are not a
+   * PDU; `pdus` holds an "out" record named after the fault with the submit's sequence.
+   */
+  faultSubmits(fault: SubmitFault, count?: number): void;
   /** While on, every bind is refused with ESME_RBINDFAIL. */
   refuseBinds(on: boolean): void;
   /** Changes (or with undefined lifts) the rate limit of `maxPerSecond`. */

@@ -2,6 +2,7 @@
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import type { SmscEvent } from "./api.js";
+import { isSubmitFault, submitFaults } from "./faults.js";
 import { statusName } from "./outcomes.js";
 import type { ReceiptFormat } from "./receipts.js";
 import { startTestSmsc } from "./smsc.js";
@@ -13,6 +14,7 @@ const usage = `usage: switchboard-test-smsc --system-id ID --password SECRET [op
   --receipt-delay-ms N   from submit to delivery receipt (default 1000)
   --receipt-format F     text | tlv | both (default both)
   --max-per-second N     throttle accepted submits past N in any second
+  --slow-response-ms N   how late the slow-response fault answers (default 5000)
   --show-text            print message texts (hidden by default, as in our logs)
 
 The outcome of a submit follows the destination's last digit: 0 delivered, 1 undeliverable,
@@ -22,6 +24,8 @@ The outcome of a submit follows the destination's last digit: 0 delivered, 1 und
 On stdin, one command a line:
   mo FROM TO TEXT...     deliver a mobile-originated message (mo +14155550100 +14155550123 STOP)
   drop                   break every connection
+  fault NAME [N]         the next N (default 1) accepted submits meet the fault NAME:
+                         ${submitFaults.join(", ")}
 `;
 
 function fail(message: string): never {
@@ -40,6 +44,7 @@ const { values } = (() => {
         "receipt-delay-ms": { type: "string", default: "1000" },
         "receipt-format": { type: "string", default: "both" },
         "max-per-second": { type: "string" },
+        "slow-response-ms": { type: "string" },
         "show-text": { type: "boolean", default: false },
         help: { type: "boolean", default: false },
       },
@@ -112,6 +117,8 @@ function describe(event: SmscEvent): string {
     }
     case "drop":
       return `drop sessions=${event.sessions} lost_submits=${event.lost}`;
+    case "fault":
+      return `fault session=${event.sessionId} id=${event.messageId} ${event.fault}`;
   }
 }
 
@@ -125,6 +132,7 @@ const smsc = await startTestSmsc({
   receiptDelayMs: number("receipt-delay-ms", values["receipt-delay-ms"]),
   receiptFormat: format as ReceiptFormat,
   maxPerSecond: number("max-per-second", values["max-per-second"]),
+  slowResponseMs: number("slow-response-ms", values["slow-response-ms"]),
   onEvent: (event) => log(describe(event)),
 }).catch((error: unknown) => fail(`cannot listen: ${(error as Error).message}`));
 
@@ -136,12 +144,20 @@ createInterface({ input: process.stdin }).on("line", (line) => {
   if (!command) return;
   if (command === "drop") {
     void smsc.dropConnections();
+  } else if (command === "fault") {
+    const [, fault = "", count = "1"] = line.trim().split(/\s+/);
+    if (!isSubmitFault(fault) || !/^[1-9]\d*$/.test(count)) {
+      process.stderr.write(`fault NAME [N]: NAME is one of ${submitFaults.join(", ")}\n`);
+      return;
+    }
+    smsc.faultSubmits(fault, Number(count));
+    log(`fault ${fault} armed for ${count} submit(s)`);
   } else if (command === "mo" && from && to && words.length > 0) {
     smsc
       .sendMo({ from, to, text: words.join(" ") })
       .catch((error: unknown) => log(`mo failed: ${(error as Error).message}`));
   } else {
-    process.stderr.write("commands: mo FROM TO TEXT... | drop\n");
+    process.stderr.write("commands: mo FROM TO TEXT... | drop | fault NAME [N]\n");
   }
 });
 

@@ -1,4 +1,5 @@
 export { startTestSmsc } from "./smsc.js";
+export { isSubmitFault, submitFaults, type SubmitFault } from "./faults.js";
 export type { MoResult, SmscEvent, TestSmsc, TestSmscOptions } from "./api.js";
 export {
   defaultErr,

@@ -1,5 +1,6 @@
 import { once } from "node:events";
 import smpp, { type PDU, type PDUFields, type Session } from "smpp";
+import type { SubmitFault } from "./faults.js";
 import type { PduRecord } from "./records.js";
 
 export type BindMode = "transmitter" | "receiver" | "transceiver";
@@ -91,6 +92,19 @@ export class Peers {
     });
   }
 
+  /** A fault answered request `sequence` on `peer` (recorded under the fault's name). */
+  recordFault(peer: Peer, fault: SubmitFault, sequence: number): void {
+    this.pdus.push({
+      direction: "out",
+      sessionId: peer.id,
+      command: fault,
+      sequence,
+      status: 0,
+      at: Date.now(),
+      fault,
+    });
+  }
+
   /** Writes `pdu`; its sequence_number, or undefined when the session cannot take it. */
   send(
     peer: Peer,
@@ -156,16 +170,20 @@ export class Peers {
    * (destroyed after 2 s if the peer never closes its side).
    */
   closeAll(): Promise<void> {
-    const closing = [...this.byId.values()].map((peer) => {
-      peer.dead = true;
-      const socket = peer.session.socket;
-      if (socket.destroyed) return Promise.resolve();
-      const closed = once(socket, "close");
-      socket.end();
-      const timer = setTimeout(() => socket.destroy(), 2_000);
-      return closed.then(() => clearTimeout(timer));
-    });
-    return Promise.all(closing).then(() => undefined);
+    return Promise.all([...this.byId.values()].map((peer) => this.close(peer))).then(
+      () => undefined,
+    );
+  }
+
+  /** Closes one connection as closeAll does. */
+  close(peer: Peer): Promise<void> {
+    peer.dead = true;
+    const socket = peer.session.socket;
+    if (socket.destroyed) return Promise.resolve();
+    const closed = once(socket, "close");
+    socket.end();
+    const timer = setTimeout(() => socket.destroy(), 2_000);
+    return closed.then(() => clearTimeout(timer));
   }
 
   /** Destroys every socket at once (no unbind, no FIN): resolves when all are closed. */

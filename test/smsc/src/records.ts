@@ -1,3 +1,4 @@
+import type { SubmitFault } from "./faults.js";
 import type { Stat } from "./outcomes.js";
 
 /**
@@ -93,6 +94,8 @@ export interface PduRecord {
   at: number;
   /** An incoming PDU the SMSC dropped unanswered (dropAfterSubmits: lost in flight). */
   dropped?: true;
+  /** The fault that answered the submit `sequence` instead of a submit_sm_resp (faultSubmits). */
+  fault?: SubmitFault;
 }
 
 /** The most records that fall in any window of `windowMs` ending at one of them. */

@@ -27,7 +27,8 @@ const isBind = (command: string): command is BindCommand => command in bindModes
 /**
  * Starts an SMPP 3.4 SMSC on loopback for the smpp carrier's tests, benchmark and walkthrough:
  * one account, a scripted outcome per submit, delivery receipts held and re-sent like a real
- * SMSC's, MO messages on demand, and faults (throttling, refused binds, broken connections).
+ * SMSC's, MO messages on demand, and faults (throttling, refused binds, broken connections,
+ * submits accepted but answered late, never or with bytes that are not a PDU).
  * It is the server side of the `smpp` library, whose decoding of what the ESME sends is an
  * independent check of our encoder.
  */
@@ -69,6 +70,7 @@ export async function startTestSmsc(options: TestSmscOptions): Promise<TestSmsc>
     dispatcher,
     outcome: options.outcome ?? defaultOutcome,
     receiptDelayMs: options.receiptDelayMs ?? 50,
+    slowResponseMs: options.slowResponseMs ?? 5_000,
     maxPerSecond: options.maxPerSecond,
     emit,
     submits,
@@ -200,6 +202,7 @@ export async function startTestSmsc(options: TestSmscOptions): Promise<TestSmsc>
     },
     dropConnections: () => peers.destroyAll(),
     dropAfterSubmits: (n) => submitHandler.dropAfter(n),
+    faultSubmits: (fault, count = 1) => submitHandler.faultNext(fault, count),
     refuseBinds(on) {
       refusing = on;
     },

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import smpp, { type PDU } from "smpp";
 import type { SmscEvent } from "./api.js";
+import { answerWithFault, type SubmitFault } from "./faults.js";
 import { defaultErr, messageStates, type OutcomeFunction, type Stat } from "./outcomes.js";
 import { canSubmit, type Peer, type Peers } from "./peers.js";
 import type { ReceiptDispatcher } from "./receipts.js";
@@ -19,6 +20,8 @@ export interface SubmitHandlerContext {
   dispatcher: ReceiptDispatcher;
   outcome: OutcomeFunction;
   receiptDelayMs: number;
+  /** How late a `slow-response` fault answers. */
+  slowResponseMs: number;
   maxPerSecond: number | undefined;
   emit: (event: SmscEvent) => void;
   submits: SubmitRecord[];
@@ -26,7 +29,7 @@ export interface SubmitHandlerContext {
   refused: RefusedSubmit[];
 }
 
-/** submit_sm and query_sm, the rate limit, and dropAfterSubmits. */
+/** submit_sm and query_sm, the rate limit, dropAfterSubmits and faultSubmits. */
 export interface SubmitHandler {
   submit(peer: Peer, pdu: PDU): void;
   query(peer: Peer, pdu: PDU): void;
@@ -38,6 +41,8 @@ export interface SubmitHandler {
    */
   dropsThis(): boolean;
   dropAfter(n: number): void;
+  /** The next `count` accepted submits meet `fault` instead of their answer. */
+  faultNext(fault: SubmitFault, count: number): void;
   setMaxPerSecond(limit: number | undefined): void;
   /** The most submits accepted in any sliding second. */
   peakPerSecond(): number;
@@ -53,6 +58,7 @@ export function createSubmitHandler(context: SubmitHandlerContext): SubmitHandle
   /** dropAfterSubmits counted its submits down: the next one to arrive is lost. */
   let dropNext = false;
   let lostInDrop = 0;
+  const faults: SubmitFault[] = [];
   let nextMessage = 0;
   // Message ids unique across SMSC instances, so two tests' messages never share one.
   const idPrefix = randomBytes(3).toString("hex");
@@ -127,7 +133,19 @@ export function createSubmitHandler(context: SubmitHandlerContext): SubmitHandle
         dropCountdown = undefined;
         dropNext = true;
       }
-      peers.reply(peer, pdu, { message_id: messageId });
+      const fault = faults.shift();
+      if (fault) {
+        answerWithFault(fault, {
+          peers,
+          peer,
+          request: pdu,
+          fields: { message_id: messageId },
+          slowResponseMs: context.slowResponseMs,
+        });
+        emit({ type: "fault", fault, sessionId: peer.id, messageId });
+      } else {
+        peers.reply(peer, pdu, { message_id: messageId });
+      }
       emit({ type: "submit", submit });
       if (wanted) dispatcher.schedule({ submit, ...fate, attempts: 0 }, receiptDelayMs);
     },
@@ -161,6 +179,12 @@ export function createSubmitHandler(context: SubmitHandlerContext): SubmitHandle
     dropAfter(n) {
       if (!Number.isInteger(n) || n < 1) throw new RangeError("dropAfterSubmits: n must be ≥ 1");
       dropCountdown = n;
+    },
+    faultNext(fault, count) {
+      if (!Number.isInteger(count) || count < 1) {
+        throw new RangeError("faultSubmits: count must be ≥ 1");
+      }
+      for (let i = 0; i < count; i++) faults.push(fault);
     },
     setMaxPerSecond(limit) {
       maxPerSecond = limit;

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { connect as connectTcp, type Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import smpp, { type DecodedShortMessage, type PDU, type PDUFields, type Session } from "smpp";
 import { afterEach, describe, expect, it } from "vitest";
@@ -8,6 +9,7 @@ import {
   peakInWindow,
   splitText,
   startTestSmsc,
+  type SubmitFault,
   type TestSmsc,
   type TestSmscOptions,
 } from "../src/index.js";
@@ -385,9 +387,87 @@ describe("broken connections", () => {
   });
 });
 
+/**
+ * A bound ESME on a bare socket, so that bytes a PDU parser would choke on can be read: `bytes`
+ * holds everything received after the bind_resp.
+ */
+async function rawBound(smsc: TestSmsc) {
+  const socket: Socket = connectTcp({ host: smsc.host, port: smsc.port });
+  cleanups.push(() => void socket.destroy());
+  await once(socket, "connect");
+  let received = Buffer.alloc(0);
+  socket.on("data", (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+  const ended = once(socket, "end").then(() => Date.now());
+  socket.write(new smpp.PDU("bind_transceiver", { ...credentials, sequence_number: 1 }).toBuffer());
+  await smsc.waitFor(() => received.length >= 16 && received.length >= received.readUInt32BE(0));
+  const bindLength = received.readUInt32BE(0);
+  return {
+    ended,
+    bytes: () => received.subarray(bindLength),
+    submit(text: string) {
+      const pdu = new smpp.PDU("submit_sm", {
+        destination_addr: "14155550100",
+        short_message: text,
+        sequence_number: 2,
+      });
+      socket.write(pdu.toBuffer());
+      return Date.now();
+    },
+  };
+}
+
+describe("submit faults", () => {
+  it("accept-then-drop: the submit is recorded as accepted, never answered, the connection closed", async () => {
+    const smsc = await smscWith();
+    const esme = await rawBound(smsc);
+    smsc.faultSubmits("accept-then-drop");
+    esme.submit("taken");
+    await esme.ended;
+    expect(esme.bytes()).toHaveLength(0);
+    expect(smsc.submits.map((s) => s.text)).toEqual(["taken"]);
+    expect(smsc.pdus.at(-1)).toMatchObject({
+      direction: "out",
+      fault: "accept-then-drop",
+      sequence: 2,
+    });
+  });
+
+  it("slow-response: the submit_sm_resp comes after slowResponseMs", async () => {
+    const smsc = await smscWith({ slowResponseMs: 300 });
+    const esme = await rawBound(smsc);
+    smsc.faultSubmits("slow-response");
+    const sentAt = esme.submit("late");
+    await smsc.waitFor(() => esme.bytes().length >= 16);
+    expect(Date.now() - sentAt).toBeGreaterThanOrEqual(280);
+    const answer = esme.bytes();
+    expect([answer.readUInt32BE(4), answer.readUInt32BE(8), answer.readUInt32BE(12)]).toEqual([
+      0x80000004, 0, 2,
+    ]);
+    expect(smsc.submits.map((s) => s.text)).toEqual(["late"]);
+  });
+
+  it.each<[SubmitFault, (bytes: Buffer) => unknown, unknown]>([
+    ["bad-length", (bytes) => bytes.readUInt32BE(0), 12],
+    ["zero-length", (bytes) => bytes.readUInt32BE(0), 0],
+    ["garbage", (bytes) => bytes.readUInt32BE(0), 0xdeadbeef],
+  ])(
+    "%s: the submit is recorded as accepted and answered with bytes that are no PDU",
+    async (fault, read, expected) => {
+      const smsc = await smscWith();
+      const esme = await rawBound(smsc);
+      smsc.faultSubmits(fault, 2);
+      esme.submit("first");
+      await smsc.waitFor(() => esme.bytes().length >= 4);
+      expect(read(esme.bytes())).toBe(expected);
+      expect(smsc.submits.map((s) => s.text)).toEqual(["first"]);
+      expect(() => smsc.faultSubmits(fault, 0)).toThrow(RangeError);
+    },
+  );
+});
+
 describe("the CLI", () => {
-  it("logs binds and MO messages without the password, takes mo on stdin, stops on SIGTERM", async () => {
-    // The built CLI, as npm's bin runs it (npm test builds first; so does `tsc -b test/smsc`).
+  /** The built CLI, as npm's bin runs it (npm test builds first; so does `tsc -b test/smsc`). */
+  async function startCli() {
     const cli = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
     const child = spawn(process.execPath, [
       cli,
@@ -407,6 +487,11 @@ describe("the CLI", () => {
         if (match) resolve(Number(match[1]));
       });
     });
+    return { child, port, output: () => output };
+  }
+
+  it("logs binds and MO messages without the password, takes mo on stdin, stops on SIGTERM", async () => {
+    const { child, port, output: logged } = await startCli();
     const client = await bound({ host: "127.0.0.1", port });
     child.stdin.write("mo +14155550100 +14155550123 STOP now\n");
     await new Promise<void>((resolve) => {
@@ -422,8 +507,26 @@ describe("the CLI", () => {
     child.kill("SIGTERM");
     const [code] = await once(child, "exit");
     expect(code).toBe(0);
+    const output = logged();
     expect(output).toMatch(/bind session=1 bind_transceiver system_id=switchboard ESME_ROK/);
     expect(output).toMatch(/mo session=1 from=\+14155550100 to=\+14155550123 parts=1 ESME_ROK\n/);
     expect(output).not.toMatch(/secret|STOP/);
+  });
+
+  it("arms a submit fault from stdin: fault accept-then-drop", async () => {
+    const { child, port, output } = await startCli();
+    const client = await bound({ host: "127.0.0.1", port });
+    child.stdin.write("fault accept-then-drop\n");
+    await new Promise<void>((resolve) => {
+      const poll = setInterval(() => {
+        if (/fault accept-then-drop armed for 1/.test(output())) {
+          clearInterval(poll);
+          resolve();
+        }
+      }, 10);
+    });
+    client.session.send(new smpp.PDU("submit_sm", { destination_addr: "14155550100" }));
+    await client.closed;
+    expect(output()).toMatch(/fault session=1 id=\w+ accept-then-drop\n/);
   });
 });

@@ -9,9 +9,10 @@ import { Channel } from "../validation.js";
  * - SMPP 3.4 (smpp/smpp-carrier.ts): `submit` → one `submit_sm` per segment; the first
  *   `submit_sm_resp` message_id is the provider id, the others `partIds`. `deliver_sm` with a
  *   delivery receipt → `events.receipt`; other `deliver_sm` → `events.inbound`. SMPP has no
- *   client reference, so `idempotentSubmit` is false: a try the process did not live to finish
- *   fails the message rather than risk a second send (the adapter itself resubmits a part only
- *   when no response came, on a new bind).
+ *   client reference, so `idempotentSubmit` is false: a try whose outcome is unknown (no
+ *   response came to a part that left, or the process did not live to finish) fails the
+ *   message rather than risk a second send. The adapter itself resubmits a part only when the
+ *   SMSC cannot hold it: it never left (on the next bind), or it was refused as busy.
  * - RCS Business Messaging: `submit` → `agentMessages.create` with `messageId = clientRef`
  *   (the platform refuses a repeated id: 409 ALREADY_EXISTS counts as accepted), so
  *   `idempotentSubmit` is true; `rcsCapable` → the capability check (404 = not capable);

@@ -23,8 +23,8 @@ import { publishSubmit, SUBMIT_QUEUE, type SubmitJob } from "./submit-queue.js";
  * ctx.groupCommit). A transient carrier error is retried by the queue with backoff; the last
  * try, or a permanent refusal, ends the message `failed`.
  * After a try whose outcome is unknown the message is submitted again only to a carrier that
- * dedupes on the client reference; any other carrier's message fails rather than risk a
- * duplicate.
+ * dedupes on the client reference; any other carrier's message fails `outcome-unknown` rather
+ * than risk a duplicate (mayResend: the one place that rule lives).
  */
 export function startSubmitWorker(ctx: MessagingContext, bus: EventBus): QueueWorker {
   return bus.consume<SubmitJob>(SUBMIT_QUEUE, (job) => submitOnce(ctx, job), {
@@ -47,7 +47,7 @@ export async function submitOnce(ctx: MessagingContext, job: Job<SubmitJob>): Pr
   if (claim.kind === "busy")
     throw new RetryLaterError("another worker holds the message", claim.retryInMs);
   const { attempt } = claim;
-  if (claim.previousOutcomeUnknown && !ctx.carrier.idempotentSubmit) {
+  if (!mayResend(ctx, claim.previousOutcomeUnknown)) {
     await fail(ctx, claim.row, attempt, "skipped", {
       code: "outcome-unknown",
       message: "an earlier try's outcome is unknown and the carrier cannot recognise a repeat",
@@ -81,6 +81,13 @@ export async function submitOnce(ctx: MessagingContext, job: Job<SubmitJob>): Pr
       return;
     }
     const outcome = carrierError?.outcome === "not_sent" ? "error" : "unknown";
+    if (!mayResend(ctx, outcome === "unknown")) {
+      await fail(ctx, row, attempt, outcome, {
+        code: "outcome-unknown",
+        message: `the carrier may have taken the message (${code}) and cannot recognise a repeat`,
+      });
+      return;
+    }
     if (job.attempt >= job.maxAttempts) {
       await fail(ctx, row, attempt, outcome, {
         code: "carrier-retries-exhausted",
@@ -114,6 +121,14 @@ export async function submitOnce(ctx: MessagingContext, job: Job<SubmitJob>): Pr
       lease_until: null,
     });
   });
+}
+
+/**
+ * Whether a message may be submitted again: always after a try the network cannot have taken,
+ * after one whose outcome is unknown only to a carrier that recognises a repeat.
+ */
+function mayResend(ctx: MessagingContext, outcomeUnknown: boolean): boolean {
+  return !outcomeUnknown || ctx.carrier.idempotentSubmit;
 }
 
 async function fail(

@@ -1,12 +1,18 @@
 import type { Logger } from "@switchboard/kit";
 import smpp from "smpp";
+import { PduConnection } from "./pdu-connection.js";
 import type { SmppConfig } from "./smpp-settings.js";
 
-/** The bind went away (or never came) before the request's response: the SMSC may not have it. */
+/** The bind went away (or never came) before the request's response. */
 export class BindLostError extends Error {
   override readonly name = "BindLostError";
   constructor(
     message: string,
+    /**
+     * The request was handed to the connection, so the SMSC may have taken it; unset, it never
+     * left and the SMSC cannot hold it.
+     */
+    readonly sent: boolean,
     /** Set when the carrier is stopping: no new bind will come. */
     readonly final = false,
   ) {
@@ -29,14 +35,17 @@ interface Pending {
  * bind), and rebinds after a loss with exponential backoff and jitter. Requests wait for the
  * bind and for room in the window (SMPP_WINDOW outstanding PDUs); a request whose response has
  * not come when the bind goes, or within SMPP_RESPONSE_TIMEOUT_MS, fails with BindLostError
- * (a timeout also drops the bind: an SMSC that stops answering is not trusted with more).
+ * (a timeout also drops the bind: an SMSC that stops answering is not trusted with more). So
+ * does a PDU from the SMSC that cannot be parsed: the connection is dropped at once.
  */
 export class SmppBind {
-  private session: smpp.Session | undefined;
+  private session: PduConnection | undefined;
   private bound = false;
   private stopped = false;
   private failures = 0;
   private readonly pending = new Map<number, Pending>();
+  /** Requests sent and not yet answered (or failed): a stop waits for them. */
+  private readonly unanswered = new Set<Promise<smpp.PDU>>();
   private readonly boundWaiters: Array<() => void> = [];
   private readonly windowWaiters: Array<() => void> = [];
   private inFlight = 0;
@@ -66,47 +75,64 @@ export class SmppBind {
     await this.enterWindow();
     try {
       const session = this.session;
-      if (this.stopped) throw new BindLostError("the carrier stopped", true);
-      if (!session || !this.bound) throw new BindLostError("the bind was lost");
-      return await this.send(session, new smpp.PDU(command, fields));
+      if (this.stopped) throw new BindLostError("the carrier stopped", false, true);
+      if (!session || !this.bound) throw new BindLostError("the bind was lost", false);
+      const answer = this.send(session, new smpp.PDU(command, fields));
+      this.unanswered.add(answer);
+      try {
+        return await answer;
+      } finally {
+        this.unanswered.delete(answer);
+      }
     } finally {
       this.leaveWindow();
     }
   }
 
+  /**
+   * Takes no new request (those waiting fail `final`, never sent), waits for the answers of the
+   * requests already sent (each at most SMPP_RESPONSE_TIMEOUT_MS: giving up on them would leave
+   * their outcome unknown), then unbinds.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.reconnect);
     clearInterval(this.keepalive);
+    for (const wake of this.boundWaiters.splice(0)) wake();
+    await Promise.allSettled([...this.unanswered]);
     const session = this.session;
     if (session && this.bound) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 1_000);
-        session.unbind(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.send(session, new smpp.PDU("unbind")).catch(() => undefined),
+        new Promise((resolve) => (timer = setTimeout(resolve, 1_000))),
+      ]);
+      clearTimeout(timer);
     }
     session?.destroy();
     this.lost("the carrier stopped", true);
-    for (const wake of this.boundWaiters.splice(0)) wake();
   }
 
   private connect(): void {
     if (this.stopped) return;
     const { host, port, tls } = this.config;
-    const session = smpp.connect({ host, port, tls, ...(tls ? { servername: host } : {}) });
+    const session = new PduConnection({ host, port, tls });
     this.session = session;
-    session.on(tls ? "secureConnect" : "connect", () => this.bind(session));
+    session.on("ready", () => this.bind(session));
     session.on("error", (error: Error) =>
       this.logger.warn({ err: { message: error.message }, host, port }, "smpp connection error"),
+    );
+    session.on("malformed", (error) =>
+      this.logger.warn(
+        { err: { message: error.message }, host, port },
+        "the SMSC sent a PDU that cannot be parsed; rebinding",
+      ),
     );
     session.on("close", () => this.closed(session));
     session.on("pdu", (pdu: smpp.PDU) => this.received(session, pdu));
   }
 
-  private bind(session: smpp.Session): void {
+  private bind(session: PduConnection): void {
     const { systemId, password, systemType } = this.config;
     this.send(
       session,
@@ -136,11 +162,11 @@ export class SmppBind {
     );
   }
 
-  private enquire(session: smpp.Session): void {
+  private enquire(session: PduConnection): void {
     this.send(session, new smpp.PDU("enquire_link")).catch(() => session.destroy());
   }
 
-  private received(session: smpp.Session, pdu: smpp.PDU): void {
+  private received(session: PduConnection, pdu: smpp.PDU): void {
     if (pdu.isResponse()) {
       const waiting = this.pending.get(pdu.sequence_number);
       if (!waiting) return;
@@ -167,10 +193,10 @@ export class SmppBind {
     }
   }
 
-  private send(session: smpp.Session, pdu: smpp.PDU): Promise<smpp.PDU> {
+  private send(session: PduConnection, pdu: smpp.PDU): Promise<smpp.PDU> {
     return new Promise((resolve, reject) => {
       if (!session.send(pdu)) {
-        reject(new BindLostError("the connection to the SMSC is not writable"));
+        reject(new BindLostError("the connection to the SMSC is not writable", false));
         return;
       }
       // After a stalled event loop, timers run before the socket is read: the answer may be
@@ -180,7 +206,7 @@ export class SmppBind {
           setImmediate(() => {
             if (this.pending.get(pdu.sequence_number)?.timer !== timer) return;
             this.pending.delete(pdu.sequence_number);
-            reject(new BindLostError(`no ${pdu.command}_resp within the response timeout`));
+            reject(new BindLostError(`no ${pdu.command}_resp within the response timeout`, true));
             this.logger.warn(
               { command: pdu.command },
               "the SMSC did not answer in time; rebinding",
@@ -193,7 +219,7 @@ export class SmppBind {
     });
   }
 
-  private closed(session: smpp.Session): void {
+  private closed(session: PduConnection): void {
     if (session !== this.session) return;
     const wasBound = this.bound;
     this.bound = false;
@@ -214,20 +240,20 @@ export class SmppBind {
   private lost(reason: string, final = false): void {
     for (const [sequence, waiting] of this.pending) {
       clearTimeout(waiting.timer);
-      waiting.reject(new BindLostError(reason, final));
+      waiting.reject(new BindLostError(reason, true, final));
       this.pending.delete(sequence);
     }
   }
 
   private whenBound(deadline: number): Promise<void> {
-    if (this.stopped) return Promise.reject(new BindLostError("the carrier stopped", true));
+    if (this.stopped) return Promise.reject(new BindLostError("the carrier stopped", false, true));
     if (this.bound) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(
         () => {
           const index = this.boundWaiters.indexOf(wake);
           if (index >= 0) this.boundWaiters.splice(index, 1);
-          reject(new BindLostError("no bind to the SMSC in time"));
+          reject(new BindLostError("no bind to the SMSC in time", false));
         },
         Math.max(0, deadline - Date.now()),
       );

@@ -39,9 +39,12 @@ export interface SmppCarrierOptions {
 /**
  * The `smpp` messaging carrier (docs/api.md "Carriers"): an ESME bound as transceiver to the
  * SMSC. Each segment is one submit_sm (registered_delivery 1), at SMPP_THROUGHPUT shared by the
- * replicas; a part whose response never came (the bind was lost) is sent again on the next
- * bind, a throttled one after a pause; receipts and MO messages are answered only once their
- * effect is committed.
+ * replicas. A part is sent again only when the SMSC cannot hold it: on the next bind when it
+ * never left (the bind was down), after a pause when the SMSC refused it busy (throttled). A
+ * part that left without an answer (response timeout, lost bind, an unreadable PDU) has an
+ * unknown outcome: the submit fails `unknown` and the pipeline, not this adapter, decides
+ * (SMPP cannot recognise a repeat, so the message fails `outcome-unknown`). Receipts and MO
+ * messages are answered only once their effect is committed.
  */
 export class SmppCarrier implements MessagingCarrier {
   readonly name = "smpp";
@@ -111,9 +114,9 @@ export class SmppCarrier implements MessagingCarrier {
   }
 
   /**
-   * One part, until the SMSC answers it: again on the next bind when the answer never came
-   * (the SMSC holds no id for it, so sending it again is the only way it goes), after a pause
-   * when throttled. `partOfSent`: earlier parts went, so giving up leaves the outcome unknown.
+   * One part, until the SMSC answers it: again on the next bind when it never left, after a
+   * pause when throttled. `partOfSent`: earlier parts went, so giving up leaves the outcome
+   * unknown.
    */
   private async submitPart(
     fields: smpp.PDUFields,
@@ -135,6 +138,14 @@ export class SmppCarrier implements MessagingCarrier {
         await this.rate.take();
         response = await this.bind.request("submit_sm", fields, deadline);
       } catch (error) {
+        if (error instanceof BindLostError && error.sent) {
+          throw new CarrierError(
+            "smpp-no-response",
+            `the SMSC may have taken the part: ${error.message}`,
+            "transient",
+            "unknown",
+          );
+        }
         // Stopping: the part is given back (the queue retries it on a replica that runs on).
         if (this.stopping || (error instanceof BindLostError && error.final)) {
           throw new CarrierError(

@@ -33,7 +33,7 @@ export const smppSettings = {
     ),
   SMPP_ENQUIRE_LINK_MS: int(30_000, 100, 600_000).describe("smpp: enquire_link period"),
   SMPP_RESPONSE_TIMEOUT_MS: int(10_000, 100, 600_000).describe(
-    "smpp: how long a request waits for its response before the bind is counted lost",
+    "smpp: how long a request waits for its response before the bind is counted lost and dropped (a submit_sm unanswered by then fails its message `outcome-unknown`, never sent again)",
   ),
   SMPP_BIND_RETRY_MS: int(1_000, 10, 600_000).describe("smpp: first delay before binding again"),
   SMPP_BIND_RETRY_MAX_MS: int(60_000, 10, 3_600_000).describe(
