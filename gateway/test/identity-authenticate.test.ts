@@ -223,6 +223,19 @@ describe.each(testDatabaseKinds)("authenticate on $name", ({ create }) => {
     );
   });
 
+  it("refuses a signed token whose account is not its client's account", async () => {
+    await createAccount(pool, { id: "acct_other", name: "Other" });
+    // The real key, the real client, another account: a forged binding, not a forged signature.
+    await expectInvalid(
+      await signWithActiveKey({ ...claims, account_id: "acct_other", jti: "forged-account" }),
+      "the access token's account is not its client's",
+    );
+    await expectInvalid(
+      await signWithActiveKey({ ...claims, account_id: "acct_nowhere", jti: "unknown-account" }),
+      "the access token's account is not its client's",
+    );
+  });
+
   describe("service tokens", () => {
     it("accepts a live service token", async () => {
       const created = await createServiceToken(pool, {

@@ -302,6 +302,7 @@ describe.each(testDatabaseKinds)("idempotency stage on $name", ({ create }) => {
       "POST",
       "/api/test/things",
       { value: "h" },
+      "client:cli_test",
     );
     expect((await store.claim("acct_a", key, print)).kind).toBe("claimed");
     const held = await post("h", { key });
@@ -422,6 +423,7 @@ describe.each(testDatabaseKinds)("idempotency stage on $name", ({ create }) => {
       "POST",
       "/api/test/scarce",
       { value: "o" },
+      "client:cli_test",
     );
     const claimed = await store.claim(account, key, print);
     expect(claimed.kind).toBe("claimed");

@@ -147,17 +147,23 @@ describe("request fingerprint", () => {
     requestFingerprint(...args).toString("hex");
 
   it("ignores key order and number spelling (RFC 8785)", () => {
-    expect(hex("POST", "/api/numbers/hold", { number: "+14155550100", ttl_seconds: 600 })).toBe(
-      hex("post", "/api/numbers/hold", { ttl_seconds: 6e2, number: "+14155550100" }),
+    expect(
+      hex("POST", "/api/numbers/hold", { number: "+14155550100", ttl_seconds: 600 }, "client:c"),
+    ).toBe(
+      hex("post", "/api/numbers/hold", { ttl_seconds: 6e2, number: "+14155550100" }, "client:c"),
     );
   });
 
-  it("differs by method, path and body", () => {
-    const base = hex("POST", "/api/x", { a: 1 });
-    expect(hex("PATCH", "/api/x", { a: 1 })).not.toBe(base);
-    expect(hex("POST", "/api/y", { a: 1 })).not.toBe(base);
-    expect(hex("POST", "/api/x", { a: 2 })).not.toBe(base);
-    expect(hex("POST", "/api/x", undefined)).not.toBe(hex("POST", "/api/x", {}));
+  it("differs by method, path, body and caller", () => {
+    const base = hex("POST", "/api/x", { a: 1 }, "client:cli_a");
+    expect(hex("PATCH", "/api/x", { a: 1 }, "client:cli_a")).not.toBe(base);
+    expect(hex("POST", "/api/y", { a: 1 }, "client:cli_a")).not.toBe(base);
+    expect(hex("POST", "/api/x", { a: 2 }, "client:cli_a")).not.toBe(base);
+    expect(hex("POST", "/api/x", { a: 1 }, "client:cli_b")).not.toBe(base);
+    expect(hex("POST", "/api/x", { a: 1 }, "service_token:cli_a")).not.toBe(base);
+    expect(hex("POST", "/api/x", undefined, "client:cli_a")).not.toBe(
+      hex("POST", "/api/x", {}, "client:cli_a"),
+    );
   });
 });
 

@@ -96,6 +96,44 @@ describe("/v1/admin through the route table", () => {
     expect(listed.data.filter((x) => x.name === "Idempotent Ltd")).toHaveLength(1);
   });
 
+  it("replays a creation's shown-once secret only to the credential that created it", async () => {
+    // A second admin of the platform's account, reusing the first one's Idempotency-Key.
+    const second = await createClient(p.gateway.pool, {
+      accountId: p.accountId,
+      scopes: ["admin"],
+    });
+    const issued = await p.fetch(`${p.url}/oauth/token`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        grant_type: "client_credentials",
+        client_id: second.clientId,
+        client_secret: second.clientSecret,
+      }),
+    });
+    const { access_token: otherAdmin } = (await issued.json()) as { access_token: string };
+    for (const [path, shownOnce] of [
+      [`/v1/admin/accounts/${p.accountId}/clients`, "client_secret"],
+      [`/v1/admin/accounts/${p.accountId}/service-tokens`, "token"],
+    ] as const) {
+      const key = `shown-once-${shownOnce}`;
+      const json = { scopes: ["numbers:read"], name: "shown once" };
+      const headers = { "Idempotency-Key": key };
+      const first = await call(path, { json, headers });
+      expect(first.status).toBe(201);
+      const secret = ((await first.json()) as Record<string, string>)[shownOnce]!;
+      expect(secret.length).toBeGreaterThan(20);
+      const replayed = await call(path, { json, headers, token: otherAdmin });
+      expect(replayed.status).toBe(409);
+      expect(await codeOf(replayed)).toBe("IDEMPOTENCY_MISMATCH");
+      expect(replayed.headers.get("idempotent-replayed")).toBeNull();
+      // The creator's own retry still replays it.
+      const retried = await call(path, { json, headers });
+      expect(retried.headers.get("idempotent-replayed")).toBe("true");
+      expect(((await retried.json()) as Record<string, string>)[shownOnce]).toBe(secret);
+    }
+  });
+
   it("records every change as a usage record of the acting client", async () => {
     const made = await call("/v1/admin/accounts", { json: { name: "Recorded" } });
     const { id } = (await made.json()) as { id: string };

@@ -69,7 +69,7 @@ describe("embedded mode stops its HTTP server like the mesh gateway", () => {
     const claim = await store.claim(
       p.accountId,
       key,
-      requestFingerprint("POST", "/api/agents", body),
+      requestFingerprint("POST", "/api/agents", body, `client:${p.clientId}`),
     );
     if (claim.kind !== "claimed") throw new Error("the key was not claimed");
     const inFlight = send(busy, "/v1/api/agents", { method: "POST", token, key, json: body });

@@ -52,7 +52,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
         return verifyServiceToken(deps.db, credential);
       }
       const principal = await verifyAccessToken(credential);
-      await requireActiveClient(principal.principalId);
+      await requireActiveClient(principal.principalId, principal.accountId);
       return principal;
     },
   };
@@ -61,18 +61,29 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
 /**
  * A disabled client's access tokens are refused from the next request on, on every replica:
  * its status is read on each request (a primary-key lookup), never remembered with the token.
+ * The same read binds the token's account to its client's: a token whose `account_id` is not
+ * its client's account is refused even when signed with a key of ours.
  * On PostgreSQL the read is a named statement, parsed and planned once per connection.
  */
 function activeClientCheck(
   db: Queryable,
   namedStatements: boolean,
-): (clientId: string) => Promise<void> {
-  const text = "SELECT disabled_at IS NULL AS active FROM gateway.clients WHERE client_id = $1";
-  const name = namedStatements ? { name: "gateway-client-active" } : {};
-  return async (clientId) => {
-    const { rows } = await db.query<{ active: boolean }>({ ...name, text, values: [clientId] });
-    if (rows[0]?.active !== true) {
+): (clientId: string, accountId: string) => Promise<void> {
+  const text = `SELECT disabled_at IS NULL AS active, account_id = $2 AS same_account
+                  FROM gateway.clients WHERE client_id = $1`;
+  const name = namedStatements ? { name: "gateway-client-active-in-account" } : {};
+  return async (clientId, accountId) => {
+    const { rows } = await db.query<{ active: boolean; same_account: boolean }>({
+      ...name,
+      text,
+      values: [clientId, accountId],
+    });
+    const row = rows[0];
+    if (row?.active !== true) {
       throw new DomainError("invalid-token", "the access token's client is disabled or deleted");
+    }
+    if (row.same_account !== true) {
+      throw new DomainError("invalid-token", "the access token's account is not its client's");
     }
   };
 }

@@ -25,11 +25,15 @@ export interface LockoutState {
   hasFailures: boolean;
 }
 
-const keyOf = (clientId: string) => createHash("sha256").update(clientId).digest();
+/** The row of one (client id, source): a NUL cannot occur in either (the endpoint refuses it). */
+const keyOf = (clientId: string, source: string) =>
+  createHash("sha256").update(clientId).update("\u0000").update(source).digest();
 
 /**
- * The failure counter per presented client id, in PostgreSQL so that every gateway replica
- * counts the same guesses (see migrations/…_client-lockouts.sql).
+ * The failure counter per presented client id and source address, in PostgreSQL so that every
+ * gateway replica counts the same guesses (see migrations/…_client-lockouts.sql). Client ids are
+ * not secret: counted per id alone, anyone could lock a client out by guessing at it; counted
+ * per (id, source), a guesser locks only itself, and the right secret from elsewhere works.
  */
 export class ClientLockout {
   private failuresSincePurge = 0;
@@ -40,11 +44,11 @@ export class ClientLockout {
     private readonly options: ClientLockoutOptions = {},
   ) {}
 
-  async state(clientId: string): Promise<LockoutState> {
+  async state(clientId: string, source: string): Promise<LockoutState> {
     const { rows } = await this.db.query<{ locked_for: number }>(
       `SELECT greatest(0, coalesce(extract(epoch FROM locked_until - now()), 0))::float8 AS locked_for
          FROM gateway.client_lockouts WHERE client_key = $1`,
-      [keyOf(clientId)],
+      [keyOf(clientId, source)],
     );
     const row = rows[0];
     return {
@@ -53,8 +57,8 @@ export class ClientLockout {
     };
   }
 
-  /** Counts a failure; from the threshold on, locks the id (exponential backoff, capped). */
-  async failed(clientId: string): Promise<void> {
+  /** Counts a failure; from the threshold on, locks the id for the source (backoff, capped). */
+  async failed(clientId: string, source: string): Promise<void> {
     await this.db.query(
       `INSERT INTO gateway.client_lockouts AS l (client_key, failures, last_failure_at)
        VALUES ($1, 1, now())
@@ -67,7 +71,7 @@ export class ClientLockout {
            ELSE now() + least($5::float8, $4 * power(2, l.failures + 1 - $3)) * interval '1 second'
          END`,
       [
-        keyOf(clientId),
+        keyOf(clientId, source),
         FAILURE_WINDOW_SECONDS,
         LOCKOUT_THRESHOLD,
         FIRST_LOCK_SECONDS,
@@ -118,9 +122,9 @@ export class ClientLockout {
     })();
   }
 
-  async succeeded(clientId: string): Promise<void> {
+  async succeeded(clientId: string, source: string): Promise<void> {
     await this.db.query("DELETE FROM gateway.client_lockouts WHERE client_key = $1", [
-      keyOf(clientId),
+      keyOf(clientId, source),
     ]);
   }
 }

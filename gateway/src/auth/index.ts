@@ -76,8 +76,8 @@ export function createIdentity(options: IdentityOptions): Identity {
     ...(options.logger ? { logger: options.logger } : {}),
   });
   const metadata = authorizationServerMetadata(issuer);
-  // Two scrypts at once (one per core of a small machine), 64 more waiting.
-  const hashing = new HashingGate(options.maxConcurrentHashing ?? 2, 64);
+  // Two scrypts at once (one per core of a small machine), 64 more waiting, 16 of one source.
+  const hashing = new HashingGate(options.maxConcurrentHashing ?? 2, 64, 16);
   return {
     authenticator: createAuthenticator({
       db: options.pool,

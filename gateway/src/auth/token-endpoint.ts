@@ -14,6 +14,11 @@ export interface TokenRequest {
   contentType?: string | undefined;
   /** The urlencoded body; a repeated parameter may arrive as an array (and is refused). */
   form: Record<string, string | string[] | undefined>;
+  /**
+   * Where the request came from (the address partition of `clientAddress`): failures lock a
+   * client id for this source only, and waiting hashes take turns by source. Default `unknown`.
+   */
+  source?: string | undefined;
 }
 
 export type TokenErrorCode =
@@ -39,7 +44,7 @@ export interface TokenResponse {
 
 export interface TokenEndpointDeps {
   db: Queryable;
-  /** Consecutive failures per client id, shared by every replica. */
+  /** Consecutive failures per (client id, source), shared by every replica. */
   lockout: ClientLockout;
   /** The cap on concurrent secret hashing. */
   hashing: HashingGate;
@@ -105,27 +110,29 @@ export function createTokenEndpoint(deps: TokenEndpointDeps) {
     }
 
     const { clientId, clientSecret, method } = read.credentials;
+    const source = request.source ?? "unknown";
     // A NUL or a lone surrogate can name no client (and must not reach the database).
     if (textProblem(clientId) !== undefined || textProblem(clientSecret) !== undefined) {
       return tokenError("invalid_client", "client authentication failed");
     }
-    // A locked id is refused without hashing: guessing costs the gateway nothing then.
-    const lockout = await deps.lockout.state(clientId);
+    // A locked id is refused without hashing: guessing costs the gateway nothing then. The lock
+    // holds for this source only: whoever guesses locks out themselves, not the client.
+    const lockout = await deps.lockout.state(clientId, source);
     if (lockout.lockedForSeconds > 0) {
       return tokenError("invalid_client", "client authentication failed", {
         "Retry-After": String(lockout.lockedForSeconds),
       });
     }
-    const outcome = await deps.hashing.run(async (waited) => {
+    const outcome = await deps.hashing.run(source, async (waited) => {
       // Guesses sent together all pass the check above before the first one fails: one that
       // had to wait for a slot looks again, so a burst hashes about as often as the threshold
       // allows, not once per request. The failure is counted before the slot is handed on.
       if (waited) {
-        const now = await deps.lockout.state(clientId);
+        const now = await deps.lockout.state(clientId, source);
         if (now.lockedForSeconds > 0) return { lockedForSeconds: now.lockedForSeconds };
       }
       const verified = await verifyClient(deps.db, clientId, clientSecret);
-      if (!verified) await deps.lockout.failed(clientId);
+      if (!verified) await deps.lockout.failed(clientId, source);
       return { client: verified };
     });
     if ("lockedForSeconds" in outcome) {
@@ -139,7 +146,7 @@ export function createTokenEndpoint(deps: TokenEndpointDeps) {
       deps.logger?.info({ method }, "token request with bad client credentials");
       return tokenError("invalid_client", "client authentication failed");
     }
-    if (lockout.hasFailures) await deps.lockout.succeeded(clientId);
+    if (lockout.hasFailures) await deps.lockout.succeeded(clientId, source);
     const allowed = new Set(client.scopes);
     const denied = requested?.find((scope) => !allowed.has(scope));
     if (denied !== undefined) {

@@ -193,7 +193,7 @@ export function buildOpenApiDocument(
           in: "header",
           required: false,
           description:
-            "1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out).",
+            "1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out).",
           schema: {
             type: "string",
             pattern: '^(?:[A-Za-z0-9_:.-]{1,255}|"[A-Za-z0-9_:.-]{1,255}")$',

@@ -1,6 +1,6 @@
 import { DomainError } from "@switchboard/kit";
 import type { Exchange } from "../http/pipeline.js";
-import { requestFingerprint } from "./fingerprint.js";
+import { callerOf, requestFingerprint } from "./fingerprint.js";
 
 const token = /^[A-Za-z0-9_:.-]{1,255}$/;
 const quoted = /^"([A-Za-z0-9_:.-]{1,255})"$/;
@@ -44,6 +44,11 @@ export function keyedRequest({ req, principal }: Exchange): Keyed | undefined {
   const key = parseIdempotencyKey(req.headers["idempotency-key"]);
   if (key === undefined) return undefined;
   const { accountId } = principal;
-  const fingerprint = requestFingerprint(req.method, req.versionlessPath, req.body);
+  const fingerprint = requestFingerprint(
+    req.method,
+    req.versionlessPath,
+    req.body,
+    callerOf(principal),
+  );
   return { id: `${accountId}\u0000${key}`, accountId, key, fingerprint };
 }

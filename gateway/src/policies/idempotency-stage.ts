@@ -117,7 +117,7 @@ export function createIdempotencyLayer(options: IdempotencyStageOptions): Idempo
       if (outcome.kind !== "retry" && !outcome.fingerprint.equals(request.fingerprint)) {
         throw conflict(
           "idempotency-mismatch",
-          "this Idempotency-Key was first used with another method, path or body",
+          "this Idempotency-Key was first used with another method, path, body or credential",
         );
       }
       if (outcome.kind === "completed") return { replay: outcome.response };

@@ -12,6 +12,7 @@ import {
   tokenResponse,
 } from "../schemas/meta.js";
 import type { HealthReporter } from "../health.js";
+import { clientAddress } from "../policies/client-address.js";
 import { ok } from "./replies.js";
 import { defineRoute, type RouteSpec } from "./route-spec.js";
 
@@ -143,6 +144,7 @@ export function metaRoutes(deps: MetaDeps): RouteSpec[] {
           authorization: ctx.req.headers.authorization,
           contentType: ctx.req.headers["content-type"],
           form: (ctx.req.body ?? {}) as Record<string, string | string[] | undefined>,
+          source: clientAddress(ctx.req),
         });
         return { status: result.status, headers: result.headers, body: result.body };
       },

@@ -2322,7 +2322,7 @@ export interface components {
   };
   responses: never;
   parameters: {
-    /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+    /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
     IdempotencyKey: string;
   };
   requestBodies: never;
@@ -2915,7 +2915,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path?: never;
@@ -3485,7 +3485,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
@@ -3927,7 +3927,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
@@ -4201,7 +4201,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
@@ -4407,7 +4407,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
@@ -4781,7 +4781,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path?: never;
@@ -5026,7 +5026,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
@@ -5234,7 +5234,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path?: never;
@@ -5611,7 +5611,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path?: never;
@@ -6017,7 +6017,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
@@ -6211,7 +6211,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
@@ -6869,7 +6869,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
@@ -7089,7 +7089,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path?: never;
@@ -7370,7 +7370,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path?: never;
@@ -7836,7 +7836,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path?: never;
@@ -8267,7 +8267,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
@@ -8960,7 +8960,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path?: never;
@@ -9376,7 +9376,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path?: never;
@@ -9984,7 +9984,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
@@ -10195,7 +10195,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path?: never;
@@ -10624,7 +10624,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
@@ -10906,7 +10906,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
@@ -11516,7 +11516,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path?: never;
@@ -11934,7 +11934,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
@@ -12128,7 +12128,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
@@ -12401,7 +12401,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path?: never;
@@ -12682,7 +12682,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path?: never;
@@ -13166,7 +13166,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path?: never;
@@ -13590,7 +13590,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
@@ -13784,7 +13784,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
@@ -14058,7 +14058,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
@@ -14469,7 +14469,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path?: never;
@@ -14922,7 +14922,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
@@ -15771,7 +15771,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
@@ -16175,7 +16175,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path?: never;
@@ -16598,7 +16598,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
@@ -16792,7 +16792,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
@@ -17283,7 +17283,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
@@ -17493,7 +17493,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body is 409 idempotency-mismatch; while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
