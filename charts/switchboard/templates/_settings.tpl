@@ -1,6 +1,6 @@
 {{/*
 A component's plain settings (its ConfigMap), as YAML: the shared env, the admin port, the
-public URL, its listen port, the addresses of the components it calls, the OpenTelemetry
+release's Redis key prefix, the public URL, its listen port, the addresses of the components it calls, the OpenTelemetry
 exporter, the internet ports its NetworkPolicy opens (WEBHOOK_ALLOWED_PORTS), then the
 component's own env (which wins).
 Argument: (dict "root" $ "name" "gateway" "component" <merged component values>).
@@ -13,6 +13,10 @@ Argument: (dict "root" $ "name" "gateway" "component" <merged component values>)
 {{- $_ := set $settings $key $value -}}
 {{- end -}}
 {{- $_ := set $settings "ADMIN_PORT" (printf "%d" (int $root.Values.adminPort)) -}}
+{{- if and (has "REDIS_URL" $component.secretEnv) (not (hasKey $settings "REDIS_KEY_PREFIX")) -}}
+{{- /* Per release: two releases on one Redis keep apart rate-limit buckets and caches. */ -}}
+{{- $_ := set $settings "REDIS_KEY_PREFIX" (printf "%s:" (include "switchboard.fullname" $root)) -}}
+{{- end -}}
 {{- $publicUrl := include "switchboard.publicUrl" $root -}}
 {{- if $publicUrl -}}
 {{- $_ := set $settings "PUBLIC_URL" $publicUrl -}}
