@@ -68,6 +68,19 @@ describe.each(valuesMatrix)("pods rendered with $name", ({ files }) => {
     }
   });
 
+  it("retry an unreachable PostgreSQL at start for as long as the startup probe waits", () => {
+    for (const deployment of deployments) {
+      const probe = deployment.spec!.template.spec!.containers[0]!.startupProbe;
+      const wait = settingsOf(componentOf(deployment)!).STARTUP_WAIT_MS;
+      if (!probe) {
+        expect(wait, deployment.metadata.name).toBeUndefined();
+        continue;
+      }
+      const budgetMs = probe.periodSeconds! * probe.failureThreshold! * 1000;
+      expect(Number(wait), deployment.metadata.name).toBe(budgetMs);
+    }
+  });
+
   it("give callers addresses of Services that exist on the right port", () => {
     for (const configMap of configMaps) {
       for (const [key, value] of Object.entries(configMap.data ?? {})) {

@@ -1,6 +1,6 @@
 {{/*
 A component's plain settings (its ConfigMap), as YAML: the shared env, the admin port, the
-release's Redis key prefix, the public URL, its listen port, the addresses of the components it calls, the OpenTelemetry
+release's Redis key prefix, the startup probe's budget (STARTUP_WAIT_MS), the public URL, its listen port, the addresses of the components it calls, the OpenTelemetry
 exporter, the internet ports its NetworkPolicy opens (WEBHOOK_ALLOWED_PORTS), then the
 component's own env (which wins).
 Argument: (dict "root" $ "name" "gateway" "component" <merged component values>).
@@ -16,6 +16,11 @@ Argument: (dict "root" $ "name" "gateway" "component" <merged component values>)
 {{- if and (has "REDIS_URL" $component.secretEnv) (not (hasKey $settings "REDIS_KEY_PREFIX")) -}}
 {{- /* Per release: two releases on one Redis keep apart rate-limit buckets and caches. */ -}}
 {{- $_ := set $settings "REDIS_KEY_PREFIX" (printf "%s:" (include "switchboard.fullname" $root)) -}}
+{{- end -}}
+{{- $startup := $component.probes.startup -}}
+{{- if $startup.enabled -}}
+{{- /* An unreachable PostgreSQL at start is retried for as long as the startup probe waits. */ -}}
+{{- $_ := set $settings "STARTUP_WAIT_MS" (printf "%d" (mul $startup.periodSeconds $startup.failureThreshold 1000)) -}}
 {{- end -}}
 {{- $publicUrl := include "switchboard.publicUrl" $root -}}
 {{- if $publicUrl -}}
