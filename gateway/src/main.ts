@@ -1,4 +1,9 @@
-import { createLogger, onShutdown, startComponentAdmin } from "@switchboard/kit";
+import {
+  createLogger,
+  onShutdown,
+  requireDatabaseAtStart,
+  startComponentAdmin,
+} from "@switchboard/kit";
 import { gatewayComponent } from "./component.js";
 import { loadGatewayConfig } from "./config.js";
 import { startGateway } from "./gateway.js";
@@ -9,7 +14,9 @@ const admin = await startComponentAdmin({
   defaultPort: gatewayComponent.adminPort,
   logger,
 });
-const gateway = await startGateway({ config: loadGatewayConfig(), logger });
+const config = loadGatewayConfig();
+await requireDatabaseAtStart(config.databaseUrl, logger);
+const gateway = await startGateway({ config, logger });
 admin.setReady(() => gateway.readiness());
 onShutdown(logger, async () => {
   admin.markShuttingDown();

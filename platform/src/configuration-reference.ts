@@ -1,5 +1,5 @@
 import { gatewaySettings } from "@switchboard/gateway";
-import { processSettingsSchema } from "@switchboard/kit";
+import { processSettingsSchema, startupWaitSettings } from "@switchboard/kit";
 import { z } from "zod";
 import { serviceComponents } from "./components.js";
 import { meshSettings } from "./mesh/mesh-config.js";
@@ -41,7 +41,7 @@ function table(schemas: z.ZodType[]): string {
 export function configurationTables(): Record<string, string> {
   return {
     mesh: table([meshSettings]),
-    gateway: table([gatewaySettings]),
+    gateway: table([gatewaySettings, startupWaitSettings]),
     ...Object.fromEntries(
       serviceComponents.map((component) => [
         component.name,

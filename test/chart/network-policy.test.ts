@@ -122,11 +122,17 @@ describe("NetworkPolicies: who may talk to whom", () => {
     }
   });
 
-  it("let every pod resolve names through kube-dns only", () => {
+  it("let every pod resolve names through kube-dns or NodeLocal DNSCache only", () => {
+    const nodeLocalDns = address("169.254.20.10");
     for (const pod of pods.values()) {
       expect(allowed(pod, kubeDns, 53, "UDP"), pod.name).toBe(true);
       expect(allowed(pod, kubeDns, 53, "TCP"), pod.name).toBe(true);
+      expect(allowed(pod, nodeLocalDns, 53, "UDP"), pod.name).toBe(true);
+      expect(allowed(pod, nodeLocalDns, 53, "TCP"), pod.name).toBe(true);
       expect(allowed(pod, strangers[0]!, 53, "UDP"), pod.name).toBe(false);
+      // Only DNS, only that address: not the cloud metadata service beside it.
+      expect(allowed(pod, nodeLocalDns, 80), pod.name).toBe(false);
+      expect(allowed(pod, address("169.254.169.254"), 53, "UDP"), pod.name).toBe(false);
     }
   });
 

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { IDeployment } from "kubernetes-models/apps/v1";
 import type { IConfigMap, IService, IServiceAccount } from "kubernetes-models/v1";
+import { renderChart } from "../../scripts/helm-render.mjs";
 import { componentOf, ofKind, renderObjects, valuesMatrix } from "./support/render.js";
 
 const root = join(import.meta.dirname, "..", "..");
@@ -51,23 +52,32 @@ describe.each(valuesMatrix)("pods rendered with $name", ({ files }) => {
     }
   });
 
-  it("run an entry script that exists in the sources, with a readiness probe when it has a port", () => {
+  it("run an entry script that exists in the sources, ready by HTTP /readyz on the admin port", () => {
     for (const deployment of deployments) {
       const [container] = deployment.spec!.template.spec!.containers;
       const [entry] = container!.args!;
       const source = entry!.replace("/dist/", "/src/").replace(/\.js$/, ".ts");
       expect(existsSync(join(root, source)), source).toBe(true);
-      const probe = container!.readinessProbe;
-      if (componentOf(deployment) === "gateway") {
-        expect(probe?.httpGet).toEqual({ path: "/readyz", port: "admin" });
-      } else if (container!.ports!.some((port) => port.name === "grpc")) {
-        const grpcPort = container!.ports!.find((port) => port.name === "grpc")!.containerPort;
-        expect(probe?.grpc, container!.name).toEqual({ port: grpcPort });
-      } else {
-        // The delivery workers (worker-main.js) serve no gRPC: their admin port is probed.
-        expect(componentOf(deployment)).toBe("webhook-worker");
-        expect(probe?.httpGet).toEqual({ path: "/readyz", port: "admin" });
+      // Not the kubelet's gRPC probe: it cannot speak TLS (grpcTls.enabled), nor reach
+      // worker-main.js, which serves no gRPC. /readyz follows the same dependency watch.
+      expect(container!.readinessProbe?.httpGet, container!.name).toEqual({
+        path: "/readyz",
+        port: "admin",
+      });
+      expect(container!.readinessProbe?.grpc, container!.name).toBeUndefined();
+    }
+  });
+
+  it("retry an unreachable PostgreSQL at start for as long as the startup probe waits", () => {
+    for (const deployment of deployments) {
+      const probe = deployment.spec!.template.spec!.containers[0]!.startupProbe;
+      const wait = settingsOf(componentOf(deployment)!).STARTUP_WAIT_MS;
+      if (!probe) {
+        expect(wait, deployment.metadata.name).toBeUndefined();
+        continue;
       }
+      const budgetMs = probe.periodSeconds! * probe.failureThreshold! * 1000;
+      expect(Number(wait), deployment.metadata.name).toBe(budgetMs);
     }
   });
 
@@ -106,7 +116,7 @@ describe("pods rendered with the default values", () => {
   const objects = renderObjects();
   const deployments = ofKind<IDeployment>(objects, "Deployment");
 
-  it("probe services with native gRPC readiness and every component with HTTP liveness", () => {
+  it("probe every component with HTTP startup and liveness on the admin port", () => {
     for (const deployment of deployments) {
       const container = deployment.spec!.template.spec!.containers[0]!;
       expect(container.livenessProbe?.httpGet).toEqual({ path: "/livez", port: "admin" });
@@ -135,5 +145,30 @@ describe("pods rendered with the default values", () => {
       expect(data.OTEL_TRACES_SAMPLER).toBe("parentbased_traceidratio");
       expect(data.ADMIN_PORT).toBe("9090");
     }
+  });
+});
+
+describe("readiness probes with gRPC TLS on", () => {
+  it("are HTTP /readyz in ci/production-values.yaml, which turns grpcTls on", () => {
+    const production = valuesMatrix.find(({ name }) => name === "ci/production-values.yaml")!;
+    const objects = renderObjects({ valuesFiles: production.files });
+    const deployments = ofKind<IDeployment>(objects, "Deployment");
+    expect(deployments.length).toBeGreaterThan(0);
+    for (const deployment of deployments) {
+      const container = deployment.spec!.template.spec!.containers[0]!;
+      expect(container.env!.some((env) => env.name === "INTERNAL_SECRET")).toBe(true);
+      expect(container.readinessProbe?.httpGet, container.name).toEqual({
+        path: "/readyz",
+        port: "admin",
+      });
+    }
+  });
+
+  it("refuse a gRPC readiness probe, which cannot speak TLS", () => {
+    expect(() =>
+      renderChart({
+        set: ["grpcTls.enabled=true", "components.default.probes.readiness.type=grpc"],
+      }),
+    ).toThrow(/a grpc probe cannot speak TLS/);
   });
 });

@@ -142,7 +142,7 @@ spec:
           {{- range $kind, $probe := $c.probes }}
           {{- if $probe.enabled }}
           {{ $kind }}Probe:
-            {{- include "switchboard.probe" (dict "probe" $probe "component" $c "name" $.name "adminPort" $root.Values.adminPort) | trim | nindent 12 }}
+            {{- include "switchboard.probe" (dict "probe" $probe "component" $c "name" $.name "adminPort" $root.Values.adminPort "grpcTls" $root.Values.grpcTls.enabled) | trim | nindent 12 }}
           {{- end }}
           {{- end }}
           {{- if $c.preStopSleepSeconds }}
@@ -174,12 +174,15 @@ spec:
         {{- end }}
 {{- end -}}
 
-{{/* A probe: type grpc (the component's gRPC port, overall health) or http (admin port). */}}
+{{/* A probe: type http (admin port) or grpc (the component's gRPC port, overall health). */}}
 {{- define "switchboard.probe" -}}
 {{- $probe := .probe -}}
 {{- if eq $probe.type "grpc" }}
 {{- if ne .component.protocol "grpc" }}
 {{- fail (printf "components.%s: a grpc probe needs protocol grpc" .name) }}
+{{- end }}
+{{- if .grpcTls }}
+{{- fail (printf "components.%s: a grpc probe cannot speak TLS (grpcTls.enabled): use type http" .name) }}
 {{- end }}
 grpc:
   port: {{ .component.port }}

@@ -71,13 +71,7 @@ spec:
     {{- toYaml . | nindent 4 }}
     {{- end }}
   egress:
-    - to:
-        {{- toYaml $policy.dns.to | nindent 8 }}
-      ports:
-        - port: 53
-          protocol: UDP
-        - port: 53
-          protocol: TCP
+    {{- include "switchboard.dnsEgressRule" $policy | nindent 4 }}
     {{- if has "DATABASE_URL" $c.secretEnv }}
     {{- include "switchboard.egressRule" $policy.postgres | nindent 4 }}
     {{- end }}
@@ -134,4 +128,16 @@ spec:
   to:
     {{- toYaml . | nindent 4 }}
   {{- end }}
+{{- end -}}
+
+
+{{/* The egress rule to cluster DNS (networkPolicy.dns.to), port 53 UDP and TCP. Argument: .Values.networkPolicy. */}}
+{{- define "switchboard.dnsEgressRule" -}}
+- to:
+    {{- toYaml .dns.to | nindent 4 }}
+  ports:
+    - port: 53
+      protocol: UDP
+    - port: 53
+      protocol: TCP
 {{- end -}}

@@ -1,7 +1,8 @@
 {{/*
 A component's plain settings (its ConfigMap), as YAML: the shared env, the admin port, the
-public URL, its listen port, the addresses of the components it calls, the OpenTelemetry
-exporter, then the component's own env (which wins).
+release's Redis key prefix, the startup probe's budget (STARTUP_WAIT_MS), the public URL, its listen port, the addresses of the components it calls, the OpenTelemetry
+exporter, the internet ports its NetworkPolicy opens (WEBHOOK_ALLOWED_PORTS), then the
+component's own env (which wins).
 Argument: (dict "root" $ "name" "gateway" "component" <merged component values>).
 */}}
 {{- define "switchboard.settings" -}}
@@ -12,6 +13,15 @@ Argument: (dict "root" $ "name" "gateway" "component" <merged component values>)
 {{- $_ := set $settings $key $value -}}
 {{- end -}}
 {{- $_ := set $settings "ADMIN_PORT" (printf "%d" (int $root.Values.adminPort)) -}}
+{{- if and (has "REDIS_URL" $component.secretEnv) (not (hasKey $settings "REDIS_KEY_PREFIX")) -}}
+{{- /* Per release: two releases on one Redis keep apart rate-limit buckets and caches. */ -}}
+{{- $_ := set $settings "REDIS_KEY_PREFIX" (printf "%s:" (include "switchboard.fullname" $root)) -}}
+{{- end -}}
+{{- $startup := $component.probes.startup -}}
+{{- if $startup.enabled -}}
+{{- /* An unreachable PostgreSQL at start is retried for as long as the startup probe waits. */ -}}
+{{- $_ := set $settings "STARTUP_WAIT_MS" (printf "%d" (mul $startup.periodSeconds $startup.failureThreshold 1000)) -}}
+{{- end -}}
 {{- $publicUrl := include "switchboard.publicUrl" $root -}}
 {{- if $publicUrl -}}
 {{- $_ := set $settings "PUBLIC_URL" $publicUrl -}}
@@ -47,6 +57,14 @@ Argument: (dict "root" $ "name" "gateway" "component" <merged component values>)
 {{- $_ := set $settings "GRPC_TLS_CERT" "/etc/switchboard/grpc-tls/tls.crt" -}}
 {{- $_ := set $settings "GRPC_TLS_KEY" "/etc/switchboard/grpc-tls/tls.key" -}}
 {{- $_ := set $settings "GRPC_TLS_CA" "/etc/switchboard/grpc-tls/ca.crt" -}}
+{{- end -}}
+{{- if and $root.Values.networkPolicy.enabled $component.networkPolicy.internetEgress -}}
+{{- /* The webhook API refuses URLs on ports its NetworkPolicy does not open (delivery-ports.ts). */ -}}
+{{- $ports := list -}}
+{{- range $port := $root.Values.networkPolicy.internetEgress.ports -}}
+{{- $ports = append $ports (printf "%d" (int $port)) -}}
+{{- end -}}
+{{- $_ := set $settings "WEBHOOK_ALLOWED_PORTS" (join "," $ports) -}}
 {{- end -}}
 {{- $sip := $root.Values.sip -}}
 {{- if and $sip.enabled (eq .name "call-control") -}}

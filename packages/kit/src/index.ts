@@ -1,5 +1,6 @@
 export * from "./config.js";
 export * from "./db.js";
+export * from "./database-wait.js";
 export * from "./errors.js";
 export * from "./dependency-failure.js";
 export * from "./grpc-client.js";

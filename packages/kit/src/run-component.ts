@@ -7,6 +7,7 @@ import {
   type ComponentDeclaration,
 } from "./component.js";
 import { env, loadConfig } from "./config.js";
+import { requireDatabaseAtStart, startupWaitSettings } from "./database-wait.js";
 import { createPool } from "./db.js";
 import { createEventBus } from "./events/create-bus.js";
 import { createLogger } from "./logger.js";
@@ -19,6 +20,7 @@ const redisUrl = z
 /** What every service reads in its own process, besides its own settings. */
 export function processSettingsSchema(component: ComponentDeclaration) {
   return z.object({
+    ...startupWaitSettings.shape,
     DATABASE_URL: z
       .string({ error: "DATABASE_URL is required (a postgres:// URL)" })
       .min(1, "DATABASE_URL is required (a postgres:// URL)")
@@ -121,6 +123,7 @@ export async function runComponent<Settings>(
     logger,
     env: environment,
   });
+  await requireDatabaseAtStart(String(processSettings.DATABASE_URL), logger, environment);
   const running = await component.start(
     {
       pool,

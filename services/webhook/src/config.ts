@@ -16,6 +16,8 @@ export const defaultRetrySchedule = "5s,5m,30m,2h,5h,10h,14h,20h,24h";
 export interface WebhookSettings {
   /** Hosts and addresses exempt from the SSRF guard (plain http allowed for them). */
   allowPrivateHosts: string[];
+  /** The ports a subscription's URL may name (empty: any); delivery-ports.ts. */
+  allowedPorts: number[];
   /** Delays before the 2nd, 3rd, … attempt; attempts = delays + 1. */
   retryDelaysMs: number[];
   /** Each delay is drawn from [delay × (1 − jitter), delay]. */
@@ -63,6 +65,20 @@ export const webhookEnvSchema = z
       .list()
       .describe(
         "targets exempt from the SSRF guard (plain http allowed for them), each matched with its port: `host` (the scheme's default port only), `host:port`, `host:*` (any port); the internal sink's port is never accepted from the API",
+      ),
+    WEBHOOK_ALLOWED_PORTS: env
+      .list()
+      .pipe(
+        z.array(
+          z
+            .string()
+            .regex(/^[0-9]{1,5}$/, "must list TCP ports")
+            .transform(Number)
+            .pipe(z.number().min(1).max(65_535)),
+        ),
+      )
+      .describe(
+        "the ports a subscription's URL may name (e.g. `443`; the Helm chart sets the list its NetworkPolicy opens); empty: any port; hosts in WEBHOOK_ALLOW_PRIVATE_HOSTS are exempt",
       ),
     WEBHOOK_RETRY_SCHEDULE: z
       .string()
@@ -128,6 +144,7 @@ export const webhookEnvSchema = z
   .superRefine(requireInProduction)
   .transform((value): WebhookSettings => ({
     allowPrivateHosts: value.WEBHOOK_ALLOW_PRIVATE_HOSTS.map((host) => host.toLowerCase()),
+    allowedPorts: value.WEBHOOK_ALLOWED_PORTS,
     retryDelaysMs: value.WEBHOOK_RETRY_SCHEDULE,
     retryJitter: value.WEBHOOK_RETRY_JITTER,
     retryAfterMaxMs: value.WEBHOOK_RETRY_AFTER_MAX,

@@ -21,6 +21,7 @@ import {
 } from "./subscription-input.js";
 import { failPendingDeliveries } from "./subscription-state.js";
 import type { GuardOptions } from "./url-guard.js";
+import { checkDeliveryPort } from "./delivery-ports.js";
 import { subscriptionColumns, toSubscription, type SubscriptionRow } from "./rows.js";
 
 /** Serialises one account's subscription creation (the cap and the idempotency key). */
@@ -75,6 +76,7 @@ export async function createSubscription(
   checkDescription(request.description, errors);
   errors.throwIfAny();
   checkIdempotencyKey(idempotencyKey);
+  if (request.internalSink !== true) checkDeliveryPort(url!, ctx.settings);
   const href = await guardTargetUrl(url!, targetGuard(ctx, request.internalSink === true));
   const description = request.description?.trim() || null;
   const fingerprint = requestFingerprint("create-subscription", { href, events, description });
@@ -135,6 +137,7 @@ export async function updateSubscription(
     errors.add("#/status", "must be active or paused");
   }
   errors.throwIfAny();
+  if (url) checkDeliveryPort(url, ctx.settings);
   const href = url ? await guardTargetUrl(url, targetGuard(ctx, false)) : undefined;
 
   return withTransaction(ctx.pool, async (client) => {

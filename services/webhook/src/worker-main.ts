@@ -6,6 +6,7 @@ import {
   databaseCheck,
   loadConfig,
   onShutdown,
+  requireDatabaseAtStart,
   startComponentAdmin,
   watchDependencies,
 } from "@switchboard/kit";
@@ -46,6 +47,7 @@ const bus = createBullmqBus({
 
 // Admin port (ADMIN_PORT, default 9096): /metrics for the delivery series, /livez, /readyz.
 const admin = await startComponentAdmin({ component: "webhook-worker", defaultPort: 9096, logger });
+await requireDatabaseAtStart(config.DATABASE_URL, logger);
 const workers = await startDeliveryWorkers({ pool, bus, port: 0, logger, settings });
 const health = watchDependencies({
   checks: { postgres: databaseCheck(pool), redis: busCheck(bus) },
