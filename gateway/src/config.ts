@@ -42,6 +42,15 @@ export const gatewaySettings = z
       .optionalUrl()
       .describe("base of problem `type` URIs (default $PUBLIC_URL/v1/errors)"),
     DATABASE_URL: z.string().min(1, "DATABASE_URL is required").describe("PostgreSQL URL"),
+    DATABASE_STATEMENT_TIMEOUT_MS: z.coerce
+      .number()
+      .int()
+      .min(100)
+      .max(60_000)
+      .default(3_000)
+      .describe(
+        "deadline of each of the gateway's own statements and of the wait for a connection: past it the server cancels the statement (504) or the gateway stops waiting for a database that does not answer (503)",
+      ),
     ...backendAddressSchema,
     CARRIER: carrierSetting,
     VOICE_CARRIER: z
@@ -169,7 +178,7 @@ export const gatewaySettings = z
       .max(86_400)
       .default(600)
       .describe("how often expired keys are deleted (0 = never)"),
-    // The usage record path: one api.request record per reply, queued before the reply is sent.
+    // The usage record path: one api.request record per reply, committed before the reply is sent.
     USAGE_RECORDS: env
       .bool(true)
       .describe(
@@ -180,9 +189,9 @@ export const gatewaySettings = z
       .int()
       .min(1)
       .max(60_000)
-      .default(1_000)
+      .default(2_000)
       .describe(
-        "how long a reply waits for its record to reach the queue; past it the reply goes out and the record is retried from memory",
+        "how long a reply waits for its record (and a keyed request's answer) to be committed in PostgreSQL, retrying a database that is down; past it the reply is 503 with Retry-After",
       ),
     PLATFORM_ACCOUNT: z
       .string()
@@ -245,6 +254,7 @@ export const gatewaySettings = z
       publicUrl,
       errorsUrl: (value.ERRORS_URL ?? `${publicUrl}/v1/errors`).replace(/\/$/, ""),
       databaseUrl: value.DATABASE_URL,
+      statementTimeoutMs: value.DATABASE_STATEMENT_TIMEOUT_MS,
       backends: Object.fromEntries(
         Object.entries(backendNames).map(([key, name]) => [
           key,

@@ -68,7 +68,11 @@ export async function startGateway(options: {
   bus?: EventBus;
 }): Promise<RunningGateway> {
   const { config, logger } = options;
-  const pool = createPool(config.databaseUrl, { name: "gateway", max: 10 });
+  const pool = createPool(config.databaseUrl, {
+    name: "gateway",
+    max: 10,
+    statementTimeoutMs: config.statementTimeoutMs,
+  });
   await migrateGateway(pool);
   const namedStatements = await supportsNamedStatements(pool);
   const identity = createIdentity({
@@ -87,6 +91,7 @@ export async function startGateway(options: {
     config: config.policies,
     pool,
     databaseUrl: config.databaseUrl,
+    statementTimeoutMs: config.statementTimeoutMs,
     namedStatements,
     logger,
     errorsUrl: config.errorsUrl,

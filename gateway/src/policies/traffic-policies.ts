@@ -70,6 +70,8 @@ export async function createTrafficPolicies(options: {
   pool: Pool;
   /** For the pool of deferred claim commits. */
   databaseUrl?: string;
+  /** That pool's statement deadline (the gateway's DATABASE_STATEMENT_TIMEOUT_MS). */
+  statementTimeoutMs?: number;
   /** `pool` is a real PostgreSQL server (kit's supportsNamedStatements), not PGlite. */
   namedStatements: boolean;
   logger: Logger;
@@ -106,7 +108,7 @@ export async function createTrafficPolicies(options: {
   const asyncPool =
     config.idempotencySynchronousCommit || !options.databaseUrl || !options.namedStatements
       ? undefined
-      : asyncCommitPool(options.databaseUrl);
+      : asyncCommitPool(options.databaseUrl, options.statementTimeoutMs);
   const idempotencyStore = new IdempotencyStore(
     options.pool,
     {
@@ -152,8 +154,12 @@ export async function createTrafficPolicies(options: {
 }
 
 /** Connections whose commits do not wait for the WAL flush (`synchronous_commit = off`). */
-export function asyncCommitPool(databaseUrl: string): Pool {
+export function asyncCommitPool(databaseUrl: string, statementTimeoutMs?: number): Pool {
   const url = new URL(databaseUrl);
   url.searchParams.set("options", "-c synchronous_commit=off");
-  return createPool(url.toString(), { name: "gateway-idempotency", max: 10 });
+  return createPool(url.toString(), {
+    name: "gateway-idempotency",
+    max: 10,
+    ...(statementTimeoutMs ? { statementTimeoutMs } : {}),
+  });
 }

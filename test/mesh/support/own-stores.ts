@@ -1,4 +1,5 @@
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { promisify } from "node:util";
 import { existsSync, readdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { Redis } from "ioredis";
@@ -31,8 +32,8 @@ export interface OwnPostgres {
   url: string;
   port: number;
   /** `pg_ctlcluster … stop -m fast` (a restart: `stop` then `start`). */
-  stop(): void;
-  start(): void;
+  stop(): Promise<void>;
+  start(): Promise<void>;
   /** SIGSTOP every process of the cluster (postmaster and backends); `resume` sends SIGCONT. */
   pause(): void;
   resume(): void;
@@ -67,11 +68,15 @@ export async function startOwnPostgres(name: string): Promise<OwnPostgres> {
       }
     }
   };
+  // Asynchronous: the test's clients keep sending while the cluster stops and starts.
+  const ctl = async (...args: string[]) => {
+    await promisify(execFile)("pg_ctlcluster", ["--skip-systemctl-redirect", version, cluster, ...args]);
+  };
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
-    stop: () => run("pg_ctlcluster", "--skip-systemctl-redirect", version, cluster, "stop", "-m", "fast"),
-    start: () => run("pg_ctlcluster", "--skip-systemctl-redirect", version, cluster, "start"),
+    stop: () => ctl("stop", "-m", "fast"),
+    start: () => ctl("start"),
     pause: () => signal("SIGSTOP"),
     resume: () => signal("SIGCONT"),
     drop: () => {
