@@ -159,7 +159,9 @@ describe.each(testDatabaseKinds)("idempotency stage on $name", ({ create }) => {
       routes,
       // As the gateway wires them: kept answers committed before the reply, the rate limit in
       // the idempotency stage.
-      first: [replyCommitMiddleware({ committer, records: undefined, errorsUrl: ERRORS_URL, logger })],
+      first: [
+        replyCommitMiddleware({ committer, records: undefined, errorsUrl: ERRORS_URL, logger }),
+      ],
       stages: [fakeAuthentication, layer.stage],
       before: [
         (req, res, next) => {

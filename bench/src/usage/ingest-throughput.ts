@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
 import {
+  callUnary,
   createBullmqBus,
+  createClient,
   createPool,
   newId,
-  usageRecordQueue,
   type Logger,
 } from "@switchboard/kit";
 import { createRealTestDatabase } from "@switchboard/kit/testing";
@@ -32,15 +33,16 @@ const gatewayRecord = (i: number): usage.RequestRecord => ({
 });
 
 /**
- * Fills `usage.records` with `records` gateway records, `perJob` to a job, then starts the usage
- * service and times it until every record is signed and committed.
+ * Starts the usage service, then times handing it `records` gateway records as the gateways'
+ * record relays do: AppendRequestRecords batches of `perJob`, `concurrency` relays at once
+ * (default 4), until every record is signed and committed.
  */
 export async function ingestThroughput(options: {
   redisUrl: string;
   logger: Logger;
   records: number;
   perJob: number;
-  /** `usage.records` jobs the service takes at once (its default when unset). */
+  /** Batches in flight at once (gateway replicas relaying). */
   concurrency?: number;
 }): Promise<IngestResult> {
   const { records, perJob, logger } = options;
@@ -48,46 +50,37 @@ export async function ingestThroughput(options: {
   const pool = createPool(database.url, { max: 10, name: "usage-bench" });
   const prefix = `sbbench_${randomBytes(4).toString("hex")}`;
   const bus = createBullmqBus({ redisUrl: options.redisUrl, prefix, logger });
+  const running = await startUsage({ pool, bus, port: 0, logger, signingKeySecret: secret });
+  const client = createClient(usage.UsageServiceClient, `127.0.0.1:${running.port}`);
   try {
-    // Migrate and create the signing key first, so the timed run is the drain itself.
-    await (await startUsage({ pool, bus, port: 0, logger, signingKeySecret: secret })).stop();
-    const jobs: Promise<unknown>[] = [];
+    const batches: usage.RequestRecord[][] = [];
     for (let i = 0; i < records; i += perJob) {
-      const batch = Array.from({ length: Math.min(perJob, records - i) }, (_, k) =>
-        gatewayRecord(i + k),
+      batches.push(
+        Array.from({ length: Math.min(perJob, records - i) }, (_, k) => gatewayRecord(i + k)),
       );
-      jobs.push(
-        bus.publish(
-          usageRecordQueue,
-          { name: "api.request", data: usage.RequestRecordBatch.toJSON({ records: batch }) },
-          { jobId: batch[0]!.requestId, attempts: 10, backoff: { type: "fixed", delayMs: 100 } },
-        ),
-      );
-      if (jobs.length >= 500) await Promise.all(jobs.splice(0));
     }
-    await Promise.all(jobs);
-
     const started = process.hrtime.bigint();
-    const running = await startUsage({
-      pool,
-      bus,
-      port: 0,
-      logger,
-      signingKeySecret: secret,
-      ...(options.concurrency ? { recordConcurrency: options.concurrency } : {}),
-    });
-    while (running.consumers.batcher.stats.inserted < records) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const relay = async () => {
+      for (let batch = batches.shift(); batch; batch = batches.shift()) {
+        await callUnary<usage.AppendRequestRecordsRequest, usage.AppendRequestRecordsResponse>(
+          "usage",
+          client,
+          client.appendRequestRecords,
+          { records: batch },
+          { deadlineMs: 60_000, actingFor: { accountId: undefined, principal: "gateway" } },
+        );
+      }
+    };
+    await Promise.all(Array.from({ length: options.concurrency ?? 4 }, relay));
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    await running.stop();
     const { rows } = await pool.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM usage.records",
     );
     if (rows[0]?.n !== records) throw new Error(`expected ${records} records, found ${rows[0]?.n}`);
     return { records_per_job: perJob, records, seconds, records_per_second: records / seconds };
   } finally {
-    await bus.obliterate(usageRecordQueue).catch(() => undefined);
+    client.close();
+    await running.stop();
     await bus.close();
     await pool.end();
     await database.drop();

@@ -82,7 +82,12 @@ export class IdempotencyWrites {
     this.track(
       (async () => {
         await afterThisTurn();
-        await this.releaseNow(claim, requestId);
+        // A database that is down frees it once it is back, not when the lease runs out
+        // (a retry waiting for the key is woken then).
+        for (let pause = 100; !(await this.releaseNow(claim, requestId)) && !this.closing; ) {
+          await sleep(pause);
+          pause = Math.min(pause * 2, RETRY_MAX_MS);
+        }
       })(),
     );
   }
@@ -91,12 +96,14 @@ export class IdempotencyWrites {
    * Frees a claim now: for a request refused before it ran (the rate limit), done before the
    * refusal is sent, so the key is free when the client retries.
    */
-  async releaseNow(claim: Claim, requestId: string): Promise<void> {
+  async releaseNow(claim: Claim, requestId: string): Promise<boolean> {
     try {
       await this.store.release(claim.accountId, claim.key, claim.leaseId);
+      return true;
     } catch (error) {
-      // Nothing kept: a retry takes the claim over once its lease runs out.
-      this.logger.warn({ err: error, requestId }, "idempotency claim not freed; its lease will");
+      // Nothing kept: a retry takes the claim over once its lease runs out, at the latest.
+      this.logger.warn({ err: error, requestId }, "idempotency claim not freed yet");
+      return false;
     } finally {
       this.waiters.notify(claim.id);
     }

@@ -25,7 +25,13 @@ export const recordStage: Stage = async (exchange, next) => {
 };
 
 /** Headers of the first reply that do not belong on the 503 that replaces it. */
-const replacedHeaders = ["content-type", "content-length", "location", "etag", "idempotent-replayed"];
+const replacedHeaders = [
+  "content-type",
+  "content-length",
+  "location",
+  "etag",
+  "idempotent-replayed",
+];
 
 /**
  * Express middleware, mounted first: when a reply is ended — whatever produced it (a route, a
@@ -73,9 +79,13 @@ export function replyCommitMiddleware(options: {
             logger.error({ err: error, requestId: req.requestId }, "reply not committed: 503");
             if (res.headersSent) return send(...args);
             const problem = toProblem(
-              new DomainError("service-unavailable", "the request's record could not be stored; retry", {
-                retryAfter: 1,
-              }),
+              new DomainError(
+                "service-unavailable",
+                "the request's record could not be stored; retry",
+                {
+                  retryAfter: 1,
+                },
+              ),
               { requestId: req.requestId, errorsUrl: options.errorsUrl },
             );
             for (const name of replacedHeaders) res.removeHeader(name);

@@ -8,7 +8,7 @@ export interface RecordRelayOptions {
   logger: Logger;
   /** Records per hand-off (default 500). */
   batchSize?: number;
-  /** How long a batch being handed over is this relay's before another may resend it (default 30 s). */
+  /** How long a batch being handed over is this relay's before another may resend it (default 10 s: twice the hand-off's deadline). */
   leaseSeconds?: number;
   /** The idle poll for rows other relays left (a replica that died): from 1 s, doubling up to this (default 30 s). */
   maxPollMs?: number;
@@ -51,7 +51,7 @@ export class RecordRelay {
 
   constructor(private readonly options: RecordRelayOptions) {
     this.batchSize = options.batchSize ?? 500;
-    this.leaseSeconds = options.leaseSeconds ?? 30;
+    this.leaseSeconds = options.leaseSeconds ?? 10;
     this.maxPollMs = options.maxPollMs ?? 30_000;
   }
 

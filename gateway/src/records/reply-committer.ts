@@ -91,7 +91,8 @@ export class ReplyCommitter {
         this.stats.batches += 1;
         this.stats.records += records;
         if (records > 0) this.options.onRecords?.(records);
-        for (const p of batch) p.resolve(!p.writes.completion || kept.has(p.writes.completion.leaseId));
+        for (const p of batch)
+          p.resolve(!p.writes.completion || kept.has(p.writes.completion.leaseId));
         return;
       } catch (error) {
         const left = deadline - Date.now();

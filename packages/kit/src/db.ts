@@ -36,9 +36,7 @@ export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
     idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: deadline ?? 5_000,
     application_name: options.name ?? "switchboard",
-    ...(deadline
-      ? { statement_timeout: deadline, query_timeout: deadline + CLIENT_GRACE_MS }
-      : {}),
+    ...(deadline ? { statement_timeout: deadline, query_timeout: deadline + CLIENT_GRACE_MS } : {}),
   });
   return supervisePool(pool, options.name ?? "switchboard");
 }

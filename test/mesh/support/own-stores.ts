@@ -70,7 +70,12 @@ export async function startOwnPostgres(name: string): Promise<OwnPostgres> {
   };
   // Asynchronous: the test's clients keep sending while the cluster stops and starts.
   const ctl = async (...args: string[]) => {
-    await promisify(execFile)("pg_ctlcluster", ["--skip-systemctl-redirect", version, cluster, ...args]);
+    await promisify(execFile)("pg_ctlcluster", [
+      "--skip-systemctl-redirect",
+      version,
+      cluster,
+      ...args,
+    ]);
   };
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
@@ -107,7 +112,12 @@ export async function startOwnRedis(): Promise<OwnRedis> {
       { stdio: "ignore" },
     );
     for (let i = 0; i < 100; i += 1) {
-      const probe = new Redis({ port, host: "127.0.0.1", lazyConnect: true, retryStrategy: () => null });
+      const probe = new Redis({
+        port,
+        host: "127.0.0.1",
+        lazyConnect: true,
+        retryStrategy: () => null,
+      });
       const up = await probe.connect().then(
         () => true,
         () => false,

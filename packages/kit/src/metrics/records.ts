@@ -5,7 +5,7 @@ const backlogs = new Set<() => number>();
 
 new Gauge({
   name: "usage_records_unhanded",
-  help: "Usage records of answered requests not yet handed to the queue (the gateway keeps and retries them)",
+  help: "Usage records this gateway committed to its record outbox and has not yet handed to the usage ledger",
   registers: [metricsRegistry],
   collect() {
     let total = 0;
@@ -14,7 +14,7 @@ new Gauge({
   },
 });
 
-/** Reports a record publisher's backlog in `usage_records_unhanded`; call the result to stop. */
+/** Reports a record relay's backlog in `usage_records_unhanded`; call the result to stop. */
 export function trackRecordBacklog(read: () => number): () => void {
   backlogs.add(read);
   return () => void backlogs.delete(read);
