@@ -59,6 +59,21 @@ describe.skipIf(!hasChromium && !inCi)("the API reference page in headless Chrom
     const response = await page.goto(`${p.url}/docs`, { waitUntil: "networkidle0" });
     expect(response?.status()).toBe(200);
     expect(response?.headers()["x-ratelimit-limit"]).toBeDefined();
+    // A strict policy that Redoc renders under (a violation is a console error, below).
+    const headers = response!.headers();
+    expect(headers["x-content-type-options"]).toBe("nosniff");
+    const policy = headers["content-security-policy"] ?? "";
+    for (const directive of [
+      "default-src 'none'",
+      "script-src 'self'",
+      "frame-ancestors 'none'",
+      "base-uri 'none'",
+    ]) {
+      expect(policy).toContain(directive);
+    }
+    expect(policy).not.toMatch(/script-src[^;]*'unsafe-(inline|eval)'/);
+    const bundle = await fetch(`${p.url}/docs/redoc.standalone.js`);
+    expect(bundle.headers.get("x-content-type-options")).toBe("nosniff");
     await page.waitForSelector('[id*="/operation/"]', { timeout: 30_000 });
 
     // Run in the page (the test's own types know no DOM).

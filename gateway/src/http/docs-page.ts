@@ -21,6 +21,33 @@ const page = (title: string) => `<!doctype html>
 `;
 
 /**
+ * What the page may load (docs/security.md): its own script (Redoc's bundle) and the document
+ * from this origin, the style elements Redoc injects (styled-components), data: images, and
+ * Redoc's search worker (a blob: URL); nothing else, no framing, no forms, no <base>.
+ */
+export const docsContentSecurityPolicy = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src blob:",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+/** The headers of both responses: no MIME sniffing; the page is never framed (old browsers too). */
+const protect = (res: Response) =>
+  res.set({
+    "Content-Security-Policy": docsContentSecurityPolicy,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+  });
+
+/**
  * `GET /docs`: the API reference, the OpenAPI document served at /v1/openapi.json rendered by
  * Redoc, served from the gateway itself (no CDN). The problem catalogue is in the document, and
  * each kind is also at /v1/errors/<kind>.
@@ -35,11 +62,14 @@ export function docsPage(options: {
   let bundle: Buffer | undefined;
   const html = page(options.title);
   router.get("/docs", (_req: Request, res: Response) => {
-    res.set("Cache-Control", "no-cache").type("text/html").send(html);
+    protect(res).set("Cache-Control", "no-cache").type("text/html").send(html);
   });
   router.get("/docs/redoc.standalone.js", (_req: Request, res: Response) => {
     bundle ??= readFileSync(bundleUrl);
-    res.set("Cache-Control", "public, max-age=86400").type("application/javascript").send(bundle);
+    protect(res)
+      .set("Cache-Control", "public, max-age=86400")
+      .type("application/javascript")
+      .send(bundle);
   });
   return router;
 }

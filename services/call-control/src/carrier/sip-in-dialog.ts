@@ -57,7 +57,7 @@ export function handleInDialogRequests(options: {
     const status = await events.transaction(async (tx) => {
       const dialog = await dialogOf(tx, request);
       if (!dialog) return 481;
-      if (!fromDialogPeer(dialog, flow.address, trunkAllow)) return 403;
+      if (!(await fromDialogPeer(dialog, flow.address, trunkAllow))) return 403;
       const callStatus = await lockCall(tx, dialog.call_id);
       const cseq = request.headers.cseq.seq;
       if (!(await acceptRemoteCseq(tx.client, dialog.call_id, dialog.leg, cseq))) return 500;
@@ -100,7 +100,7 @@ export function handleInDialogRequests(options: {
       const found = await events.transaction(async (tx) => {
         const dialog = await dialogOf(tx, request);
         if (!dialog || dialog.state !== "confirmed") return undefined;
-        if (!fromDialogPeer(dialog, context.flow.address, trunkAllow)) return "forbidden";
+        if (!(await fromDialogPeer(dialog, context.flow.address, trunkAllow))) return "forbidden";
         const status = await lockCall(tx, dialog.call_id);
         const cseq = request.headers.cseq.seq;
         if (!(await acceptRemoteCseq(tx.client, dialog.call_id, dialog.leg, cseq))) {

@@ -213,7 +213,7 @@ export function createSipInbound(options: {
           .attached()
           .transaction((tx) => findServerDialog(tx.client, request.headers["call-id"], String(tag)))
       : undefined;
-    if (row && !fromDialogPeer(row, flow.address, options.allow)) {
+    if (row && !(await fromDialogPeer(row, flow.address, options.allow))) {
       respond(responseTo(request, 403));
       return;
     }

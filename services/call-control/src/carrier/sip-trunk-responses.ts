@@ -1,5 +1,5 @@
 import type { Logger } from "@switchboard/kit";
-import { fromDialogPeer } from "../sip/dialog-peer.js";
+import { fromDialogPeerAddress } from "../sip/dialog-peer.js";
 import { flowOf, type Dialog } from "../sip/dialogs.js";
 import type { SipEndpoint } from "../sip/endpoint.js";
 import type { SipHeaders, SipResponse } from "../sip/message.js";
@@ -79,7 +79,7 @@ export function createTrunkResponses(options: {
             fromTag: String(invite.from.params.tag ?? ""),
           },
           stateless,
-          (address) => fromDialogPeer(row, address, options.trunkAllow),
+          (address) => fromDialogPeerAddress(row, address, options.trunkAllow),
           extra.onAcked,
         );
       }
