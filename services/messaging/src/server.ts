@@ -132,8 +132,9 @@ export async function startMessaging(options: MessagingOptions): Promise<Running
   const sweeper = startSweeper(deliveryContext, bus, logger);
   const stopPipeline = async () => {
     await sweeper.stop();
-    // The carrier first: a submit waiting for the network gives its message back at once
-    // (a transient error the queue retries) instead of holding the workers' close.
+    // The carrier first: a submit still waiting for the network gives its message back at once
+    // (a transient error the queue retries) instead of holding the workers' close; one already
+    // sent is answered first (smpp: within SMPP_RESPONSE_TIMEOUT_MS).
     await carrier.stop();
     await Promise.all(workers.map((worker) => worker.close()));
     await outbox.stop();
