@@ -84,7 +84,7 @@ export class IdempotencyWrites {
         await afterThisTurn();
         // A database that is down frees it once it is back, not when the lease runs out
         // (a retry waiting for the key is woken then).
-        for (let pause = 100; !(await this.releaseNow(claim, requestId)) && !this.closing; ) {
+        for (let pause = 100; !(await this.releaseNow(claim, requestId)) && !this.closing;) {
           await sleep(pause);
           pause = Math.min(pause * 2, RETRY_MAX_MS);
         }
