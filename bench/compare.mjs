@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * `npm run bench:compare`: the monolith anchor, the project's floor, calls and messages in one
- * run, and one table of ratios (docs/benchmarks.md). The anchor (ANCHOR_DIR, default
- * ../shared/bench/monolith-anchor) is one express process giving the floor request the same
+ * run, and one table of ratios (docs/benchmarks.md). The anchor (bench/monolith-anchor, or
+ * ANCHOR_DIR) is one express process giving the floor request the same
  * guarantees without the mesh; every row reports cpu-ms the same way: the machine's CPU time in
  * the measured window less the load generator's own, per request — for a call and a message over
  * its whole life. The goals are ratios of rows of the same run: the floor in the mesh against

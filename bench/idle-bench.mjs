@@ -148,7 +148,7 @@ async function anchorServing(kind) {
       : {
           token: ready.token,
           where:
-            "the monolith anchor: one express process, on PostgreSQL and Redis (../shared/bench/monolith-anchor)",
+            "the monolith anchor: one express process, on PostgreSQL and Redis (bench/monolith-anchor, or ANCHOR_DIR)",
           database: "perfanchor",
         }),
     stop: async () => {
