@@ -82,11 +82,11 @@ describe.skipIf(!canOwnStores() && !inCi)(
                     "idempotency-key": key!,
                   },
                   body: JSON.stringify({ name }),
-                  signal: AbortSignal.timeout(15_000),
+                  signal: AbortSignal.timeout(30_000),
                 })
               : await fetch(`${h.url}/v1/api/agents?limit=1`, {
                   headers: { authorization: `Bearer ${token}` },
-                  signal: AbortSignal.timeout(15_000),
+                  signal: AbortSignal.timeout(30_000),
                 });
         } catch {
           // The gateway itself was killed: the client retries.
@@ -221,17 +221,18 @@ describe.skipIf(!canOwnStores() && !inCi)(
       await expectEveryAnswerRecorded(replies);
     }, 120_000);
 
-    it("PostgreSQL paused 8 s: every request is answered within its deadline, 503/504 not 500", async () => {
-      const replies = await underLoad("PostgreSQL paused (SIGSTOP) 8 s", async () => {
+    it("PostgreSQL paused 20 s: every request is answered within its deadlines, 503/504 not 500", async () => {
+      const replies = await underLoad("PostgreSQL paused (SIGSTOP) 20 s", async () => {
         postgres.pause();
-        await new Promise((resolve) => setTimeout(resolve, 8_000));
+        await new Promise((resolve) => setTimeout(resolve, 20_000));
         postgres.resume();
       });
       noServerErrors(replies);
-      // The gateway's statements have a deadline (3 s) and its calls one (5 s); a retry whose key
-      // is still held waits at most IDEMPOTENCY_WAIT_MS (10 s) and one statement for it: no
-      // request is left without an answer.
-      expect(Math.max(...replies.map((r) => r.ms))).toBeLessThan(14_000);
+      // The gateway's statements have a deadline (3 s) and its calls one (5 s). The longest a
+      // request can take is a retry waiting for a key still held (IDEMPOTENCY_WAIT_MS, 10 s),
+      // one claim past its deadline (3.5 s) and its reply's commit budget (2 s): well inside the
+      // pause, so no request waits for the database to come back.
+      expect(Math.max(...replies.map((r) => r.ms))).toBeLessThan(16_500);
       await expectEveryAnswerRecorded(replies);
     }, 120_000);
 
