@@ -36,3 +36,21 @@ describe("NODE_ENV=production refuses the development signing secret", () => {
     expect(() => signingKeySecretOf({ NODE_ENV: "production" })).toThrow(/required in production/);
   });
 });
+
+// Issue 27: the development secret is public; a gateway others can reach must not seal with it.
+describe("a gateway listening beyond loopback refuses the development signing secret", () => {
+  it.each(["0.0.0.0", "::", "192.0.2.7"])("HOST=%s", (host) => {
+    const reachable = { ...gatewayRequired, NODE_ENV: "development", HOST: host };
+    expect(() => loadConfig(gatewaySettings, reachable)).toThrow(
+      /SIGNING_KEY_SECRET: is required when HOST .* is not a loopback address/,
+    );
+    expect(() =>
+      loadConfig(gatewaySettings, { ...reachable, SIGNING_KEY_SECRET: secret }),
+    ).not.toThrow();
+  });
+
+  it.each(["127.0.0.1", "127.0.0.53", "::1", "localhost"])("but not HOST=%s", (host) => {
+    const local = { ...gatewayRequired, NODE_ENV: "development", HOST: host };
+    expect(() => loadConfig(gatewaySettings, local)).not.toThrow();
+  });
+});
