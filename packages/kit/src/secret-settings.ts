@@ -18,7 +18,7 @@ export const secretSettings = {
     .min(32, "must be at least 32 characters")
     .optional()
     .describe(
-      "encrypts signing keys at rest (at least 32 characters); a development default outside production",
+      "encrypts signing keys at rest (at least 32 characters); a development default outside production (a gateway whose HOST is not loopback refuses it)",
     ),
 };
 
