@@ -1,5 +1,5 @@
 import { gatewaySettings } from "@switchboard/gateway";
-import { loadConfig, signingKeySecretOf } from "@switchboard/kit";
+import { grpcHostVariable, loadConfig, runComponent, signingKeySecretOf } from "@switchboard/kit";
 import { serviceComponents } from "@switchboard/platform";
 import { unreachableBackends } from "@switchboard/test-support/grpc";
 import { describe, expect, it } from "vitest";
@@ -52,5 +52,24 @@ describe("a gateway listening beyond loopback refuses the development signing se
   it.each(["127.0.0.1", "127.0.0.53", "::1", "localhost"])("but not HOST=%s", (host) => {
     const local = { ...gatewayRequired, NODE_ENV: "development", HOST: host };
     expect(() => loadConfig(gatewaySettings, local)).not.toThrow();
+  });
+});
+
+describe("a service listening beyond loopback refuses the development signing secret", () => {
+  const processEnv = (name: string, host: string): NodeJS.ProcessEnv => ({
+    ...unreachableBackends,
+    NODE_ENV: "development",
+    DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",
+    REDIS_URL: "redis://127.0.0.1:1",
+    [grpcHostVariable(name)]: host,
+  });
+
+  it.each(settings.filter(([name]) => name !== "gateway"))("%s", async (name) => {
+    const component = serviceComponents.find((c) => c.name === name)!;
+    await expect(runComponent(component, processEnv(name, "0.0.0.0"))).rejects.toThrow(
+      new RegExp(
+        `SIGNING_KEY_SECRET: is required when ${grpcHostVariable(name)} \\(0\\.0\\.0\\.0\\)`,
+      ),
+    );
   });
 });

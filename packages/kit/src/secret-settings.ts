@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { env } from "./config.js";
+import { ConfigError, env } from "./config.js";
 
 /**
  * The development key-encryption secret: public, so refused in production (docs/architecture.md
@@ -18,7 +18,7 @@ export const secretSettings = {
     .min(32, "must be at least 32 characters")
     .optional()
     .describe(
-      "encrypts signing keys at rest (at least 32 characters); a development default outside production (a gateway whose HOST is not loopback refuses it)",
+      "encrypts signing keys at rest (at least 32 characters); a development default outside production, refused when the process listens beyond loopback (HOST, <NAME>_GRPC_HOST)",
     ),
 };
 
@@ -40,8 +40,11 @@ export function requireInProduction(
 export const isLoopbackHost = (host: string): boolean =>
   host === "localhost" || host === "::1" || /^127(\.\d{1,3}){3}$/.test(host);
 
+const beyondLoopback = (hostVariable: string, host: string) =>
+  `is required when ${hostVariable} (${host}) is not a loopback address: the development default is public`;
+
 /**
- * Adds "is required when … listens beyond loopback" for an unset SIGNING_KEY_SECRET: the
+ * Adds "is required when … is not a loopback address" for an unset SIGNING_KEY_SECRET: the
  * development default is public, so a process others can reach must not seal with it.
  */
 export function requireUnlessLoopback(
@@ -54,8 +57,28 @@ export function requireUnlessLoopback(
   ctx.addIssue({
     code: "custom",
     path: ["SIGNING_KEY_SECRET"],
-    message: `is required when ${hostVariable} (${host}) is not a loopback address: the development default is public`,
+    message: beyondLoopback(hostVariable, host),
   });
+}
+
+/**
+ * The same for a service's own process, whose listen host is a process setting: refused when
+ * its settings read SIGNING_KEY_SECRET (it seals keys), none is set and the host is not loopback.
+ */
+export function refuseDevelopmentSecretBeyondLoopback(
+  settings: z.ZodType,
+  environment: NodeJS.ProcessEnv,
+  hostVariable: string,
+  host: string,
+): void {
+  if (environment.SIGNING_KEY_SECRET || isLoopbackHost(host)) return;
+  const input = z.toJSONSchema(settings, { io: "input", unrepresentable: "any" }) as {
+    properties?: object;
+  };
+  if (!("SIGNING_KEY_SECRET" in (input.properties ?? {}))) return;
+  throw new ConfigError(
+    `invalid configuration:\n  SIGNING_KEY_SECRET: ${beyondLoopback(hostVariable, host)}`,
+  );
 }
 
 /** The key-encryption secret of settings (or an environment): the development one outside production. */
