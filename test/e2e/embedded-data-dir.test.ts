@@ -225,6 +225,37 @@ describe("the embedded data dir", () => {
     expect(await tokenStatus(current!.gatewayUrl, clientId, clientSecret)).toBe(200);
   });
 
+  it("lets `switchboard admin` reach the database through the socket and seal with the secret", async () => {
+    const cli = resolve(import.meta.dirname, "../../platform/dist/cli.js");
+    const { SIGNING_KEY_SECRET: _, DATABASE_URL: __, ...inherited } = process.env;
+    const rotated = spawnSync(process.execPath, [cli, "admin", "keys", "rotate"], {
+      env: { ...inherited, DATA_DIR: dataDir },
+      encoding: "utf8",
+    });
+    expect(rotated.status, rotated.stderr).toBe(0);
+    // The new key is sealed under the data dir's secret, which every component reads.
+    const kid = /kid: (key_\w+)/.exec(rotated.stdout)![1]!;
+    const runtime = JSON.parse(readFileSync(join(dataDir, "runtime.json"), "utf8")) as {
+      databaseUrl: string;
+    };
+    const client = new pg.Client({ connectionString: runtime.databaseUrl });
+    await client.connect();
+    const { rows } = await client.query<{ purpose: string; alg: string; sealed: string }>(
+      `SELECT purpose, alg, private_key_encrypted AS sealed FROM gateway.signing_keys
+        WHERE kid = $1 AND status = 'active'`,
+      [kid],
+    );
+    await client.end();
+    const secret = readFileSync(join(dataDir, "signing-key-secret"), "utf8").trim();
+    await expect(
+      openPrivateKey(rows[0]!.sealed, secret, {
+        kid,
+        purpose: rows[0]!.purpose,
+        alg: rows[0]!.alg,
+      }),
+    ).resolves.toMatch(/PRIVATE KEY/);
+  });
+
   it("prints the generated bootstrap secret on the first start only", () => {
     const { clientSecret } = bootstrap();
     expect(firstOutput).toContain(clientSecret);
