@@ -8,6 +8,7 @@ import {
   requireInProduction,
   sideCarrier,
   secretSettings,
+  requireUnlessLoopback,
   signingKeySecretOf,
 } from "@switchboard/kit";
 import { backendNames, type BackendAddresses } from "./backends.js";
@@ -237,6 +238,7 @@ export const gatewaySettings = z
   })
   .superRefine((value, ctx) => {
     requireInProduction(value, ctx);
+    requireUnlessLoopback(value, "HOST", value.HOST, ctx);
     if (Boolean(value.BOOTSTRAP_CLIENT_ID) !== Boolean(value.BOOTSTRAP_CLIENT_SECRET)) {
       ctx.addIssue({
         code: "custom",

@@ -1,6 +1,12 @@
 import { runAdminCli } from "@switchboard/gateway";
 import { signingKeySecretOf } from "@switchboard/kit";
-import { bootstrapAccountOf, dataDirFrom, readRuntime } from "./data-dir.js";
+import {
+  bootstrapAccountOf,
+  dataDirFrom,
+  readRuntime,
+  savedSecret,
+  SIGNING_KEY_SECRET_FILE,
+} from "./data-dir.js";
 
 const usage = `usage: switchboard <command>
   start                 run the embedded platform (same as npm start)
@@ -11,7 +17,8 @@ const [command, ...rest] = process.argv.slice(2);
 if (command === "start") {
   await import("./embedded.js");
 } else if (command === "admin") {
-  const runtime = readRuntime(dataDirFrom());
+  const dataDir = dataDirFrom();
+  const runtime = readRuntime(dataDir);
   const databaseUrl = process.env.DATABASE_URL ?? runtime?.databaseUrl;
   if (!databaseUrl) {
     process.stderr.write(
@@ -21,8 +28,13 @@ if (command === "start") {
   }
   const code = await runAdminCli(rest, {
     databaseUrl,
-    signingKeySecret: signingKeySecretOf(process.env),
     adminAccount: bootstrapAccountOf(process.env),
+    // The embedded platform's own (generated into its data dir) unless one is set.
+    signingKeySecret: signingKeySecretOf({
+      ...process.env,
+      SIGNING_KEY_SECRET:
+        process.env.SIGNING_KEY_SECRET ?? savedSecret(dataDir, SIGNING_KEY_SECRET_FILE),
+    }),
     out: (line) => process.stdout.write(`${line}\n`),
   });
   process.exit(code);

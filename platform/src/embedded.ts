@@ -16,6 +16,7 @@ import {
   internalSecretOf,
   writeRuntime,
 } from "./data-dir.js";
+import { dataDirSigningKeySecret, resealDatabase } from "./signing-key-secret.js";
 
 /**
  * The embedded mode: every component in one process on PGlite served over the Postgres wire
@@ -32,7 +33,18 @@ const creds = bootstrapCredentials(dataDir, process.env);
 // Signs the gRPC calls between the components and the cursors; kept so cursors outlive a restart.
 process.env.INTERNAL_SECRET ||= internalSecretOf(dataDir);
 
-const postgres = await startEmbeddedPostgres({ dataDir: join(dataDir, "pgdata") });
+// On a Unix socket in the data dir (0700), on no TCP port: PGlite accepts any user and password.
+const postgres = await startEmbeddedPostgres({
+  dataDir: join(dataDir, "pgdata"),
+  socketDir: dataDir,
+});
+// Seals signing keys, webhook secrets and stored responses at rest; kept beside the database.
+process.env.SIGNING_KEY_SECRET = await dataDirSigningKeySecret(
+  dataDir,
+  process.env,
+  resealDatabase(postgres.url),
+  logger,
+);
 let numbers = 0;
 const platform = await startPlatform({
   databaseUrl: postgres.url,
@@ -59,12 +71,7 @@ const platform = await startPlatform({
 });
 const publicUrl = platform.gateway.publicUrl;
 writeRuntime(dataDir, { databaseUrl: postgres.url, gatewayUrl: publicUrl, pid: process.pid });
-process.stdout.write(
-  banner(publicUrl, creds, numbers, {
-    adminUrl: platform.admin?.url ?? "",
-    showSecret: !creds.fromEnvironment,
-  }),
-);
+process.stdout.write(banner(publicUrl, creds, numbers, { adminUrl: platform.admin?.url ?? "" }));
 
 onShutdown(logger, async () => {
   await platform.stop();

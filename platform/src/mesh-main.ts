@@ -1,4 +1,6 @@
+import { dataDirFrom, ensureDir } from "./data-dir.js";
 import { loadMeshOptions, startMesh } from "./mesh/index.js";
+import { dataDirSigningKeySecret, resealDatabase } from "./signing-key-secret.js";
 
 /**
  * `npm run mesh`: every component its own process against PostgreSQL (DATABASE_URL) and Redis
@@ -12,6 +14,24 @@ try {
 } catch (error) {
   say((error as Error).message);
   process.exit(2);
+}
+// Unless the operator set one, every process seals with the data dir's SIGNING_KEY_SECRET (the
+// database outlives a run, so the secret must too); what the development default sealed is
+// re-sealed under it once.
+if (!process.env.SIGNING_KEY_SECRET) {
+  const dataDir = dataDirFrom();
+  ensureDir(dataDir);
+  const secret = await dataDirSigningKeySecret(
+    dataDir,
+    process.env,
+    resealDatabase(options.databaseUrl),
+  ).catch((error: unknown) => {
+    say(
+      `SIGNING_KEY_SECRET: the data dir's secret could not take over: ${(error as Error).message}`,
+    );
+    process.exit(1);
+  });
+  options.env = { ...options.env, SIGNING_KEY_SECRET: secret };
 }
 const mesh = await startMesh(options).catch((error: unknown) => {
   say(`the mesh did not start: ${(error as Error).message}`);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, createServiceToken } from "@switchboard/gateway/auth";
+import { clientCredentialsToken } from "@switchboard/kit/testing";
 import { startTestPlatform, type TestPlatform } from "@switchboard/test-support/platform";
 
 /** docs/api.md "Administration (admin)": every operation, as the document must list it. */
@@ -55,6 +56,12 @@ describe("/v1/admin through the route table", () => {
       ...(init.headers ? { headers: init.headers } : {}),
     });
   const codeOf = async (response: Response) => ((await response.json()) as Problem).code;
+  /** An access token of a client made in the database (client credentials over HTTP). */
+  const tokenOf = (client: { clientId: string; clientSecret: string }) =>
+    clientCredentialsToken((init) => p.fetch(`${p.url}/oauth/token`, init), {
+      id: client.clientId,
+      secret: client.clientSecret,
+    });
 
   it("lists every operation of docs/api.md in the OpenAPI document, each needing admin", async () => {
     const document = (await (await p.request("/v1/openapi.json")).json()) as {
@@ -102,16 +109,7 @@ describe("/v1/admin through the route table", () => {
       accountId: p.accountId,
       scopes: ["admin"],
     });
-    const issued = await p.fetch(`${p.url}/oauth/token`, {
-      method: "POST",
-      headers: { "Content-Type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({
-        grant_type: "client_credentials",
-        client_id: second.clientId,
-        client_secret: second.clientSecret,
-      }),
-    });
-    const { access_token: otherAdmin } = (await issued.json()) as { access_token: string };
+    const otherAdmin = await tokenOf(second);
     for (const [path, shownOnce] of [
       [`/v1/admin/accounts/${p.accountId}/clients`, "client_secret"],
       [`/v1/admin/accounts/${p.accountId}/service-tokens`, "token"],
@@ -211,16 +209,7 @@ describe("/v1/admin through the route table", () => {
       accountId: other.id,
       scopes: ["admin"],
     });
-    const issued = await p.fetch(`${p.url}/oauth/token`, {
-      method: "POST",
-      headers: { "Content-Type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({
-        grant_type: "client_credentials",
-        client_id: client.clientId,
-        client_secret: client.clientSecret,
-      }),
-    });
-    const { access_token } = (await issued.json()) as { access_token: string };
+    const access_token = await tokenOf(client);
     for (const token of [access_token, serviceToken.token]) {
       const attempts = [
         call("/v1/admin/accounts", { token }),

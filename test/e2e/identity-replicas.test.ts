@@ -104,7 +104,8 @@ describe("identity across gateway replicas", () => {
   it("answers past the hashing queue with a documented 503 and Retry-After, never more than two at once", async () => {
     const hashing = replica.identity.hashing;
     hashing.peak = 0;
-    // 150 guesses at distinct ids at once: two hash, 64 wait, the rest are turned away.
+    // 150 guesses at distinct ids at once from one address: two hash, 16 wait, the rest are
+    // turned away.
     const replies = await Promise.all(
       Array.from({ length: 150 }, async (_, i) => {
         const response = await tokenFor(replica.url, `cli_flood_${i}`, "wrong-secret-padding");

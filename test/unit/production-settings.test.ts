@@ -1,5 +1,5 @@
 import { gatewaySettings } from "@switchboard/gateway";
-import { loadConfig, signingKeySecretOf } from "@switchboard/kit";
+import { grpcHostVariable, loadConfig, runComponent, signingKeySecretOf } from "@switchboard/kit";
 import { serviceComponents } from "@switchboard/platform";
 import { unreachableBackends } from "@switchboard/test-support/grpc";
 import { describe, expect, it } from "vitest";
@@ -34,5 +34,42 @@ describe("NODE_ENV=production refuses the development signing secret", () => {
     expect(signingKeySecretOf({ SIGNING_KEY_SECRET: secret })).toBe(secret);
     expect(signingKeySecretOf({ NODE_ENV: "development" })).toMatch(/development/);
     expect(() => signingKeySecretOf({ NODE_ENV: "production" })).toThrow(/required in production/);
+  });
+});
+
+// Issue 27: the development secret is public; a gateway others can reach must not seal with it.
+describe("a gateway listening beyond loopback refuses the development signing secret", () => {
+  it.each(["0.0.0.0", "::", "192.0.2.7"])("HOST=%s", (host) => {
+    const reachable = { ...gatewayRequired, NODE_ENV: "development", HOST: host };
+    expect(() => loadConfig(gatewaySettings, reachable)).toThrow(
+      /SIGNING_KEY_SECRET: is required when HOST .* is not a loopback address/,
+    );
+    expect(() =>
+      loadConfig(gatewaySettings, { ...reachable, SIGNING_KEY_SECRET: secret }),
+    ).not.toThrow();
+  });
+
+  it.each(["127.0.0.1", "127.0.0.53", "::1", "localhost"])("but not HOST=%s", (host) => {
+    const local = { ...gatewayRequired, NODE_ENV: "development", HOST: host };
+    expect(() => loadConfig(gatewaySettings, local)).not.toThrow();
+  });
+});
+
+describe("a service listening beyond loopback refuses the development signing secret", () => {
+  const processEnv = (name: string, host: string): NodeJS.ProcessEnv => ({
+    ...unreachableBackends,
+    NODE_ENV: "development",
+    DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",
+    REDIS_URL: "redis://127.0.0.1:1",
+    [grpcHostVariable(name)]: host,
+  });
+
+  it.each(settings.filter(([name]) => name !== "gateway"))("%s", async (name) => {
+    const component = serviceComponents.find((c) => c.name === name)!;
+    await expect(runComponent(component, processEnv(name, "0.0.0.0"))).rejects.toThrow(
+      new RegExp(
+        `SIGNING_KEY_SECRET: is required when ${grpcHostVariable(name)} \\(0\\.0\\.0\\.0\\)`,
+      ),
+    );
   });
 });

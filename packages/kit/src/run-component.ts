@@ -9,6 +9,7 @@ import {
 import { env, loadConfig } from "./config.js";
 import { requireDatabaseAtStart, startupWaitSettings } from "./database-wait.js";
 import { createPool } from "./db.js";
+import { refuseDevelopmentSecretBeyondLoopback } from "./secret-settings.js";
 import { createEventBus } from "./events/create-bus.js";
 import { createLogger } from "./logger.js";
 import { onShutdown, shutdownGraceMs } from "./shutdown.js";
@@ -99,6 +100,13 @@ export async function runComponent<Settings>(
     unknown
   >;
   const settings = loadConfig(component.settings, environment);
+  const host = String(processSettings[grpcHostVariable(component.name)]);
+  refuseDevelopmentSecretBeyondLoopback(
+    component.settings,
+    environment,
+    grpcHostVariable(component.name),
+    host,
+  );
   const logger = createLogger(component.name);
   const pool = createPool(String(processSettings.DATABASE_URL), {
     name: component.name,
@@ -129,7 +137,7 @@ export async function runComponent<Settings>(
       pool,
       bus,
       logger,
-      host: String(processSettings[grpcHostVariable(component.name)]),
+      host,
       port: Number(processSettings[grpcPortVariable(component.name)]),
       addresses: Object.fromEntries(
         component.needs.map((name) => [name, String(processSettings[addressVariable(name)])]),

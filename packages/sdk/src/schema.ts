@@ -66,7 +66,7 @@ export interface paths {
     put?: never;
     /**
      * OAuth 2.1 client credentials token endpoint
-     * @description client_secret_basic or client_secret_post. Errors follow RFC 6749 §5.2 ({error, error_description}), not problem+json; a client id locked after repeated failures is invalid_client with Retry-After. Past the cap on concurrent secret hashing: 503 service-unavailable (problem+json) with Retry-After.
+     * @description client_secret_basic or client_secret_post. Errors follow RFC 6749 §5.2 ({error, error_description}), not problem+json; a client id locked for the requesting address after repeated failures from it is invalid_client with Retry-After (other addresses are not locked). Past the cap on concurrent secret hashing, or past the requesting address's share of the queue: 503 service-unavailable (problem+json) with Retry-After.
      */
     post: operations["issueToken"];
     delete?: never;
