@@ -4,6 +4,7 @@ import {
   createLogger,
   createPool,
   DomainError,
+  type EventBus,
   type Pool,
 } from "@switchboard/kit";
 import type { testDatabaseKinds } from "@switchboard/kit/testing";
@@ -28,7 +29,7 @@ export interface Harness {
 
 export async function startHarness(
   kind: DatabaseKind,
-  options: { seed?: number; count?: number; holdLimit?: number } = {},
+  options: { seed?: number; count?: number; holdLimit?: number; bus?: EventBus } = {},
 ): Promise<Harness> {
   const database = await kind.create("inventory");
   const pool = createPool(database.url, { max: 10, name: "inventory-test" });
@@ -38,6 +39,7 @@ export async function startHarness(
     logger: createLogger("inventory-test"),
     holdLimit: options.holdLimit ?? 5,
     sweepIntervalMs: 3_600_000,
+    ...(options.bus ? { bus: options.bus } : {}),
   });
   await seedInventory(pool, { count: options.count ?? 3_000, seed: options.seed ?? 11 });
   const client = createClient(inventory.InventoryServiceClient, `127.0.0.1:${running.port}`);
