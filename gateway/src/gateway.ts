@@ -85,6 +85,7 @@ export async function startGateway(options: {
     logger,
   });
   await identity.init();
+  identity.watchClients();
   if (config.bootstrap) await ensureBootstrap(pool, config.bootstrap);
   const backends = connectBackends(config.backends);
   const policies = await createTrafficPolicies({
@@ -214,6 +215,7 @@ export async function startGateway(options: {
       await ownBus?.close();
       backends.close();
       await policies.close();
+      await identity.close();
       await pool.end();
     },
   };

@@ -58,23 +58,59 @@ describe("identity across gateway replicas", () => {
     expect(((await response.json()) as Problem).code).toBe("INVALID_TOKEN");
   };
 
-  it("refuses a client disabled on one replica on the other at once, its token memory warm", async () => {
+  /** Polls `read` for up to 1 s until it answers 401 (a change reaches every replica in that). */
+  const refusedWithinASecond = async (read: () => Promise<Response>) => {
+    const deadline = Date.now() + 1_000;
+    let response = await read();
+    while (response.status !== 401 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      response = await read();
+    }
+    return response;
+  };
+
+  it("refuses a client disabled on one replica on the other within a second, both remembering its status", async () => {
     const client = await newClient("disabled across replicas");
     const issued = await tokenFor(p.url, client.client_id, client.client_secret);
     const { access_token: token } = (await issued.json()) as { access_token: string };
-    // Both replicas verify the token and remember it (the second request of each is a hit).
+    // Both replicas verify the token and remember it and its client's status (the second
+    // request of each is a hit).
     for (const base of [p.url, replica.url, p.url, replica.url]) {
       expect((await get(base, "/v1/api/numbers", token)).status).toBe(200);
     }
     const disabled = await adminPost(`/v1/admin/clients/${client.client_id}/disable`);
     expect(disabled.status).toBe(200);
     expect(((await disabled.json()) as { disabled_at: string | null }).disabled_at).not.toBeNull();
-    await expectInvalidToken(await get(replica.url, "/v1/api/numbers", token));
-    await expectInvalidToken(await get(p.url, "/v1/api/numbers", token));
+    await expectInvalidToken(
+      await refusedWithinASecond(() => get(replica.url, "/v1/api/numbers", token)),
+    );
+    await expectInvalidToken(
+      await refusedWithinASecond(() => get(p.url, "/v1/api/numbers", token)),
+    );
     // And it gets no new token (indistinguishable from a wrong secret).
     const refused = await tokenFor(replica.url, client.client_id, client.client_secret);
     expect(refused.status).toBe(401);
     expect(((await refused.json()) as { error: string }).error).toBe("invalid_client");
+  });
+
+  it("refuses a disabled client on every replica even when no replica was told (LISTEN connections cut)", async () => {
+    const client = await newClient("listener lost");
+    const issued = await tokenFor(p.url, client.client_id, client.client_secret);
+    const { access_token: token } = (await issued.json()) as { access_token: string };
+    for (const base of [replica.url, replica.url]) {
+      expect((await get(base, "/v1/api/numbers", token)).status).toBe(200);
+    }
+    // Cut every LISTEN connection; a change made now notifies nobody.
+    await p.gateway.pool.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE query LIKE 'LISTEN "gateway_client_status"%' AND pid <> pg_backend_pid()`,
+    );
+    await p.gateway.pool.query(
+      "UPDATE gateway.clients SET disabled_at = now() WHERE client_id = $1",
+      [client.client_id],
+    );
+    await expectInvalidToken(await get(replica.url, "/v1/api/numbers", token));
+    await expectInvalidToken(await get(p.url, "/v1/api/numbers", token));
   });
 
   it("refuses a service token revoked on one replica on the other at once", async () => {

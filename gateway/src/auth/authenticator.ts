@@ -1,4 +1,5 @@
 import { DomainError, type Queryable } from "@switchboard/kit";
+import { ClientStatusCache, type ClientStatus } from "./client-status-cache.js";
 import type { AccessTokenSettings } from "./access-token.js";
 import { createAccessTokenVerifier } from "./access-token-verifier.js";
 import type { Principal } from "./principal.js";
@@ -22,6 +23,8 @@ export interface AuthenticatorDeps {
   settings: Pick<AccessTokenSettings, "issuer" | "audience">;
   /** The per-request read as a named statement (a real PostgreSQL server only). */
   namedStatements?: boolean;
+  /** Remembers clients' status while told of their changes (default: read on every request). */
+  clientStatus?: ClientStatusCache;
 }
 
 /** RFC 6750 §2.1 b64token. */
@@ -31,7 +34,10 @@ const MAX_CREDENTIAL_LENGTH = 8 * 1024;
 
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   const verifyAccessToken = createAccessTokenVerifier(deps.keys, deps.settings);
-  const requireActiveClient = activeClientCheck(deps.db, deps.namedStatements === true);
+  const requireActiveClient = activeClientCheck(
+    deps.clientStatus ??
+      new ClientStatusCache(clientStatusReader(deps.db, deps.namedStatements === true)),
+  );
   return {
     async authenticate(authorizationHeader) {
       const header = authorizationHeader?.trim() ?? "";
@@ -59,30 +65,42 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
 }
 
 /**
- * A disabled client's access tokens are refused from the next request on, on every replica:
- * its status is read on each request (a primary-key lookup), never remembered with the token.
- * The same read binds the token's account to its client's: a token whose `account_id` is not
- * its client's account is refused even when signed with a key of ours.
- * On PostgreSQL the read is a named statement, parsed and planned once per connection.
+ * The row a token's check reads: whether its client is active, and its account. On PostgreSQL a
+ * named statement, parsed and planned once per connection.
  */
-function activeClientCheck(
+export function clientStatusReader(
   db: Queryable,
   namedStatements: boolean,
-): (clientId: string, accountId: string) => Promise<void> {
-  const text = `SELECT disabled_at IS NULL AS active, account_id = $2 AS same_account
-                  FROM gateway.clients WHERE client_id = $1`;
-  const name = namedStatements ? { name: "gateway-client-active-in-account" } : {};
-  return async (clientId, accountId) => {
-    const { rows } = await db.query<{ active: boolean; same_account: boolean }>({
+): (clientId: string) => Promise<ClientStatus | undefined> {
+  const text = `SELECT disabled_at IS NULL AS active, account_id FROM gateway.clients WHERE client_id = $1`;
+  const name = namedStatements ? { name: "gateway-client-status" } : {};
+  return async (clientId) => {
+    const { rows } = await db.query<{ active: boolean; account_id: string }>({
       ...name,
       text,
-      values: [clientId, accountId],
+      values: [clientId],
     });
     const row = rows[0];
-    if (row?.active !== true) {
+    return row && { active: row.active, accountId: row.account_id };
+  };
+}
+
+/**
+ * A disabled client's access tokens are refused from the next request on, on every replica: its
+ * status is read on each request, or remembered only while every change of it is notified
+ * (ClientStatusCache), never with the token. The same status binds the token's account to its
+ * client's: a token whose `account_id` is not its client's account is refused even when signed
+ * with a key of ours.
+ */
+function activeClientCheck(
+  cache: ClientStatusCache,
+): (clientId: string, accountId: string) => Promise<void> {
+  return async (clientId, accountId) => {
+    const status = await cache.status(clientId);
+    if (status?.active !== true) {
       throw new DomainError("invalid-token", "the access token's client is disabled or deleted");
     }
-    if (row.same_account !== true) {
+    if (status.accountId !== accountId) {
       throw new DomainError("invalid-token", "the access token's account is not its client's");
     }
   };

@@ -1,6 +1,7 @@
 import type { Logger, Pool } from "@switchboard/kit";
 import type { AccessTokenSettings } from "./access-token.js";
-import { createAuthenticator, type Authenticator } from "./authenticator.js";
+import { clientStatusReader, createAuthenticator, type Authenticator } from "./authenticator.js";
+import { ClientStatusCache } from "./client-status-cache.js";
 import { authorizationServerMetadata, type AuthorizationServerMetadata } from "./metadata.js";
 import { SigningKeyStore, type PublicJwk } from "./signing-key-store.js";
 import { ClientLockout } from "./client-lockout.js";
@@ -61,6 +62,13 @@ export interface Identity {
   hashing: HashingGate;
   /** Ensures an active signing key exists and opens with the secret; call at boot. */
   init(): Promise<void>;
+  /**
+   * Remembers clients' status while told of every change (LISTEN on a connection of the pool's
+   * own, until `close`); without it, every request reads its client's row.
+   */
+  watchClients(): void;
+  /** Stops watching clients. */
+  close(): Promise<void>;
 }
 
 export function createIdentity(options: IdentityOptions): Identity {
@@ -78,13 +86,12 @@ export function createIdentity(options: IdentityOptions): Identity {
   const metadata = authorizationServerMetadata(issuer);
   // Two scrypts at once (one per core of a small machine), 64 more waiting, 16 of one source.
   const hashing = new HashingGate(options.maxConcurrentHashing ?? 2, 64, 16);
+  const clientStatus = new ClientStatusCache(
+    clientStatusReader(options.pool, options.namedStatements === true),
+  );
+  let listening: { stop(): Promise<void> } | undefined;
   return {
-    authenticator: createAuthenticator({
-      db: options.pool,
-      keys,
-      settings,
-      namedStatements: options.namedStatements === true,
-    }),
+    authenticator: createAuthenticator({ db: options.pool, keys, settings, clientStatus }),
     tokenEndpoint: createTokenEndpoint({
       db: options.pool,
       lockout: new ClientLockout(options.pool, { logger: options.logger }),
@@ -98,5 +105,12 @@ export function createIdentity(options: IdentityOptions): Identity {
     keys,
     hashing,
     init: () => keys.init(),
+    watchClients: () => {
+      listening ??= clientStatus.listen(options.pool, options.logger);
+    },
+    close: async () => {
+      await listening?.stop();
+      listening = undefined;
+    },
   };
 }
