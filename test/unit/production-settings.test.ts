@@ -1,5 +1,11 @@
 import { gatewaySettings } from "@switchboard/gateway";
-import { grpcHostVariable, loadConfig, runComponent, signingKeySecretOf } from "@switchboard/kit";
+import {
+  grpcHostVariable,
+  loadConfig,
+  runComponent,
+  signingKeySecretOf,
+  type ComponentDeclaration,
+} from "@switchboard/kit";
 import { serviceComponents } from "@switchboard/platform";
 import { unreachableBackends } from "@switchboard/test-support/grpc";
 import { describe, expect, it } from "vitest";
@@ -65,7 +71,7 @@ describe("a service listening beyond loopback refuses the development signing se
   });
 
   it.each(settings.filter(([name]) => name !== "gateway"))("%s", async (name) => {
-    const component = serviceComponents.find((c) => c.name === name)!;
+    const component: ComponentDeclaration = serviceComponents.find((c) => c.name === name)!;
     await expect(runComponent(component, processEnv(name, "0.0.0.0"))).rejects.toThrow(
       new RegExp(
         `SIGNING_KEY_SECRET: is required when ${grpcHostVariable(name)} \\(0\\.0\\.0\\.0\\)`,
