@@ -71,10 +71,7 @@ describe("a service listening beyond loopback refuses the development signing se
   });
 
   it.each(settings.filter(([name]) => name !== "gateway"))("%s", async (name) => {
-    // One of the services, whichever settings type it has.
-    const component = serviceComponents.find(
-      (c) => c.name === name,
-    )! as unknown as ComponentDeclaration<unknown>;
+    const component: ComponentDeclaration = serviceComponents.find((c) => c.name === name)!;
     await expect(runComponent(component, processEnv(name, "0.0.0.0"))).rejects.toThrow(
       new RegExp(
         `SIGNING_KEY_SECRET: is required when ${grpcHostVariable(name)} \\(0\\.0\\.0\\.0\\)`,
