@@ -140,7 +140,8 @@ export function createRecordPath(options: RecordPathOptions): RecordPath {
     store: options.store,
     logger: options.logger,
     budgetMs: options.commitBudgetMs,
-    onRecords: (count) => relay.committed(count),
+    recordLeaseSeconds: relay.leaseSeconds,
+    onRecords: (records) => relay.committed(records),
   });
   if (options.records) relay.start();
   const untrack = trackRecordBacklog(() => relay.backlog);

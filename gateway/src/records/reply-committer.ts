@@ -23,13 +23,22 @@ export interface ReplyCommitterOptions {
   logger: Logger;
   /** How long a batch keeps retrying a database that is down before its replies become 503. */
   budgetMs: number;
-  /** Called after each commit that stored records, with how many (wakes the record relay). */
-  onRecords?: (count: number) => void;
+  /**
+   * How long the records committed here are this process's to hand over before any relay may
+   * (their `relay_after`; the relay's lease, default 10 s).
+   */
+  recordLeaseSeconds?: number;
+  /** Called after each commit that stored records, with them (the record relay hands them over). */
+  onRecords?: (records: usage.RequestRecord[]) => void;
 }
 
-/** The records' insert, its two parameters numbered from `first`. */
-const insertRecords = (first = 1) => `INSERT INTO gateway.request_records (request_id, record)
-  SELECT * FROM unnest($${first}::text[], $${first + 1}::jsonb[]) ON CONFLICT (request_id) DO NOTHING`;
+/** The records' insert, its three parameters numbered from `first`. */
+const insertRecords = (
+  first = 1,
+) => `INSERT INTO gateway.request_records (request_id, record, relay_after)
+  SELECT id, record, now() + $${first + 2}::float8 * interval '1 second'
+    FROM unnest($${first}::text[], $${first + 1}::jsonb[]) AS r (id, record)
+  ON CONFLICT (request_id) DO NOTHING`;
 
 /**
  * Group commit of what replies promise (docs/api.md §Records, §Idempotency): the records and
@@ -87,10 +96,10 @@ export class ReplyCommitter {
     for (let pause = 25; ; pause = Math.min(pause * 2, 500)) {
       try {
         const kept = await this.statement(batch.map((p) => p.writes));
-        const records = batch.filter((p) => p.writes.record).length;
+        const records = batch.flatMap((p) => (p.writes.record ? [p.writes.record] : []));
         this.stats.batches += 1;
-        this.stats.records += records;
-        if (records > 0) this.options.onRecords?.(records);
+        this.stats.records += records.length;
+        if (records.length > 0) this.options.onRecords?.(records);
         for (const p of batch)
           p.resolve(!p.writes.completion || kept.has(p.writes.completion.leaseId));
         return;
@@ -110,7 +119,11 @@ export class ReplyCommitter {
   private async statement(writes: ReplyWrites[]): Promise<Set<string>> {
     const records = writes.flatMap((w) => (w.record ? [w.record] : []));
     const completions = writes.flatMap((w) => (w.completion ? [w.completion] : []));
-    const recordValues = [records.map((r) => r.requestId), records.map((r) => JSON.stringify(r))];
+    const recordValues = [
+      records.map((r) => r.requestId),
+      records.map((r) => JSON.stringify(r)),
+      this.options.recordLeaseSeconds ?? 10,
+    ];
     if (completions.length === 0) {
       await this.options.db.query(insertRecords(), recordValues);
       return new Set();
