@@ -1,4 +1,4 @@
-import { execFile, spawn, spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,6 +30,7 @@ import { eventually } from "../mesh/support/mesh-harness.js";
 import { contractFetch, contractFrom } from "@switchboard/test-support/contract";
 import { PUBLIC_URL, ROOMY_RATE_LIMITS, testRedisUrl } from "@switchboard/test-support/platform";
 import { findSecrets } from "@switchboard/test-support/secret-patterns";
+import { buildImage } from "./support/build-image.js";
 
 /**
  * The image, built and run for real: scripts/build-image.sh builds the Dockerfile with Podman
@@ -53,29 +54,6 @@ const graceSeconds = 20;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 type Json = Record<string, unknown>;
 const json = async <T = Json>(response: Response) => (await response.json()) as T;
-
-/** scripts/build-image.sh, its progress on our stderr; the size it printed last, in bytes. */
-async function buildImage(): Promise<{ bytes: number; seconds: number }> {
-  const started = Date.now();
-  const child = spawn("bash", [join(root, "scripts", "build-image.sh")], {
-    cwd: root,
-    env: { ...process.env, IMAGE: image },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-    if (stderr.length > 200_000) stderr = stderr.slice(-100_000);
-  });
-  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-  if (code !== 0) throw new Error(`scripts/build-image.sh exited ${code}:\n${stderr.slice(-4000)}`);
-  return {
-    bytes: Number(stdout.trim().split("\n").at(-1)),
-    seconds: (Date.now() - started) / 1000,
-  };
-}
 
 describe.skipIf(!hasPodman && !inCi)("the image: six containers, read-only, as uid 1000", () => {
   const runId = randomBytes(4).toString("hex");
@@ -110,7 +88,7 @@ describe.skipIf(!hasPodman && !inCi)("the image: six containers, read-only, as u
 
   beforeAll(async () => {
     expect(hasPodman, "podman is required in CI (.ci/run installs it)").toBe(true);
-    built = await buildImage();
+    built = await buildImage(image);
     const size = `${(built.bytes / 1e6).toFixed(1)} MB`;
     process.stdout.write(
       `image ${image}: ${size} (${built.bytes} bytes), built in ${built.seconds} s\n`,

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -52,10 +52,16 @@ export function startServiceProcess(entry: string, env: Record<string, string>):
 }
 
 /**
- * A CA and one certificate signed by it for `localhost`/127.0.0.1, as the chart's grpcTls Secret
- * holds them (tls.crt, tls.key, ca.crt): every component serves and dials with the same one.
+ * A CA and one certificate signed by it for `names` and 127.0.0.1, as the chart's grpcTls Secret
+ * holds them (tls.crt, tls.key, ca.crt, in one folder): every component serves and dials with
+ * the same one.
  */
-export function issueGrpcTlsFiles(): { cert: string; key: string; ca: string } {
+export function issueGrpcTlsFiles(names: readonly string[] = ["localhost"]): {
+  dir: string;
+  cert: string;
+  key: string;
+  ca: string;
+} {
   const dir = mkdtempSync(join(tmpdir(), "sb-grpc-tls-"));
   const file = (name: string) => join(dir, name);
   const openssl = (...args: string[]) => execFileSync("openssl", args, { stdio: "ignore" });
@@ -87,7 +93,8 @@ export function issueGrpcTlsFiles(): { cert: string; key: string; ca: string } {
     file("tls.csr"),
   );
   const extensions = file("san.ext");
-  writeFileSync(extensions, "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
+  const dns = names.map((name) => `DNS:${name}`).join(",");
+  writeFileSync(extensions, `subjectAltName=${dns},IP:127.0.0.1\n`);
   openssl(
     "x509",
     "-req",
@@ -105,5 +112,8 @@ export function issueGrpcTlsFiles(): { cert: string; key: string; ca: string } {
     "-out",
     file("tls.crt"),
   );
-  return { cert: file("tls.crt"), key: file("tls.key"), ca: file("ca.crt") };
+  // Read by containers running as uid 1000 (a test key, thrown away with the folder).
+  chmodSync(dir, 0o755);
+  chmodSync(file("tls.key"), 0o644);
+  return { dir, cert: file("tls.crt"), key: file("tls.key"), ca: file("ca.crt") };
 }
