@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DomainError, isProblemKind } from "@switchboard/kit";
+import { DomainError, isProblemKind, problemKinds } from "@switchboard/kit";
 import type { Identity, PublicJwk } from "../auth/index.js";
 import { httpProblems, problemCode, problemType } from "../http/problem.js";
 import {
@@ -94,7 +94,8 @@ export function metaRoutes(deps: MetaDeps): RouteSpec[] {
       summary: "Documentation of one problem kind",
       tag: "Platform",
       scope: null,
-      params: z.object({ kind: z.string() }),
+      // An unknown kind is 404; the enum tells a client which exist.
+      params: z.object({ kind: z.string().meta({ enum: [...problemKinds] }) }),
       success: { status: 200, description: "The problem kind", schema: errorKindDoc },
       problems: ["not-found"],
       handler: async (ctx) => {

@@ -1436,7 +1436,21 @@ export interface components {
     CreateClientRequest: {
       name?: string;
       /** @description Permissions, e.g. numbers:read */
-      scopes?: string[];
+      scopes?: (
+        | "numbers:read"
+        | "numbers:write"
+        | "calls:read"
+        | "calls:write"
+        | "messages:read"
+        | "messages:write"
+        | "templates:write"
+        | "consents:write"
+        | "usage:read"
+        | "webhooks:read"
+        | "webhooks:write"
+        | "agent:smoke"
+        | "admin"
+      )[];
     };
     CreateConsentRequest: {
       /**
@@ -1478,13 +1492,27 @@ export interface components {
     };
     CreateServiceTokenRequest: {
       /**
-       * Format: int64
-       * @description Seconds; none: the token does not expire
+       * Format: int32
+       * @description Seconds, 1–157680000; none: the token does not expire
        */
       expires_in?: number;
       name?: string;
       /** @description Permissions, e.g. numbers:read */
-      scopes: string[];
+      scopes: (
+        | "numbers:read"
+        | "numbers:write"
+        | "calls:read"
+        | "calls:write"
+        | "messages:read"
+        | "messages:write"
+        | "templates:write"
+        | "consents:write"
+        | "usage:read"
+        | "webhooks:read"
+        | "webhooks:write"
+        | "agent:smoke"
+        | "admin"
+      )[];
     };
     CreateTemplateRequest: {
       /** @description Text with {{variable}} placeholders */
@@ -1886,7 +1914,7 @@ export interface components {
       /** @example tpl_01jd2k8w7c3q9v0m5n6p7r8s9t */
       template_id: string;
       /**
-       * Format: int64
+       * Format: int32
        * @description A version of the template; the latest when omitted
        */
       template_version?: number;
@@ -3498,7 +3526,7 @@ export interface operations {
         /** @example {
          *       "name": "string",
          *       "scopes": [
-         *         "string"
+         *         "numbers:read"
          *       ]
          *     } */
         "application/json": components["schemas"]["CreateClientRequest"];
@@ -3940,9 +3968,9 @@ export interface operations {
         /** @example {
          *       "name": "string",
          *       "scopes": [
-         *         "string"
+         *         "numbers:read"
          *       ],
-         *       "expires_in": 0
+         *       "expires_in": 1
          *     } */
         "application/json": components["schemas"]["CreateServiceTokenRequest"];
       };
@@ -17705,7 +17733,38 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        kind: string;
+        kind:
+          | "malformed-request"
+          | "invalid-idempotency-key"
+          | "invalid-cursor"
+          | "unauthenticated"
+          | "invalid-token"
+          | "insufficient-scope"
+          | "not-found"
+          | "unsupported-version"
+          | "method-not-allowed"
+          | "request-timeout"
+          | "idempotency-mismatch"
+          | "idempotency-in-progress"
+          | "number-unavailable"
+          | "invalid-state"
+          | "seat-busy"
+          | "conflict"
+          | "payload-too-large"
+          | "unsupported-media-type"
+          | "headers-too-large"
+          | "validation-failed"
+          | "caller-id-not-owned"
+          | "consent-required"
+          | "recipient-opted-out"
+          | "channel-unavailable"
+          | "template-signature-invalid"
+          | "unsafe-webhook-url"
+          | "hold-limit-reached"
+          | "rate-limited"
+          | "internal"
+          | "service-unavailable"
+          | "upstream-timeout";
       };
       cookie?: never;
     };
