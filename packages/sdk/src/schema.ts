@@ -441,7 +441,7 @@ export interface paths {
     put?: never;
     /**
      * Record a recipient's consent
-     * @description A granted consent for the channels named. It does not lift an opt-out: a recipient who texted STOP is messaged again only after their START or UNSTOP (as carriers enforce it).
+     * @description A granted consent for the channels named. It does not lift an opt-out: a recipient who texted STOP is refused here (422 recipient-opted-out) and messaged again only after their START or UNSTOP (as carriers enforce it), which grants a consent of its own.
      */
     post: operations["createConsent"];
     delete?: never;
@@ -8030,7 +8030,7 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description Problem: validation-failed */
+      /** @description Problem: validation-failed, recipient-opted-out */
       422: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
