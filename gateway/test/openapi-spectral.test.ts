@@ -68,7 +68,16 @@ describe("the OpenAPI document under Spectral (oas + OWASP)", () => {
   let platform: TestPlatform;
   let results: SpectralResult[];
   let document: {
-    paths: Record<string, Record<string, { parameters: { name: string; schema: Schema }[] }>>;
+    paths: Record<
+      string,
+      Record<
+        string,
+        {
+          parameters: { name: string; in: string; schema: Schema }[];
+          responses: Record<string, { "x-problem-kinds"?: string[] }>;
+        }
+      >
+    >;
     components: { schemas: Record<string, { properties: Record<string, Schema> }> };
   };
 
@@ -132,6 +141,24 @@ describe("the OpenAPI document under Spectral (oas + OWASP)", () => {
     expect(((await tooBig.json()) as { errors: { pointer: string }[] }).errors).toEqual([
       expect.objectContaining({ pointer: "#/template_version" }),
     ]);
+  });
+
+  it("declares 400 malformed-request wherever a path parameter can be badly percent-encoded", async () => {
+    const reply = await platform.request("/v1/api/agents/%E0%A4%A", {
+      token: await platform.token(),
+    });
+    expect(reply.status).toBe(400);
+    expect(((await reply.json()) as { code: string }).code).toBe("MALFORMED_REQUEST");
+    const undeclared = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([, operation]) => operation.parameters.some((p) => p.in === "path"))
+        .filter(
+          ([, operation]) =>
+            !operation.responses["400"]?.["x-problem-kinds"]?.includes("malformed-request"),
+        )
+        .map(([method]) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(undeclared).toEqual([]);
   });
 
   it("runs the rules it re-declares: unbounded inputs and missing rate-limit headers fail", async () => {

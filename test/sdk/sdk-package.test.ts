@@ -43,9 +43,13 @@ async function dependencyClosure(dir: string, found = new Map<string, string>())
   return found;
 }
 
-/** `npm pack` of a directory into `destination`; the tarball's path. */
-async function pack(dir: string, destination: string): Promise<string> {
-  const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", destination], {
+/**
+ * `npm pack` of a directory into `destination`; the tarball's path. The SDK's own pack runs its
+ * prepack (the build); an installed dependency is packed as it is, without its scripts.
+ */
+async function pack(dir: string, destination: string, scripts = false): Promise<string> {
+  const args = ["pack", "--json", "--pack-destination", destination];
+  const { stdout } = await run("npm", scripts ? args : [...args, "--ignore-scripts"], {
     cwd: dir,
     maxBuffer: 16 * 1024 * 1024,
   });
@@ -120,7 +124,7 @@ describe("@switchboard/sdk, packed and installed", () => {
     const [platform, tarballs] = await Promise.all([
       startTestPlatform({ database: "postgres", seed: 30 }),
       (async () => {
-        const sdk = await pack(sdkDir, work);
+        const sdk = await pack(sdkDir, work, true);
         const deps = await dependencyClosure(sdkDir);
         return [sdk, ...(await Promise.all([...deps.values()].map((dir) => pack(dir, work))))];
       })(),

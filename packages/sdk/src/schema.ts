@@ -3215,6 +3215,23 @@ export interface operations {
           "application/json": components["schemas"]["Account"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -3382,6 +3399,23 @@ export interface operations {
            *       "has_more": true
            *     } */
           "application/json": components["schemas"]["ClientPage"];
+        };
+      };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
         };
       };
       /** @description Problem: unauthenticated, invalid-token */
@@ -3826,6 +3860,23 @@ export interface operations {
           "application/json": components["schemas"]["ServiceTokenPage"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -4267,7 +4318,7 @@ export interface operations {
           "application/json": components["schemas"]["Client"];
         };
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -4474,7 +4525,7 @@ export interface operations {
           "application/json": components["schemas"]["ClientWithSecret"];
         };
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -5094,7 +5145,7 @@ export interface operations {
           "application/json": components["schemas"]["ServiceToken"];
         };
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -5916,6 +5967,23 @@ export interface operations {
           "application/json": components["schemas"]["Agent"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -6071,7 +6139,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -6768,6 +6836,23 @@ export interface operations {
           "application/json": components["schemas"]["Call"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -6949,7 +7034,7 @@ export interface operations {
           "application/json": components["schemas"]["Call"];
         };
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -8166,6 +8251,23 @@ export interface operations {
           "application/json": components["schemas"]["Consent"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -8341,7 +8443,7 @@ export interface operations {
           "application/json": components["schemas"]["Consent"];
         };
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -8857,6 +8959,23 @@ export interface operations {
            *       "read_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Message"];
+        };
+      };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
         };
       };
       /** @description Problem: unauthenticated, invalid-token */
@@ -9883,6 +10002,23 @@ export interface operations {
           "application/json": components["schemas"]["PhoneNumber"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -10055,7 +10191,7 @@ export interface operations {
           "application/json": components["schemas"]["PhoneNumber"];
         };
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -10523,6 +10659,23 @@ export interface operations {
           "application/json": components["schemas"]["Hold"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -10972,7 +11125,7 @@ export interface operations {
           "application/json": components["schemas"]["Hold"];
         };
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -11833,6 +11986,23 @@ export interface operations {
           "application/json": components["schemas"]["Route"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -11988,7 +12158,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -13489,6 +13659,23 @@ export interface operations {
           "application/json": components["schemas"]["Seat"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -13644,7 +13831,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -14130,7 +14317,7 @@ export interface operations {
           "application/json": components["schemas"]["SeatWithSipPassword"];
         };
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -14802,6 +14989,23 @@ export interface operations {
            *       "approved_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Template"];
+        };
+      };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
         };
       };
       /** @description Problem: unauthenticated, invalid-token */
@@ -15492,6 +15696,23 @@ export interface operations {
           "application/json": components["schemas"]["UsageEvent"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -15670,6 +15891,23 @@ export interface operations {
           "application/json": components["schemas"]["WebhookDeliveryDetail"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -15842,7 +16080,7 @@ export interface operations {
           "application/json": components["schemas"]["WebhookDelivery"];
         };
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -16497,6 +16735,23 @@ export interface operations {
           "application/json": components["schemas"]["WebhookSubscription"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -16652,7 +16907,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -17148,7 +17403,7 @@ export interface operations {
           "application/json": components["schemas"]["WebhookDeliveryPage"];
         };
       };
-      /** @description Problem: invalid-cursor */
+      /** @description Problem: malformed-request, invalid-cursor */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -17353,7 +17608,7 @@ export interface operations {
           "application/json": components["schemas"]["WebhookSubscriptionWithSecret"];
         };
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -17564,7 +17819,7 @@ export interface operations {
           "application/json": components["schemas"]["WebhookDelivery"];
         };
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -17792,6 +18047,23 @@ export interface operations {
            *       "title": "string"
            *     } */
           "application/json": components["schemas"]["ErrorKind"];
+        };
+      };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
         };
       };
       /** @description Problem: not-found */
