@@ -97,6 +97,9 @@ describe("the OpenAPI document under Spectral (oas + OWASP)", () => {
       .filter((result) => result.severity === 0)
       .map((result) => `${result.code} at ${result.path.join("/")}: ${result.message}`);
     expect(errors).toEqual([]);
+    // And every operation says what it does beyond its summary.
+    const undescribed = results.filter((result) => result.code === "operation-description");
+    expect(undescribed.map((result) => result.path.slice(1, 3).join(" "))).toEqual([]);
   });
 
   it("declares the bounds the server enforces, and the server holds to them", async () => {

@@ -65,6 +65,8 @@ export const consentRoutes: RouteSpec[] = [
     path: "/api/consents/{consent_id}",
     operationId: "getConsent",
     summary: "Get a consent",
+    description:
+      "One consent of the account: recipient, channels, source, evidence, status and, once revoked, how (API or keyword).",
     tag: "Consents",
     scope: "consents:write",
     params: consentPath,

@@ -8,7 +8,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Public keys for access tokens, usage records and templates */
+    /**
+     * Public keys for access tokens, usage records and templates
+     * @description The platform's public keys as a JSON Web Key Set, by `kid`: they verify access tokens, the signatures of usage records and of message templates. Public, and cacheable for 5 minutes.
+     */
     get: operations["getJwks"];
     put?: never;
     post?: never;
@@ -25,7 +28,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** RFC 8414 authorization server metadata */
+    /**
+     * RFC 8414 authorization server metadata
+     * @description Where and how to get a token: issuer, token endpoint, JWKS URI, the grant (client_credentials), client authentication methods and scopes. Public.
+     */
     get: operations["getAuthorizationServerMetadata"];
     put?: never;
     post?: never;
@@ -82,10 +88,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List accounts */
+    /**
+     * List accounts
+     * @description Every account on the platform, a page at a time.
+     */
     get: operations["listAccounts"];
     put?: never;
-    /** Create an account */
+    /**
+     * Create an account
+     * @description A new account (`acct_…`): numbers, calls, messages and credentials all belong to one. Give it an OAuth client or a service token next.
+     */
     post: operations["createAccount"];
     delete?: never;
     options?: never;
@@ -100,7 +112,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get an account */
+    /**
+     * Get an account
+     * @description One account by id; 404 when there is none.
+     */
     get: operations["getAccount"];
     put?: never;
     post?: never;
@@ -117,7 +132,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List an account's OAuth clients */
+    /**
+     * List an account's OAuth clients
+     * @description The account's OAuth clients, disabled ones included, with their scopes. Secrets are never returned: rotate one to get a new secret.
+     */
     get: operations["listClients"];
     put?: never;
     /**
@@ -138,10 +156,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List an account's service tokens */
+    /**
+     * List an account's service tokens
+     * @description The account's service tokens, revoked and expired ones included, each with its display hint: never the token itself.
+     */
     get: operations["listServiceTokens"];
     put?: never;
-    /** Create a service token of an account */
+    /**
+     * Create a service token of an account
+     * @description A long-lived bearer credential (`sbt_…`) for the account with the scopes named, expiring after `expires_in` seconds or never. The token is shown once; only its hash is stored.
+     */
     post: operations["createServiceToken"];
     delete?: never;
     options?: never;
@@ -196,7 +220,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List signing keys */
+    /**
+     * List signing keys
+     * @description The platform's signing keys (public parts), active and retired, by purpose; `purpose` narrows the list.
+     */
     get: operations["listSigningKeys"];
     put?: never;
     post?: never;
@@ -303,7 +330,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get an agent */
+    /**
+     * Get an agent
+     * @description One agent of the account by id.
+     */
     get: operations["getAgent"];
     put?: never;
     post?: never;
@@ -348,7 +378,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get a call */
+    /**
+     * Get a call
+     * @description One call of the account with its status, timestamps and hangup cause.
+     */
     get: operations["getCall"];
     put?: never;
     post?: never;
@@ -457,7 +490,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get a consent */
+    /**
+     * Get a consent
+     * @description One consent of the account: recipient, channels, source, evidence, status and, once revoked, how (API or keyword).
+     */
     get: operations["getConsent"];
     put?: never;
     post?: never;
@@ -622,7 +658,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get one of the account's numbers */
+    /**
+     * Get one of the account's numbers
+     * @description One number assigned to the account, with its capabilities and seat; 404 for a number the account does not hold.
+     */
     get: operations["getNumber"];
     put?: never;
     post?: never;
@@ -641,7 +680,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Return an assigned number to the inventory */
+    /**
+     * Return an assigned number to the inventory
+     * @description The number leaves the account (and its seat) and is available to search and hold again; a number the account does not hold is 404.
+     */
     post: operations["releaseNumber"];
     delete?: never;
     options?: never;
@@ -676,7 +718,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get a hold */
+    /**
+     * Get a hold
+     * @description One of the account's holds with its status (`active`, `converted`, `released`, `expired`) and when it expires.
+     */
     get: operations["getHold"];
     put?: never;
     post?: never;
@@ -715,7 +760,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Release a hold */
+    /**
+     * Release a hold
+     * @description Ends an active hold: the number is available to anyone again at once. A hold that is no longer active (converted, released or expired) is 409 invalid-state.
+     */
     post: operations["releaseHold"];
     delete?: never;
     options?: never;
@@ -774,7 +822,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get a route */
+    /**
+     * Get a route
+     * @description One route of the account: its numbers, agent and seat.
+     */
     get: operations["getRoute"];
     put?: never;
     post?: never;
@@ -863,7 +914,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get a seat */
+    /**
+     * Get a seat
+     * @description One seat of the account with its limits, status and SIP registration.
+     */
     get: operations["getSeat"];
     put?: never;
     post?: never;
@@ -1076,7 +1130,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get a webhook subscription */
+    /**
+     * Get a webhook subscription
+     * @description One subscription with its URL, events and state. Its secret is shown only at creation and rotation.
+     */
     get: operations["getWebhookSubscription"];
     put?: never;
     post?: never;
@@ -1161,7 +1218,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Documentation of one problem kind */
+    /**
+     * Documentation of one problem kind
+     * @description The title, HTTP status and meaning of one problem kind, the last segment of a problem's `type` (e.g. `number-unavailable`). Public; an unknown kind is 404.
+     */
     get: operations["getErrorKind"];
     put?: never;
     post?: never;
@@ -1178,7 +1238,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** This OpenAPI 3.1 document */
+    /**
+     * This OpenAPI 3.1 document
+     * @description This document, built from the gateway's route table: every operation with its parameters, bodies, responses, problem kinds (`x-problem-kinds`) and examples. Public: no token needed.
+     */
     get: operations["getOpenApiDocument"];
     put?: never;
     post?: never;
