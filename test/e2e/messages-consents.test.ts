@@ -170,10 +170,25 @@ describe("consents and keywords through the gateway (PostgreSQL + Redis)", () =>
     const refused = await sendWith(phone, allConsent.id);
     expect(refused.status).toBe(422);
     expect((await json(refused)).code).toBe("RECIPIENT_OPTED_OUT");
-    // A new API consent does not lift a STOP.
-    const fresh = await createConsent(p, token, phone, ["sms"]);
-    const stillOut = await sendWith(phone, fresh.id);
-    expect((await json(stillOut)).code).toBe("RECIPIENT_OPTED_OUT");
+    // A new API consent does not lift a STOP: it is refused at creation, not granted and then
+    // unusable, and nothing is recorded.
+    const before = await p.request(`/v1/api/consents?phone_number=${encodeURIComponent(phone)}`, {
+      token,
+    });
+    const fresh = await p.request("/v1/api/consents", {
+      method: "POST",
+      token,
+      json: { phone_number: phone, channels: ["sms"], source: "web_form" },
+    });
+    expect(fresh.status).toBe(422);
+    expect(await json(fresh)).toMatchObject({
+      code: "RECIPIENT_OPTED_OUT",
+      detail: expect.stringContaining("START") as unknown,
+    });
+    const after = await p.request(`/v1/api/consents?phone_number=${encodeURIComponent(phone)}`, {
+      token,
+    });
+    expect(await json(after)).toEqual(await json(before));
 
     const start = await inbound(phone, "START");
     expect(start.keyword).toBe("start");
@@ -192,6 +207,8 @@ describe("consents and keywords through the gateway (PostgreSQL + Redis)", () =>
     });
     const restored = await sendWith(phone, keywordConsents[0]!.id);
     expect(restored.status).toBe(202);
+    // Opted back in, the recipient can be given consents by the API again.
+    await createConsent(p, token, phone, ["sms"]);
     const message = await json<MessageJson>(restored);
     expect(
       (await waitForMessage(p, token, message.id, terminal(["delivered", "failed"]))).status,

@@ -104,22 +104,22 @@ describe("the README walkthrough through @switchboard/sdk", () => {
     expect((refused as SwitchboardProblem).kind).toBe("number-unavailable");
 
     unwrap(await api.POST("/v1/api/agents", { body: { name: "alice" } }));
-    const call = unwrap(
-      await api.POST("/v1/api/calls/outbound", {
-        body: { to: "+15550100000", from, agent: "alice" },
-      }),
-    );
+    // The common calls have helpers that throw problems themselves.
+    const call = await sb.calls.place({ to: "+15550100000", from, agent: "alice" });
     expect(call.id).toMatch(/^call_/);
     expect(call.seat_id).toBe(seat.id);
 
     // Usage: every reply lands a signed api.request record before it is sent.
-    const usage = unwrap(
-      await api.GET("/v1/api/usage/events", {
-        params: { query: { kind: "api.request", limit: 5 } },
-      }),
-    );
+    const usage = await sb.usage.list({ kind: "api.request", limit: 5 });
     expect(usage.data.length).toBeGreaterThan(0);
     expect(usage.data.every((event) => event.kind === "api.request")).toBe(true);
+    // Iterated, the listing follows next_cursor across pages of 2.
+    const seen: string[] = [];
+    for await (const record of sb.usage.list({ kind: "api.request", limit: 2 })) {
+      seen.push(record.id);
+      if (seen.length === 5) break;
+    }
+    expect(new Set(seen).size).toBe(5);
 
     const template = unwrap(
       await api.POST("/v1/api/templates", {
@@ -131,18 +131,14 @@ describe("the README walkthrough through @switchboard/sdk", () => {
         body: { phone_number: "+15550200000", channels: ["sms"], source: "web_form" },
       }),
     );
-    const message = unwrap(
-      await api.POST("/v1/api/messages/send", {
-        body: {
-          channel: "sms",
-          to: "+15550200000",
-          from,
-          template_id: template.id,
-          variables: { code: "123456" },
-          consent_id: consent.id,
-        },
-      }),
-    );
+    const message = await sb.messages.send({
+      channel: "sms",
+      to: "+15550200000",
+      from,
+      template_id: template.id,
+      variables: { code: "123456" },
+      consent_id: consent.id,
+    });
     expect(message.status).toBe("queued");
 
     // Deliveries verify with the SDK (and a tampered body does not).
@@ -152,7 +148,7 @@ describe("the README walkthrough through @switchboard/sdk", () => {
       "message.delivered at the receiver",
     );
     for (const delivery of receiver.received) {
-      const event = verifyWebhook<{ type: string }>(
+      const event = await verifyWebhook<{ type: string }>(
         subscription.secret,
         delivery.headers,
         delivery.body,
@@ -160,6 +156,8 @@ describe("the README walkthrough through @switchboard/sdk", () => {
       expect(event.type).toMatch(/^(number|call|message)\./);
     }
     const first = receiver.received[0]!;
-    expect(() => verifyWebhook(subscription.secret, first.headers, `${first.body} `)).toThrow();
+    await expect(
+      verifyWebhook(subscription.secret, first.headers, `${first.body} `),
+    ).rejects.toThrow();
   });
 });

@@ -175,7 +175,8 @@ export function buildOpenApiDocument(
       ].join("\n\n"),
       license: { name: "Apache-2.0", identifier: "Apache-2.0" },
     },
-    servers: [{ url: options.publicUrl, description: "the gateway" }],
+    // x-internal: false — the API is for the public (OWASP API9: every server states its audience).
+    servers: [{ url: options.publicUrl, description: "the gateway", "x-internal": false }],
     tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({
       name,
       description: tagDescriptions[name] ?? `${name} operations.`,
@@ -197,13 +198,15 @@ export function buildOpenApiDocument(
           schema: {
             type: "string",
             pattern: '^(?:[A-Za-z0-9_:.-]{1,255}|"[A-Za-z0-9_:.-]{1,255}")$',
+            maxLength: 257,
           },
         },
       },
       securitySchemes: {
         oauth2: {
           type: "oauth2",
-          description: "OAuth 2.1 client credentials; EdDSA at+jwt access tokens.",
+          description:
+            "OAuth 2.1 client credentials; EdDSA at+jwt access tokens (RFC 9068) issued and checked as RFC8725 (JWT Best Current Practices) asks: one algorithm, explicit typ, issuer, audience and expiry verified.",
           flows: {
             clientCredentials: {
               tokenUrl: `${options.publicUrl}/oauth/token`,

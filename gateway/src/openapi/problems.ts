@@ -21,7 +21,9 @@ export function commonProblems(route: RouteSpec): ProblemKind[] {
     );
   }
   if (route.query || route.body) kinds.push("validation-failed");
-  if (route.body) kinds.push("malformed-request", "payload-too-large", "unsupported-media-type");
+  // A path parameter that is not valid percent-encoded UTF-8 cannot be decoded (http/app.ts).
+  if (route.body || route.path.includes("{")) kinds.push("malformed-request");
+  if (route.body) kinds.push("payload-too-large", "unsupported-media-type");
   if (acceptsIdempotencyKey(route)) {
     kinds.push("invalid-idempotency-key", "idempotency-mismatch", "idempotency-in-progress");
   }

@@ -83,6 +83,8 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       path: "/admin/accounts",
       operationId: "createAccount",
       summary: "Create an account",
+      description:
+        "A new account (`acct_…`): numbers, calls, messages and credentials all belong to one. Give it an OAuth client or a service token next.",
       body: accountCreate,
       success: { status: 201, description: "The account", schema: account, headers: ["Location"] },
       problems: ["validation-failed", "conflict"],
@@ -97,6 +99,7 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       path: "/admin/accounts",
       operationId: "listAccounts",
       summary: "List accounts",
+      description: "Every account on the platform, a page at a time.",
       success: { status: 200, description: "Every account", schema: accountsPage },
       problems: [],
       handler: async (ctx) => {
@@ -109,6 +112,7 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       path: "/admin/accounts/{account_id}",
       operationId: "getAccount",
       summary: "Get an account",
+      description: "One account by id; 404 when there is none.",
       params: accountParams,
       success: { status: 200, description: "The account", schema: account },
       problems: ["not-found"],
@@ -149,6 +153,8 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       path: "/admin/accounts/{account_id}/clients",
       operationId: "listClients",
       summary: "List an account's OAuth clients",
+      description:
+        "The account's OAuth clients, disabled ones included, with their scopes. Secrets are never returned: rotate one to get a new secret.",
       params: accountParams,
       success: {
         status: 200,
@@ -201,6 +207,8 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       path: "/admin/accounts/{account_id}/service-tokens",
       operationId: "createServiceToken",
       summary: "Create a service token of an account",
+      description:
+        "A long-lived bearer credential (`sbt_…`) for the account with the scopes named, expiring after `expires_in` seconds or never. The token is shown once; only its hash is stored.",
       params: accountParams,
       body: serviceTokenCreate,
       success: {
@@ -227,6 +235,8 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       path: "/admin/accounts/{account_id}/service-tokens",
       operationId: "listServiceTokens",
       summary: "List an account's service tokens",
+      description:
+        "The account's service tokens, revoked and expired ones included, each with its display hint: never the token itself.",
       params: accountParams,
       success: {
         status: 200,
@@ -259,6 +269,8 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       path: "/admin/keys",
       operationId: "listSigningKeys",
       summary: "List signing keys",
+      description:
+        "The platform's signing keys (public parts), active and retired, by purpose; `purpose` narrows the list.",
       query: keysQuery,
       success: {
         status: 200,

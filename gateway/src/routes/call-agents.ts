@@ -60,6 +60,7 @@ export const callAgentRoutes: RouteSpec[] = [
     path: "/api/agents/{agent_id}",
     operationId: "getAgent",
     summary: "Get an agent",
+    description: "One agent of the account by id.",
     tag: "Agents",
     scope: "calls:read",
     params: agentPath,

@@ -62,6 +62,7 @@ export const callRouteRoutes: RouteSpec[] = [
     path: "/api/routes/{route_id}",
     operationId: "getRoute",
     summary: "Get a route",
+    description: "One route of the account: its numbers, agent and seat.",
     tag: "Routes",
     scope: "calls:read",
     params: routePath,

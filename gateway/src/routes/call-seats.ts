@@ -68,6 +68,7 @@ export const callSeatRoutes: RouteSpec[] = [
     path: "/api/seats/{seat_id}",
     operationId: "getSeat",
     summary: "Get a seat",
+    description: "One seat of the account with its limits, status and SIP registration.",
     tag: "Seats",
     scope: "calls:read",
     params: seatPath,

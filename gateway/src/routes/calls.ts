@@ -94,6 +94,7 @@ const getCall = defineRoute({
   path: "/api/calls/{call_id}",
   operationId: "getCall",
   summary: "Get a call",
+  description: "One call of the account with its status, timestamps and hangup cause.",
   tag: "Calls",
   scope: "calls:read",
   params: callPath,

@@ -18,12 +18,12 @@ export const consentRoutes: RouteSpec[] = [
     },
     summary: "Record a recipient's consent",
     description:
-      "A granted consent for the channels named. It does not lift an opt-out: a recipient who texted STOP is messaged again only after their START or UNSTOP (as carriers enforce it).",
+      "A granted consent for the channels named. It does not lift an opt-out: a recipient who texted STOP is refused here (422 recipient-opted-out) and messaged again only after their START or UNSTOP (as carriers enforce it), which grants a consent of its own.",
     tag: "Consents",
     scope: "consents:write",
     body: consentRequest,
     success: { status: 201, description: "The consent", schema: consent, headers: ["Location"] },
-    problems: ["validation-failed"],
+    problems: ["validation-failed", "recipient-opted-out"],
     handler: async (ctx) => {
       const b = ctx.body;
       const response = await ctx.rpc.messaging((c) => c.createConsent, {
@@ -65,6 +65,8 @@ export const consentRoutes: RouteSpec[] = [
     path: "/api/consents/{consent_id}",
     operationId: "getConsent",
     summary: "Get a consent",
+    description:
+      "One consent of the account: recipient, channels, source, evidence, status and, once revoked, how (API or keyword).",
     tag: "Consents",
     scope: "consents:write",
     params: consentPath,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DomainError, isProblemKind } from "@switchboard/kit";
+import { DomainError, isProblemKind, problemKinds } from "@switchboard/kit";
 import type { Identity, PublicJwk } from "../auth/index.js";
 import { httpProblems, problemCode, problemType } from "../http/problem.js";
 import {
@@ -73,6 +73,8 @@ export function metaRoutes(deps: MetaDeps): RouteSpec[] {
       path: "/openapi.json",
       operationId: "getOpenApiDocument",
       summary: "This OpenAPI 3.1 document",
+      description:
+        "This document, built from the gateway's route table: every operation with its parameters, bodies, responses, problem kinds (`x-problem-kinds`) and examples. Public: no token needed.",
       tag: "Platform",
       scope: null,
       success: { status: 200, description: "The OpenAPI document", schema: openApiDocument },
@@ -92,9 +94,12 @@ export function metaRoutes(deps: MetaDeps): RouteSpec[] {
       path: "/errors/{kind}",
       operationId: "getErrorKind",
       summary: "Documentation of one problem kind",
+      description:
+        "The title, HTTP status and meaning of one problem kind, the last segment of a problem's `type` (e.g. `number-unavailable`). Public; an unknown kind is 404.",
       tag: "Platform",
       scope: null,
-      params: z.object({ kind: z.string() }),
+      // An unknown kind is 404; the enum tells a client which exist.
+      params: z.object({ kind: z.string().meta({ enum: [...problemKinds] }) }),
       success: { status: 200, description: "The problem kind", schema: errorKindDoc },
       problems: ["not-found"],
       handler: async (ctx) => {
@@ -154,6 +159,8 @@ export function metaRoutes(deps: MetaDeps): RouteSpec[] {
       path: "/.well-known/jwks.json",
       operationId: "getJwks",
       summary: "Public keys for access tokens, usage records and templates",
+      description:
+        "The platform's public keys as a JSON Web Key Set, by `kid`: they verify access tokens, the signatures of usage records and of message templates. Public, and cacheable for 5 minutes.",
       tag: "Identity",
       scope: null,
       success: { status: 200, description: "JSON Web Key Set", schema: jwks },
@@ -182,6 +189,8 @@ export function metaRoutes(deps: MetaDeps): RouteSpec[] {
       path: "/.well-known/oauth-authorization-server",
       operationId: "getAuthorizationServerMetadata",
       summary: "RFC 8414 authorization server metadata",
+      description:
+        "Where and how to get a token: issuer, token endpoint, JWKS URI, the grant (client_credentials), client authentication methods and scopes. Public.",
       tag: "Identity",
       scope: null,
       success: { status: 200, description: "Metadata", schema: authorizationServerMetadata },

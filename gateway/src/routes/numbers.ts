@@ -76,6 +76,8 @@ export const numberRoutes: RouteSpec[] = [
     path: "/api/numbers/holds/{hold_id}",
     operationId: "getHold",
     summary: "Get a hold",
+    description:
+      "One of the account's holds with its status (`active`, `converted`, `released`, `expired`) and when it expires.",
     tag: "Numbers",
     scope: "numbers:read",
     params: holdPath,
@@ -91,6 +93,8 @@ export const numberRoutes: RouteSpec[] = [
     path: "/api/numbers/holds/{hold_id}/release",
     operationId: "releaseHold",
     summary: "Release a hold",
+    description:
+      "Ends an active hold: the number is available to anyone again at once. A hold that is no longer active (converted, released or expired) is 409 invalid-state.",
     tag: "Numbers",
     scope: "numbers:write",
     params: holdPath,
@@ -149,6 +153,8 @@ export const numberRoutes: RouteSpec[] = [
     path: "/api/numbers/{number_id}",
     operationId: "getNumber",
     summary: "Get one of the account's numbers",
+    description:
+      "One number assigned to the account, with its capabilities and seat; 404 for a number the account does not hold.",
     tag: "Numbers",
     scope: "numbers:read",
     params: idParam("num", "number_id"),
@@ -166,6 +172,8 @@ export const numberRoutes: RouteSpec[] = [
     path: "/api/numbers/{number_id}/release",
     operationId: "releaseNumber",
     summary: "Return an assigned number to the inventory",
+    description:
+      "The number leaves the account (and its seat) and is available to search and hold again; a number the account does not hold is 404.",
     tag: "Numbers",
     scope: "numbers:write",
     params: idParam("num", "number_id"),

@@ -96,6 +96,8 @@ export const webhookRoutes: RouteSpec[] = [
     path: "/api/webhooks/subscriptions/{subscription_id}",
     operationId: "getWebhookSubscription",
     summary: "Get a webhook subscription",
+    description:
+      "One subscription with its URL, events and state. Its secret is shown only at creation and rotation.",
     tag,
     scope: "webhooks:read",
     params: subscriptionPath,

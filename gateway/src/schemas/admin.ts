@@ -1,10 +1,20 @@
 import { wire } from "@switchboard/proto";
 import { z } from "zod";
-import { page, resourceId, timestamp } from "./common.js";
+import { MAX_TOKEN_LIFETIME_SECONDS } from "../admin/validation.js";
+import { scopes } from "../auth/scopes.js";
+import { idParam, page, resourceId, timestamp } from "./common.js";
 
 /** Administration (docs/api.md "Administration"): accounts, clients, service tokens, keys. */
 const accountId = z.string().describe("acct_…");
 const scopeList = z.array(z.string()).describe("Permissions, e.g. numbers:read");
+/**
+ * Scopes a request names: unknown names are refused (422, by checkScopes, which reports them
+ * by name), so the enum only documents it; repeats are accepted and merged, up to 64 entries.
+ */
+const requestedScopes = z
+  .array(z.string().meta({ enum: [...scopes] }))
+  .max(64)
+  .describe("Permissions, e.g. numbers:read");
 
 export const account = z
   .object({ id: accountId, name: z.string(), created_at: timestamp })
@@ -14,7 +24,13 @@ export const accountCreate = z
   .strict()
   .meta({ id: "AccountCreate" });
 export const accountsPage = page(account).meta({ id: "AccountPage" });
-export const accountParams = z.object({ account_id: z.string().regex(/^acct_[a-z0-9_-]{1,64}$/) });
+// maxLength documents what each pattern enforces.
+export const accountParams = z.object({
+  account_id: z
+    .string()
+    .regex(/^acct_[a-z0-9_-]{1,64}$/)
+    .meta({ maxLength: 69 }),
+});
 
 export const client = z
   .object({
@@ -30,11 +46,16 @@ export const clientWithSecret = client
   .extend({ client_secret: z.string().describe("Shown once") })
   .meta({ id: "ClientWithSecret" });
 export const clientCreate = z
-  .object({ name: z.string().max(200).optional(), scopes: scopeList.optional() })
+  .object({ name: z.string().max(200).optional(), scopes: requestedScopes.optional() })
   .strict()
   .meta({ id: "ClientCreate" });
 export const clientsPage = page(client).meta({ id: "ClientPage" });
-export const clientParams = z.object({ client_id: z.string().regex(/^[!-~]{1,255}$/) });
+export const clientParams = z.object({
+  client_id: z
+    .string()
+    .regex(/^[!-~]{1,255}$/)
+    .meta({ maxLength: 255 }),
+});
 
 export const serviceToken = z
   .object({
@@ -54,13 +75,19 @@ export const serviceTokenWithSecret = serviceToken
 export const serviceTokenCreate = z
   .object({
     name: z.string().max(200).optional(),
-    scopes: scopeList,
-    expires_in: z.number().int().optional().describe("Seconds; none: the token does not expire"),
+    scopes: requestedScopes,
+    expires_in: z
+      .number()
+      .int()
+      // The service checks the range (422 at #/expires_in); the schema states it.
+      .meta({ minimum: 1, maximum: MAX_TOKEN_LIFETIME_SECONDS })
+      .optional()
+      .describe(`Seconds, 1–${MAX_TOKEN_LIFETIME_SECONDS}; none: the token does not expire`),
   })
   .strict()
   .meta({ id: "ServiceTokenCreate" });
 export const serviceTokensPage = page(serviceToken).meta({ id: "ServiceTokenPage" });
-export const serviceTokenParams = z.object({ token_id: z.string().regex(/^tok_[0-9a-z]{26}$/) });
+export const serviceTokenParams = idParam("tok", "token_id");
 
 export const signingKey = z
   .object({

@@ -1,15 +1,13 @@
 import { wire } from "@switchboard/proto";
 import { z } from "zod";
-import { cursorParam, e164, limitParam, page, resourceId, timestamp } from "./common.js";
+import { cursorParam, e164, idOf, limitParam, page, resourceId, timestamp } from "./common.js";
 
 /** Seats, agents and routes of call-control (docs/api.md "Seats, agents, routes"). */
-export const seatId = z
-  .string()
-  .regex(/^seat_[0-9a-z]{26}$/, "must be a seat id (seat_…)")
-  .meta({ examples: ["seat_01jd2k8w7c3q9v0m5n6p7r8s9t"] });
+export const seatId = idOf("seat", "must be a seat id (seat_…)");
 export const agentName = z
   .string()
   .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, "must match ^[a-z0-9][a-z0-9._-]{0,63}$")
+  .meta({ maxLength: 64 })
   .describe("An agent's name: unique per account, ^[a-z0-9][a-z0-9._-]{0,63}$");
 const resourceName = z
   .string()

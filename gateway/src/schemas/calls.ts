@@ -1,7 +1,7 @@
 import { wire } from "@switchboard/proto";
 import { z } from "zod";
 import { agentName, seatId } from "./call-resources.js";
-import { cursorParam, e164, limitParam, page, resourceId, timestamp } from "./common.js";
+import { cursorParam, e164, idOf, limitParam, page, resourceId, timestamp } from "./common.js";
 
 /** Calls (docs/api.md "Calls", "Carriers: the real networks and the sandbox"). */
 const direction = z.enum(wire.callDirection.values);
@@ -63,6 +63,8 @@ export const outboundCallRequest = z
     client_state: z
       .string()
       .refine((value) => Buffer.byteLength(value) <= 1024, "must be at most 1024 bytes (UTF-8)")
+      // At most 1024 bytes is at most 1024 characters: the bound a schema can state.
+      .meta({ maxLength: 1024 })
       .optional()
       .describe("Opaque, at most 1 KiB; echoed on the call and its events"),
   })
@@ -79,14 +81,8 @@ export const callsQuery = z
 
 export const answerRequest = z
   .object({
-    call_id: z
-      .string()
-      .regex(/^call_[0-9a-z]{26}$/, "must be a call id (call_…)")
-      .meta({ examples: ["call_01jd2k8w7c3q9v0m5n6p7r8s9t"] }),
-    route_id: z
-      .string()
-      .regex(/^rte_[0-9a-z]{26}$/, "must be a route id (rte_…)")
-      .meta({ examples: ["rte_01jd2k8w7c3q9v0m5n6p7r8s9t"] })
+    call_id: idOf("call", "must be a call id (call_…)"),
+    route_id: idOf("rte", "must be a route id (rte_…)")
       .optional()
       .describe("Must be the call's route (else 409 invalid-state)"),
     agent: agentName.optional().describe("Default: the route's agent"),

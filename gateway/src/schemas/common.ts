@@ -3,7 +3,8 @@ import { z } from "zod";
 export const e164 = z
   .string()
   .regex(/^\+[1-9][0-9]{1,14}$/, "must be an E.164 number such as +14155550100")
-  .meta({ examples: ["+14155550123"] });
+  // maxLength documents what the pattern already enforces (OWASP API4: every input is bounded).
+  .meta({ examples: ["+14155550123"], maxLength: 16 });
 
 export const timestamp = z
   .string()
@@ -43,14 +44,19 @@ export const page = <T extends z.ZodType>(item: T) =>
     has_more: z.boolean(),
   });
 
+/**
+ * An id with this prefix in a request: `<prefix>_<ULID>`, refused otherwise with `message`
+ * (maxLength only documents what the pattern enforces).
+ */
+export const idOf = (prefix: string, message = `must be an id starting with ${prefix}_`) =>
+  z
+    .string()
+    .regex(new RegExp(`^${prefix}_[0-9a-z]{26}$`), message)
+    .meta({ examples: [exampleId(prefix)], maxLength: prefix.length + 27 });
+
 /** The path parameter `name`: an id with this prefix. */
 export const idParam = <Name extends string>(prefix: string, name: Name) =>
-  z.object({
-    [name]: z
-      .string()
-      .regex(new RegExp(`^${prefix}_[0-9a-z]{26}$`), `must be an id starting with ${prefix}_`)
-      .meta({ examples: [exampleId(prefix)] }),
-  } as Record<Name, z.ZodString>);
+  z.object({ [name]: idOf(prefix) } as Record<Name, z.ZodString>);
 
 export const problemSchema = z
   .object({

@@ -1,6 +1,6 @@
 import { wire } from "@switchboard/proto";
 import { z } from "zod";
-import { cursorParam, e164, limitParam, page, resourceId, timestamp } from "./common.js";
+import { cursorParam, e164, idOf, limitParam, page, resourceId, timestamp } from "./common.js";
 
 export const messageChannels = wire.channel.values;
 export const messageStatuses = wire.messageStatus.values;
@@ -9,12 +9,6 @@ const fallbackChannels = ["sms", "mms"] as const satisfies wire.ChannelValue[];
 
 const channel = z.enum(messageChannels);
 const direction = z.enum(wire.messageDirection.values);
-const idOf = (prefix: string) =>
-  z
-    .string()
-    .regex(new RegExp(`^${prefix}_[0-9a-z]{26}$`), `must be an id starting with ${prefix}_`)
-    .meta({ examples: [`${prefix}_01jd2k8w7c3q9v0m5n6p7r8s9t`] });
-
 const httpsUrl = z
   .string()
   .max(2_048, "must be at most 2048 characters")
@@ -46,6 +40,7 @@ export const sendRequest = z
       .number()
       .int()
       .min(1)
+      .max(2_147_483_647)
       .optional()
       .describe("A version of the template; the latest when omitted"),
     variables: z
@@ -191,6 +186,7 @@ export const templateQuery = z
       .number()
       .int()
       .min(1)
+      .max(2_147_483_647)
       .optional()
       .describe("A version; the latest when omitted"),
   })
@@ -207,7 +203,8 @@ export const consentRequest = z
     channels: z.array(channel).min(1).max(3),
     source: z.enum(consentSources),
     evidence: z
-      .record(z.string(), z.unknown())
+      // A key longer than the object's 4 KiB cannot be valid: maxLength only documents it.
+      .record(z.string().meta({ maxLength: 4096 }), z.unknown())
       .nullable()
       .optional()
       .describe(
@@ -218,6 +215,7 @@ export const consentRequest = z
         offset: true,
         message: "must be an RFC 3339 date-time such as 2026-11-21T00:00:00Z",
       })
+      .max(64)
       .optional()
       .describe("When the consent was given; now when omitted"),
   })

@@ -1,6 +1,6 @@
 import { wire } from "@switchboard/proto";
 import { z } from "zod";
-import { cursorParam, e164, limitParam, page, resourceId, timestamp } from "./common.js";
+import { cursorParam, e164, idOf, limitParam, page, resourceId, timestamp } from "./common.js";
 
 export const capabilityNames = wire.capability.values;
 export const numberTypes = wire.numberType.values;
@@ -34,8 +34,15 @@ export const hold = z
   })
   .meta({ id: "Hold" });
 
+const capabilityPattern = `(?:${capabilityNames.join("|")})`;
 const commaList = z
   .string()
+  .max(64)
+  // What the pipe below accepts, stated as a pattern the document can carry.
+  .regex(
+    new RegExp(`^\\s*${capabilityPattern}\\s*(?:,\\s*${capabilityPattern}\\s*)*$`),
+    `must be a comma list of ${capabilityNames.join(", ")}`,
+  )
   .transform((value) => value.split(",").map((item) => item.trim()))
   .pipe(z.array(z.enum(capabilityNames)).min(1));
 
@@ -44,12 +51,14 @@ export const searchQuery = z
     country: z
       .string()
       .regex(/^[A-Za-z]{2}$/, "must be an ISO 3166-1 alpha-2 code")
+      .meta({ maxLength: 2 })
       .optional()
       .describe("ISO 3166-1 alpha-2 country code"),
     type: z.enum(numberTypes).optional(),
     prefix: z
       .string()
       .regex(/^\+[1-9][0-9]{0,14}$/, "must be an E.164 prefix such as +1415")
+      .meta({ maxLength: 16 })
       .optional()
       .describe("E.164 prefix, e.g. +1415 or +1415555"),
     pattern: z
@@ -79,6 +88,7 @@ export const searchQuery = z
     area_code: z
       .string()
       .regex(/^[0-9]{1,6}$/, "must be digits")
+      .meta({ maxLength: 6 })
       .optional(),
     capabilities: commaList
       .optional()
@@ -103,11 +113,7 @@ export const holdRequest = z
 
 export const assignRequest = z
   .object({
-    seat_id: z
-      .string()
-      .regex(/^seat_[0-9a-z]{26}$/, "must be a seat id")
-      .meta({ examples: ["seat_01jd2k8w7c3q9v0m5n6p7r8s9t"] })
-      .optional(),
+    seat_id: idOf("seat", "must be a seat id").optional(),
   })
   .strict();
 

@@ -11,6 +11,7 @@ const dateTime = (description: string) =>
       offset: true,
       message: "must be an RFC 3339 date-time such as 2026-11-21T00:00:00Z",
     })
+    .max(64)
     .optional()
     .describe(description);
 

@@ -8,7 +8,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Public keys for access tokens, usage records and templates */
+    /**
+     * Public keys for access tokens, usage records and templates
+     * @description The platform's public keys as a JSON Web Key Set, by `kid`: they verify access tokens, the signatures of usage records and of message templates. Public, and cacheable for 5 minutes.
+     */
     get: operations["getJwks"];
     put?: never;
     post?: never;
@@ -25,7 +28,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** RFC 8414 authorization server metadata */
+    /**
+     * RFC 8414 authorization server metadata
+     * @description Where and how to get a token: issuer, token endpoint, JWKS URI, the grant (client_credentials), client authentication methods and scopes. Public.
+     */
     get: operations["getAuthorizationServerMetadata"];
     put?: never;
     post?: never;
@@ -82,10 +88,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List accounts */
+    /**
+     * List accounts
+     * @description Every account on the platform, a page at a time.
+     */
     get: operations["listAccounts"];
     put?: never;
-    /** Create an account */
+    /**
+     * Create an account
+     * @description A new account (`acct_…`): numbers, calls, messages and credentials all belong to one. Give it an OAuth client or a service token next.
+     */
     post: operations["createAccount"];
     delete?: never;
     options?: never;
@@ -100,7 +112,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get an account */
+    /**
+     * Get an account
+     * @description One account by id; 404 when there is none.
+     */
     get: operations["getAccount"];
     put?: never;
     post?: never;
@@ -117,7 +132,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List an account's OAuth clients */
+    /**
+     * List an account's OAuth clients
+     * @description The account's OAuth clients, disabled ones included, with their scopes. Secrets are never returned: rotate one to get a new secret.
+     */
     get: operations["listClients"];
     put?: never;
     /**
@@ -138,10 +156,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List an account's service tokens */
+    /**
+     * List an account's service tokens
+     * @description The account's service tokens, revoked and expired ones included, each with its display hint: never the token itself.
+     */
     get: operations["listServiceTokens"];
     put?: never;
-    /** Create a service token of an account */
+    /**
+     * Create a service token of an account
+     * @description A long-lived bearer credential (`sbt_…`) for the account with the scopes named, expiring after `expires_in` seconds or never. The token is shown once; only its hash is stored.
+     */
     post: operations["createServiceToken"];
     delete?: never;
     options?: never;
@@ -196,7 +220,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List signing keys */
+    /**
+     * List signing keys
+     * @description The platform's signing keys (public parts), active and retired, by purpose; `purpose` narrows the list.
+     */
     get: operations["listSigningKeys"];
     put?: never;
     post?: never;
@@ -303,7 +330,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get an agent */
+    /**
+     * Get an agent
+     * @description One agent of the account by id.
+     */
     get: operations["getAgent"];
     put?: never;
     post?: never;
@@ -348,7 +378,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get a call */
+    /**
+     * Get a call
+     * @description One call of the account with its status, timestamps and hangup cause.
+     */
     get: operations["getCall"];
     put?: never;
     post?: never;
@@ -441,7 +474,7 @@ export interface paths {
     put?: never;
     /**
      * Record a recipient's consent
-     * @description A granted consent for the channels named. It does not lift an opt-out: a recipient who texted STOP is messaged again only after their START or UNSTOP (as carriers enforce it).
+     * @description A granted consent for the channels named. It does not lift an opt-out: a recipient who texted STOP is refused here (422 recipient-opted-out) and messaged again only after their START or UNSTOP (as carriers enforce it), which grants a consent of its own.
      */
     post: operations["createConsent"];
     delete?: never;
@@ -457,7 +490,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get a consent */
+    /**
+     * Get a consent
+     * @description One consent of the account: recipient, channels, source, evidence, status and, once revoked, how (API or keyword).
+     */
     get: operations["getConsent"];
     put?: never;
     post?: never;
@@ -622,7 +658,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get one of the account's numbers */
+    /**
+     * Get one of the account's numbers
+     * @description One number assigned to the account, with its capabilities and seat; 404 for a number the account does not hold.
+     */
     get: operations["getNumber"];
     put?: never;
     post?: never;
@@ -641,7 +680,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Return an assigned number to the inventory */
+    /**
+     * Return an assigned number to the inventory
+     * @description The number leaves the account (and its seat) and is available to search and hold again; a number the account does not hold is 404.
+     */
     post: operations["releaseNumber"];
     delete?: never;
     options?: never;
@@ -676,7 +718,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get a hold */
+    /**
+     * Get a hold
+     * @description One of the account's holds with its status (`active`, `converted`, `released`, `expired`) and when it expires.
+     */
     get: operations["getHold"];
     put?: never;
     post?: never;
@@ -715,7 +760,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Release a hold */
+    /**
+     * Release a hold
+     * @description Ends an active hold: the number is available to anyone again at once. A hold that is no longer active (converted, released or expired) is 409 invalid-state.
+     */
     post: operations["releaseHold"];
     delete?: never;
     options?: never;
@@ -774,7 +822,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get a route */
+    /**
+     * Get a route
+     * @description One route of the account: its numbers, agent and seat.
+     */
     get: operations["getRoute"];
     put?: never;
     post?: never;
@@ -863,7 +914,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get a seat */
+    /**
+     * Get a seat
+     * @description One seat of the account with its limits, status and SIP registration.
+     */
     get: operations["getSeat"];
     put?: never;
     post?: never;
@@ -1076,7 +1130,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get a webhook subscription */
+    /**
+     * Get a webhook subscription
+     * @description One subscription with its URL, events and state. Its secret is shown only at creation and rotation.
+     */
     get: operations["getWebhookSubscription"];
     put?: never;
     post?: never;
@@ -1161,7 +1218,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Documentation of one problem kind */
+    /**
+     * Documentation of one problem kind
+     * @description The title, HTTP status and meaning of one problem kind, the last segment of a problem's `type` (e.g. `number-unavailable`). Public; an unknown kind is 404.
+     */
     get: operations["getErrorKind"];
     put?: never;
     post?: never;
@@ -1178,7 +1238,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** This OpenAPI 3.1 document */
+    /**
+     * This OpenAPI 3.1 document
+     * @description This document, built from the gateway's route table: every operation with its parameters, bodies, responses, problem kinds (`x-problem-kinds`) and examples. Public: no token needed.
+     */
     get: operations["getOpenApiDocument"];
     put?: never;
     post?: never;
@@ -1436,7 +1499,21 @@ export interface components {
     CreateClientRequest: {
       name?: string;
       /** @description Permissions, e.g. numbers:read */
-      scopes?: string[];
+      scopes?: (
+        | "numbers:read"
+        | "numbers:write"
+        | "calls:read"
+        | "calls:write"
+        | "messages:read"
+        | "messages:write"
+        | "templates:write"
+        | "consents:write"
+        | "usage:read"
+        | "webhooks:read"
+        | "webhooks:write"
+        | "agent:smoke"
+        | "admin"
+      )[];
     };
     CreateConsentRequest: {
       /**
@@ -1478,13 +1555,27 @@ export interface components {
     };
     CreateServiceTokenRequest: {
       /**
-       * Format: int64
-       * @description Seconds; none: the token does not expire
+       * Format: int32
+       * @description Seconds, 1–157680000; none: the token does not expire
        */
       expires_in?: number;
       name?: string;
       /** @description Permissions, e.g. numbers:read */
-      scopes: string[];
+      scopes: (
+        | "numbers:read"
+        | "numbers:write"
+        | "calls:read"
+        | "calls:write"
+        | "messages:read"
+        | "messages:write"
+        | "templates:write"
+        | "consents:write"
+        | "usage:read"
+        | "webhooks:read"
+        | "webhooks:write"
+        | "agent:smoke"
+        | "admin"
+      )[];
     };
     CreateTemplateRequest: {
       /** @description Text with {{variable}} placeholders */
@@ -1886,7 +1977,7 @@ export interface components {
       /** @example tpl_01jd2k8w7c3q9v0m5n6p7r8s9t */
       template_id: string;
       /**
-       * Format: int64
+       * Format: int32
        * @description A version of the template; the latest when omitted
        */
       template_version?: number;
@@ -3187,6 +3278,23 @@ export interface operations {
           "application/json": components["schemas"]["Account"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -3356,6 +3464,23 @@ export interface operations {
           "application/json": components["schemas"]["ClientPage"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -3498,7 +3623,7 @@ export interface operations {
         /** @example {
          *       "name": "string",
          *       "scopes": [
-         *         "string"
+         *         "numbers:read"
          *       ]
          *     } */
         "application/json": components["schemas"]["CreateClientRequest"];
@@ -3798,6 +3923,23 @@ export interface operations {
           "application/json": components["schemas"]["ServiceTokenPage"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -3940,9 +4082,9 @@ export interface operations {
         /** @example {
          *       "name": "string",
          *       "scopes": [
-         *         "string"
+         *         "numbers:read"
          *       ],
-         *       "expires_in": 0
+         *       "expires_in": 1
          *     } */
         "application/json": components["schemas"]["CreateServiceTokenRequest"];
       };
@@ -4239,7 +4381,7 @@ export interface operations {
           "application/json": components["schemas"]["Client"];
         };
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -4446,7 +4588,7 @@ export interface operations {
           "application/json": components["schemas"]["ClientWithSecret"];
         };
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -5066,7 +5208,7 @@ export interface operations {
           "application/json": components["schemas"]["ServiceToken"];
         };
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -5888,6 +6030,23 @@ export interface operations {
           "application/json": components["schemas"]["Agent"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -6043,7 +6202,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -6740,6 +6899,23 @@ export interface operations {
           "application/json": components["schemas"]["Call"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -6921,7 +7097,7 @@ export interface operations {
           "application/json": components["schemas"]["Call"];
         };
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -8002,7 +8178,7 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description Problem: validation-failed */
+      /** @description Problem: validation-failed, recipient-opted-out */
       422: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -8136,6 +8312,23 @@ export interface operations {
            *       "revocation_keyword": "string"
            *     } */
           "application/json": components["schemas"]["Consent"];
+        };
+      };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
         };
       };
       /** @description Problem: unauthenticated, invalid-token */
@@ -8313,7 +8506,7 @@ export interface operations {
           "application/json": components["schemas"]["Consent"];
         };
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -8829,6 +9022,23 @@ export interface operations {
            *       "read_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Message"];
+        };
+      };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
         };
       };
       /** @description Problem: unauthenticated, invalid-token */
@@ -9855,6 +10065,23 @@ export interface operations {
           "application/json": components["schemas"]["PhoneNumber"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -10027,7 +10254,7 @@ export interface operations {
           "application/json": components["schemas"]["PhoneNumber"];
         };
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -10495,6 +10722,23 @@ export interface operations {
           "application/json": components["schemas"]["Hold"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -10944,7 +11188,7 @@ export interface operations {
           "application/json": components["schemas"]["Hold"];
         };
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -11805,6 +12049,23 @@ export interface operations {
           "application/json": components["schemas"]["Route"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -11960,7 +12221,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -13461,6 +13722,23 @@ export interface operations {
           "application/json": components["schemas"]["Seat"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -13616,7 +13894,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -14102,7 +14380,7 @@ export interface operations {
           "application/json": components["schemas"]["SeatWithSipPassword"];
         };
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -14774,6 +15052,23 @@ export interface operations {
            *       "approved_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Template"];
+        };
+      };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
         };
       };
       /** @description Problem: unauthenticated, invalid-token */
@@ -15464,6 +15759,23 @@ export interface operations {
           "application/json": components["schemas"]["UsageEvent"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -15642,6 +15954,23 @@ export interface operations {
           "application/json": components["schemas"]["WebhookDeliveryDetail"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -15814,7 +16143,7 @@ export interface operations {
           "application/json": components["schemas"]["WebhookDelivery"];
         };
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -16469,6 +16798,23 @@ export interface operations {
           "application/json": components["schemas"]["WebhookSubscription"];
         };
       };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description Problem: unauthenticated, invalid-token */
       401: {
         headers: {
@@ -16624,7 +16970,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -17120,7 +17466,7 @@ export interface operations {
           "application/json": components["schemas"]["WebhookDeliveryPage"];
         };
       };
-      /** @description Problem: invalid-cursor */
+      /** @description Problem: malformed-request, invalid-cursor */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -17325,7 +17671,7 @@ export interface operations {
           "application/json": components["schemas"]["WebhookSubscriptionWithSecret"];
         };
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -17536,7 +17882,7 @@ export interface operations {
           "application/json": components["schemas"]["WebhookDelivery"];
         };
       };
-      /** @description Problem: invalid-idempotency-key */
+      /** @description Problem: malformed-request, invalid-idempotency-key */
       400: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -17705,7 +18051,38 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        kind: string;
+        kind:
+          | "malformed-request"
+          | "invalid-idempotency-key"
+          | "invalid-cursor"
+          | "unauthenticated"
+          | "invalid-token"
+          | "insufficient-scope"
+          | "not-found"
+          | "unsupported-version"
+          | "method-not-allowed"
+          | "request-timeout"
+          | "idempotency-mismatch"
+          | "idempotency-in-progress"
+          | "number-unavailable"
+          | "invalid-state"
+          | "seat-busy"
+          | "conflict"
+          | "payload-too-large"
+          | "unsupported-media-type"
+          | "headers-too-large"
+          | "validation-failed"
+          | "caller-id-not-owned"
+          | "consent-required"
+          | "recipient-opted-out"
+          | "channel-unavailable"
+          | "template-signature-invalid"
+          | "unsafe-webhook-url"
+          | "hold-limit-reached"
+          | "rate-limited"
+          | "internal"
+          | "service-unavailable"
+          | "upstream-timeout";
       };
       cookie?: never;
     };
@@ -17733,6 +18110,23 @@ export interface operations {
            *       "title": "string"
            *     } */
           "application/json": components["schemas"]["ErrorKind"];
+        };
+      };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
         };
       };
       /** @description Problem: not-found */

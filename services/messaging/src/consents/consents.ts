@@ -1,6 +1,7 @@
 import {
   checkIdempotencyKey,
   cursorId,
+  DomainError,
   e164Pattern,
   idPage,
   newId,
@@ -69,6 +70,7 @@ export async function createConsent(
       toResource: toConsent,
     });
     if (replay) return replay;
+    await refuseOptedOut(client, request.accountId, request.phoneNumber);
     return insertConsent(ctx, client, {
       accountId: request.accountId,
       phoneNumber: request.phoneNumber,
@@ -82,6 +84,25 @@ export async function createConsent(
   });
   ctx.outbox.wake();
   return consent;
+}
+
+/**
+ * A recipient who opted out by keyword (STOP and synonyms) cannot be given a consent by the
+ * API: only their START or UNSTOP opts them back in, as carriers enforce it. Refused at creation
+ * rather than granted and then unusable (every send would be 422 recipient-opted-out).
+ */
+async function refuseOptedOut(client: PoolClient, accountId: string, phoneNumber: string) {
+  const { rows } = await client.query<{ keyword: string }>(
+    "SELECT keyword FROM messaging.opt_outs WHERE account_id = $1 AND phone_number = $2",
+    [accountId, phoneNumber],
+  );
+  const optOut = rows[0];
+  if (optOut) {
+    throw new DomainError(
+      "recipient-opted-out",
+      `${phoneNumber} opted out (${optOut.keyword.toUpperCase()}); only their START or UNSTOP opts them back in`,
+    );
+  }
 }
 
 export interface NewConsent {
