@@ -1,22 +1,10 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+export { freePort } from "@switchboard/test-support/free-port";
 
 const root = join(import.meta.dirname, "..", "..", "..");
-
-/** A free TCP port on loopback (closed again: nothing listens on it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** One built entry script (e.g. services/inventory/dist/main.js) run as the image runs it. */
 export interface ServiceProcess {

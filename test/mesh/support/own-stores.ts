@@ -1,8 +1,8 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { promisify } from "node:util";
 import { existsSync, readdirSync } from "node:fs";
-import { createServer } from "node:net";
 import { Redis } from "ioredis";
+import { freePort } from "@switchboard/test-support/free-port";
 
 /**
  * A PostgreSQL cluster and a Redis server of the test's own, for faults that kill, stop or
@@ -10,17 +10,6 @@ import { Redis } from "ioredis";
  */
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** True when this machine can make a cluster of its own (Debian's postgresql-common, as root). */
 export const canOwnStores = (): boolean =>
