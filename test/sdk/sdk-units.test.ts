@@ -10,7 +10,9 @@ import {
   retryDelaySeconds,
   SwitchboardProblem,
   unwrap,
+  recentWebhookIds,
   verifyWebhook,
+  WebhookReplayError,
   WebhookVerificationError,
 } from "@switchboard/sdk";
 
@@ -143,6 +145,33 @@ describe("@switchboard/sdk helpers", () => {
     // Several signatures (a secret being rotated): any one matching is enough.
     const both = { ...headers, "webhook-signature": `v1,AAAA ${headers["webhook-signature"]}` };
     expect(await verifyWebhook(secret, both, payload)).toBeTruthy();
+  });
+
+  it("refuses a second delivery of one webhook-id when asked to de-duplicate, and only after verifying", async () => {
+    const secret = `whsec_${randomBytes(24).toString("base64")}`;
+    const payload = JSON.stringify({ type: "number.assigned" });
+    const at = new Date();
+    const signed = (id: string, body = payload) => ({
+      "webhook-id": id,
+      "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+      "webhook-signature": new Webhook(secret).sign(id, at, body),
+    });
+    const firstDelivery = recentWebhookIds();
+    const id = "evt_01jd2k8w7c3q9v0m5n6p7r8s9a";
+    expect(await verifyWebhook(secret, signed(id), payload, { firstDelivery })).toBeTruthy();
+    await expect(verifyWebhook(secret, signed(id), payload, { firstDelivery })).rejects.toThrow(
+      WebhookReplayError,
+    );
+    // A forgery with a fresh id is refused for its signature, and does not use the id up.
+    const forged = { ...signed("evt_01jd2k8w7c3q9v0m5n6p7r8s9b"), "webhook-signature": "v1,AAAA" };
+    await expect(verifyWebhook(secret, forged, payload, { firstDelivery })).rejects.toThrow(
+      /no signature/,
+    );
+    expect(
+      await verifyWebhook(secret, signed("evt_01jd2k8w7c3q9v0m5n6p7r8s9b"), payload, {
+        firstDelivery,
+      }),
+    ).toBeTruthy();
   });
 
   it("paginates a listing across pages by next_cursor", async () => {

@@ -10,7 +10,12 @@ export { problemFrom, SwitchboardProblem, unwrap, type ProblemDetails } from "./
 export { type Resources, type WriteOptions } from "./resources.js";
 export { retryAfterSeconds, retryDelaySeconds, retryingFetch, type RetryOptions } from "./retry.js";
 export { tokenSource, type ClientCredentials } from "./tokens.js";
-export { verifyWebhook, WebhookVerificationError } from "./webhooks.js";
+export {
+  recentWebhookIds,
+  verifyWebhook,
+  WebhookReplayError,
+  WebhookVerificationError,
+} from "./webhooks.js";
 
 export interface SwitchboardOptions extends ClientCredentials {
   /** The gateway's base URL, e.g. http://localhost:8080 (a trailing /v1 is dropped: paths carry it). */
