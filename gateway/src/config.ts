@@ -143,6 +143,28 @@ export const gatewaySettings = z
       .describe(
         "`permission=capacity/refill-per-second,…` over the defaults; `public` is the per-address bucket of public and unauthenticated requests; `*` every bucket",
       ),
+    CORS_ORIGINS: z
+      .string()
+      .default("")
+      .transform((value) =>
+        value
+          .split(",")
+          .map((origin) => origin.trim())
+          .filter(Boolean),
+      )
+      .pipe(
+        z.array(
+          z
+            .string()
+            .regex(
+              /^(\*|https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?)$/,
+              "must be `*` or an origin (scheme://host[:port], no path)",
+            ),
+        ),
+      )
+      .describe(
+        "comma-separated origins of browser apps allowed to call the API (`https://app.example.com`), or `*`; empty: no CORS headers",
+      ),
     TRUST_PROXY: z
       .string()
       .default("")
@@ -283,6 +305,7 @@ export const gatewaySettings = z
             }
           : undefined,
       trustProxy: value.TRUST_PROXY,
+      corsOrigins: value.CORS_ORIGINS,
       usageRecords: {
         enabled: value.USAGE_RECORDS,
         timeoutMs: value.USAGE_RECORD_TIMEOUT_MS,

@@ -18,6 +18,7 @@ import { docsPage } from "./http/docs-page.js";
 import type { GatewayConfig } from "./config.js";
 import { createHealthReporter, type ExtraCheck } from "./health.js";
 import { createHttpApp } from "./http/app.js";
+import { corsPolicy } from "./http/cors.js";
 import { authenticationStage } from "./http/authentication.js";
 import type { Stage } from "./http/pipeline.js";
 import { buildOpenApiDocument } from "./openapi/document.js";
@@ -182,6 +183,7 @@ export async function startGateway(options: {
     errorHandlers: policies.errorHandlers,
     pages: [docsPage({ title: "Switchboard API reference", before: [policies.pageLimit] })],
     trustProxy: config.trustProxy,
+    cors: corsPolicy(config.corsOrigins),
     errorsUrl: config.errorsUrl,
     logger,
   });

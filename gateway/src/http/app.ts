@@ -20,6 +20,8 @@ export interface AppOptions {
    * and before versioning can fail it (e.g. the usage record hook, which sees every reply).
    */
   first?: express.RequestHandler[];
+  /** CORS (answers preflights): after `first`, before versioning; none: no CORS headers. */
+  cors?: express.RequestHandler | undefined;
   /** Express middleware that runs for every request before routing (e.g. rate-limit headers). */
   before?: express.RequestHandler[];
   /** Pages outside the API's route table (the /docs reference), after `before`. */
@@ -51,6 +53,7 @@ export function createHttpApp(options: AppOptions): express.Express {
   app.use(requestContext);
   app.use(requestMetrics);
   for (const middleware of options.first ?? []) app.use(middleware);
+  if (options.cors) app.use(options.cors);
   app.use(versioning);
   for (const middleware of options.before ?? []) app.use(middleware);
   for (const pages of options.pages ?? []) app.use(pages);
