@@ -93,7 +93,7 @@ describe("inbound calls over SIP", () => {
     answering = await createSeat("desk answering");
     const offline = await createSeat("desk offline");
     const ringing = await createSeat("desk ringing");
-    for (let i = 0; i < 6; i++) dids.push(await p.assignNumber(token));
+    for (let i = 0; i < 9; i++) dids.push(await p.assignNumber(token));
     offlineDid = await p.assignNumber(token);
     unroutedDid = await p.assignNumber(token);
     ringingDid = await p.assignNumber(token);
@@ -250,6 +250,19 @@ describe("inbound calls over SIP", () => {
     const calls = (await api<{ data: Call[] }>("GET", "/api/calls?direction=inbound&limit=100"))
       .body.data;
     expect(calls.some((c) => c.to === unknown)).toBe(false);
+  });
+
+  it("an INVITE whose Content-Length runs past its datagram: 400 and no call (RFC 3261 §18.3)", async () => {
+    const did = dids[6]!;
+    const run = await finished(trunk("inbound-overlong.xml", did));
+    expect(run.code).toBe(0);
+    const calls = (await api<{ data: Call[] }>("GET", "/api/calls?direction=inbound&limit=100"))
+      .body.data;
+    expect(calls.some((c) => c.to === did)).toBe(false);
+    const { rows } = await p.db.query(`SELECT 1 FROM call_control.calls WHERE to_number = $1`, [
+      did,
+    ]);
+    expect(rows).toEqual([]);
   });
 
   it("an INVITE from a source not allowed: 403 and no call", async () => {
