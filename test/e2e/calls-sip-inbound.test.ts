@@ -206,6 +206,40 @@ describe("inbound calls over SIP", () => {
     ]);
   });
 
+  it("a caller who withholds the number (anonymous, Privacy: id): rings as `anonymous`, answered and completed; the P-Asserted-Identity kept, never shown", async () => {
+    const did = dids[7]!;
+    const run = trunk("inbound-anonymous.xml", did);
+    const ringing = await callTo(did);
+    expect(ringing).toMatchObject({ direction: "inbound", status: "ringing", from: "anonymous" });
+    const answered = await answer(ringing!.id);
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+    expect(answered.body.from).toBe("anonymous");
+    await finished(run);
+    const done = await ended(ringing!.id);
+    expect(done).toMatchObject({
+      status: "completed",
+      from: "anonymous",
+      hangup_cause: "normal_clearing",
+      hangup_source: "caller",
+    });
+    const { rows } = await p.db.query<{ asserted_identity: string }>(
+      `SELECT asserted_identity FROM call_control.calls WHERE id = $1`,
+      [ringing!.id],
+    );
+    expect(rows[0]!.asserted_identity).toBe("<sip:+442071838750@127.0.0.1;user=phone>");
+    // Neither the API nor the call's events (what webhooks deliver) name the real caller.
+    const events = await p.db.query<{ type: string; data: unknown }>(
+      `SELECT type, data FROM call_control.outbox WHERE resource_id = $1 ORDER BY sequence`,
+      [ringing!.id],
+    );
+    expect(events.rows.map((e) => e.type)).toEqual(
+      expect.arrayContaining(["call.incoming", "call.answered", "call.completed"]),
+    );
+    const shown = JSON.stringify([await get(ringing!.id), events.rows]);
+    expect(shown).toContain('"from":"anonymous"');
+    expect(shown).not.toContain("2071838750");
+  });
+
   it("a DID without + in the Request-URI; an API hangup after the answer BYEs the trunk", async () => {
     const did = dids[1]!;
     const run = trunk("inbound-answer.xml", did.slice(1), { fill: { after_ack: "platform_bye" } });

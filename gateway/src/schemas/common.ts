@@ -5,6 +5,12 @@ export const e164 = z
   .regex(/^\+[1-9][0-9]{1,14}$/, "must be an E.164 number such as +14155550100")
   .meta({ examples: ["+14155550123"] });
 
+/** A caller: its E.164 number, or "anonymous" when it withholds it (inbound calls). */
+export const callerId = z
+  .union([e164, z.literal("anonymous")])
+  .describe('E.164, or "anonymous" for a caller who withholds the number (inbound calls)')
+  .meta({ examples: ["+14155550123"] });
+
 export const timestamp = z
   .string()
   .describe("RFC 3339 UTC time")

@@ -40,7 +40,12 @@ export interface InboundDelivery {
    * `onRinging` runs in the transaction that makes it ring.
    */
   receive(
-    delivery: { accountId: string; from: string; to: string },
+    delivery: {
+      accountId: string;
+      from: string;
+      to: string;
+      assertedIdentity?: string | undefined;
+    },
     onRinging: (tx: Tx, call: { id: string }) => Promise<void>,
   ): Promise<{ id: string; status: string }>;
 }
@@ -107,14 +112,13 @@ export function createSipInbound(options: {
    * the call was delivered), 503 when the inventory or the database cannot answer.
    */
   const deliver = async (
-    from: string,
-    to: string,
+    caller: { from: string; to: string; assertedIdentity?: string | undefined },
     onRinging: (tx: Tx, call: { id: string }) => Promise<void>,
   ) => {
     try {
-      const accountId = await delivery.ownerOf(to);
+      const accountId = await delivery.ownerOf(caller.to);
       if (!accountId) return 404;
-      return await delivery.receive({ accountId, from, to }, onRinging);
+      return await delivery.receive({ accountId, ...caller }, onRinging);
     } catch (error) {
       if (error instanceof DomainError && error.kind === "validation-failed") return 404;
       logger.warn({ err: error }, "sip: an inbound call could not be delivered");
@@ -185,7 +189,8 @@ export function createSipInbound(options: {
       owner_instance: options.instance,
       server_invite: serverInviteOf(request, localTag),
     });
-    const call = await deliver(invite.from, invite.to, async (tx, ringing) => {
+    const caller = { from: invite.from, to: invite.to, assertedIdentity: invite.assertedIdentity };
+    const call = await deliver(caller, async (tx, ringing) => {
       await insertServerDialog(tx.client, trunkLeg(ringing.id));
     });
     if (typeof call === "number") {
