@@ -10,7 +10,6 @@ import {
   confirmDialog,
   dialogsOf,
   insertDialog,
-  markAcked,
   reinvited,
   strandedCalls,
   terminateDialog,
@@ -19,6 +18,7 @@ import {
   type NewDialog,
 } from "../sip/dialogs.js";
 import type { SipResponse } from "../sip/message.js";
+import { carriesSdp, heldAnswer } from "../sip/sdp.js";
 import { latestLiveBinding } from "../sip/registrations.js";
 import type { RunningSip } from "../sip/sip-service.js";
 import type { SipTrunk } from "../sip/sip-settings.js";
@@ -28,6 +28,7 @@ import { createAckWaits } from "./sip-ack-waits.js";
 import { handleInDialogRequests } from "./sip-in-dialog.js";
 import { createSipInbound, inboundKinds, type InboundDelivery } from "./sip-inbound.js";
 import { createSipLegs } from "./sip-legs.js";
+import { createPhoneMedia } from "./sip-phone-media.js";
 import { hangupForFailure, hangupForStatus } from "./sip-causes.js";
 import type { MediaRelay } from "./sip-media.js";
 import { createTrunkResponses } from "./sip-trunk-responses.js";
@@ -95,6 +96,13 @@ export function createSipCarrier(options: {
     logger,
   });
   const { setupOf } = legs;
+  const phoneMedia = createPhoneMedia({
+    endpoint,
+    transaction: (work) => attached().transaction(work),
+    contact,
+    sentBy: owner,
+    stateOf: (callId) => setupOf(callId).phoneMedia,
+  });
   let events: CarrierEvents | undefined;
 
   const attached = (): CarrierEvents => {
@@ -210,20 +218,23 @@ export function createSipCarrier(options: {
   ) => {
     react(callId, async (tx) => {
       const status = await lockCall(tx, callId);
+      const live = !!status && liveStatuses.includes(status);
       const phone = await confirmDialog(tx.client, callId, "phone", {
         ...answerOf(response),
         sdp: phoneOffer,
+        // Acknowledged at once (RFC 3725 flow IV), so the trunk may ring the whole timeout.
+        acked: live && offer !== undefined,
       });
       if (!phone) {
         const [row] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "phone");
         if (row) tx.afterCommit(() => legs.dropLateAnswer(row, response));
         return;
       }
-      if (!status || !liveStatuses.includes(status)) {
+      if (!live) {
         await legs.close(tx, callId, "phone");
         return;
       }
-      if (!offer) {
+      if (!offer || !phoneOffer) {
         // 3pcc needs the phone's offer in its 200 (RFC 3725 flow I): without one (or without
         // the relay's rewrite of it), nothing to send.
         const source = phoneOffer ? "platform" : "caller";
@@ -237,7 +248,11 @@ export function createSipCarrier(options: {
       }
       const invite = inviteTrunkDialog(callId, dial, offer);
       if (!(await insertDialog(tx.client, invite))) return;
-      tx.afterCommit(() => startTrunk(invite as Dialog, dial));
+      const held = ackFor2xx(phone, owner, heldAnswer(phoneOffer));
+      tx.afterCommit(() => {
+        legs.ack(phone, held);
+        startTrunk(invite as Dialog, dial);
+      });
     });
   };
 
@@ -279,6 +294,27 @@ export function createSipCarrier(options: {
     const callId = dialog.call_id;
     const setup = setupOf(callId);
     const status = response.status;
+    if (status > 100 && status < 200 && carriesSdp(response)) {
+      media
+        .answer({
+          callId,
+          offerer: "phone",
+          answerer: "trunk",
+          sdp: response.content!,
+          flow: dialog.flow_address,
+        })
+        .then(
+          (sdp) => earlyMedia(callId, sdp),
+          (error: unknown) => {
+            logger.warn(
+              { err: error, callId },
+              "sip: the RTP relay refused the trunk's early media",
+            );
+            earlyMedia(callId, undefined);
+          },
+        );
+      return;
+    }
     if (status === 180 || status === 183) {
       react(callId, (tx) =>
         attached().onCarrierEvent(tx, { type: "ringing", callId, at: new Date() }),
@@ -315,7 +351,34 @@ export function createSipCarrier(options: {
     );
   };
 
-  /** The trunk's 2xx (its answer as the relay rewrote it): ACKed, and the phone ACKed with it. */
+  /**
+   * The trunk's early media (a 18x with SDP, as the relay rewrote it): the call rings, and the
+   * phone (confirmed since its 200) gets it in a re-INVITE; once the phone took it the call
+   * records `early_media`.
+   */
+  const earlyMedia = (callId: string, sdp: string | undefined) => {
+    react(callId, async (tx) => {
+      await lockCall(tx, callId);
+      await attached().onCarrierEvent(tx, { type: "ringing", callId, at: new Date() });
+      const [phone] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "phone");
+      if (!sdp || phone?.state !== "confirmed") return;
+      tx.afterCommit(() => {
+        void phoneMedia.give(phone, sdp).then((outcome) => {
+          if (outcome && outcome.status < 300) {
+            react(callId, (next) =>
+              attached().onCarrierEvent(next, { type: "early_media", callId }),
+            );
+          }
+        });
+      });
+    });
+  };
+
+  /**
+   * The trunk's 2xx (its answer as the relay rewrote it): ACKed, the call answered, and the
+   * phone given the answer in a re-INVITE (unless its early media was that SDP already); a
+   * phone refusing it fails the call.
+   */
   const trunkAnswered = (
     dialog: Dialog,
     response: SipResponse,
@@ -336,12 +399,28 @@ export function createSipCarrier(options: {
         await legs.closeAll(tx, callId);
         return;
       }
-      await markAcked(tx.client, callId, "phone");
       await attached().onCarrierEvent(tx, { type: "answered", callId, at: new Date() });
-      const phoneAck = ackFor2xx(phone, owner, relayed.answer);
       tx.afterCommit(() => {
-        legs.ack(phone, phoneAck);
         legs.release(callId);
+        if (relayed.answer) connectPhone(phone, relayed.answer);
+      });
+    });
+  };
+
+  const connectPhone = (phone: Dialog, answer: string) => {
+    void phoneMedia.give(phone, answer).then((outcome) => {
+      if (!outcome || outcome.status < 300) return;
+      const callId = phone.call_id;
+      logger.info({ callId, status: outcome.status }, "sip: the phone refused the trunk's answer");
+      react(callId, async (tx) => {
+        const status = await lockCall(tx, callId);
+        if (!status || !liveStatuses.includes(status)) return;
+        await ended(tx, callId, {
+          cause: "network_error",
+          source: "platform",
+          sipCode: outcome.status,
+        });
+        await legs.closeAll(tx, callId);
       });
     });
   };

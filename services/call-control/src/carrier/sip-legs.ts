@@ -6,7 +6,6 @@ import {
   confirmDialog,
   dialogsOf,
   flowOf,
-  markAcked,
   terminateDialog,
   type Dialog,
   type DialogLeg,
@@ -17,6 +16,7 @@ import type { NameAddress, SipRequest, SipResponse } from "../sip/message.js";
 import { refusingAnswer } from "../sip/sdp.js";
 import type { SipFlow } from "../sip/transport.js";
 import type { MediaRelay } from "./sip-media.js";
+import type { PhoneMediaState } from "./sip-phone-media.js";
 
 /** How long a 2xx may still be retransmitted after the last ACK (RFC 3261: 64·T1). */
 const setupLingerMs = 32_000;
@@ -29,6 +29,8 @@ export interface Setup {
   acks: Partial<Record<DialogLeg, { ack: SipRequest; flow: SipFlow }>>;
   answered: Set<DialogLeg>;
   challenges: number;
+  /** An outbound call's phone: the re-INVITEs giving it the trunk's media (sip-phone-media.ts). */
+  phoneMedia: PhoneMediaState;
 }
 
 export interface SipLegs {
@@ -98,7 +100,13 @@ export function createSipLegs(options: {
   const setupOf = (callId: string): Setup => {
     let setup = setups.get(callId);
     if (!setup) {
-      setup = { invites: {}, acks: {}, answered: new Set(), challenges: 0 };
+      setup = {
+        invites: {},
+        acks: {},
+        answered: new Set(),
+        challenges: 0,
+        phoneMedia: { queue: Promise.resolve(), given: undefined },
+      };
       setups.set(callId, setup);
     }
     return setup;
@@ -195,13 +203,15 @@ export function createSipLegs(options: {
     },
     dropLateAnswer,
     async confirmAnswer(tx, callId, leg, response) {
-      const answered = await confirmDialog(tx.client, callId, leg, answerOf(response));
+      const answered = await confirmDialog(tx.client, callId, leg, {
+        ...answerOf(response),
+        acked: true,
+      });
       if (!answered) {
         const [row] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === leg);
         if (row) tx.afterCommit(() => dropLateAnswer(row, response));
         return undefined;
       }
-      await markAcked(tx.client, callId, leg);
       const answerAck = ackFor2xx(answered, owner);
       tx.afterCommit(() => ack(answered, answerAck));
       return answered;

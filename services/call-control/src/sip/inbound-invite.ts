@@ -1,5 +1,6 @@
 import { anonymousCaller } from "../calls/inbound.js";
 import { sipUriParts, textHeader, type SipRequest } from "./message.js";
+import { carriesSdp } from "./sdp.js";
 
 const e164 = /^\+[1-9]\d{1,14}$/;
 
@@ -72,14 +73,13 @@ export function readInboundInvite(request: SipRequest): InboundInvite {
   if (!remoteTag || !target) return { ok: false, status: 400 };
   const from = callerWithheld(request) ? anonymousCaller : e164User(request.headers.from.uri);
   if (!from) return { ok: false, status: 484, reason: "Address Incomplete" };
-  const sdp = /^application\/sdp\b/i.test(textHeader(request, "content-type") ?? "");
-  if (!sdp || !request.content) return { ok: false, status: 488 };
+  if (!carriesSdp(request)) return { ok: false, status: 488 };
   return {
     ok: true,
     to,
     from,
     assertedIdentity: assertedIdentityOf(request),
-    offer: request.content,
+    offer: request.content!,
     contact: target,
     remoteTag: String(remoteTag),
   };

@@ -1,0 +1,55 @@
+import type { Tx } from "../scheduler/tx.js";
+import type { Dialog } from "../sip/dialogs.js";
+import type { SipEndpoint } from "../sip/endpoint.js";
+import type { NameAddress } from "../sip/message.js";
+import { relayOffer, type RelayOutcome } from "./sip-relay.js";
+
+/** What this process gave a call's phone: the re-INVITEs queued, the SDP it has. */
+export interface PhoneMediaState {
+  queue: Promise<unknown>;
+  given: string | undefined;
+}
+
+/**
+ * The media an outbound call's phone gets after its ACK (RFC 3725 flow IV): its 200 was
+ * answered held at once, so the trunk may ring for the call's whole timeout; the trunk's early
+ * media (a 183's SDP) and its answer reach the phone in re-INVITEs of the phone's dialog, one
+ * at a time (RFC 3261 §14.1), each only when the SDP differs from what the phone has.
+ */
+export interface PhoneMedia {
+  /**
+   * Offers `sdp` to the phone once the re-INVITE before it is over: the phone's final answer,
+   * or undefined when the phone has that SDP already.
+   */
+  give(phone: Dialog, sdp: string): Promise<RelayOutcome | undefined>;
+}
+
+export function createPhoneMedia(options: {
+  endpoint: SipEndpoint;
+  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  contact: NameAddress[];
+  sentBy: string;
+  stateOf(callId: string): PhoneMediaState;
+}): PhoneMedia {
+  return {
+    give(phone, sdp) {
+      const state = options.stateOf(phone.call_id);
+      const turn = state.queue.then(async () => {
+        if (state.given === sdp) return undefined;
+        const outcome = await relayOffer({
+          endpoint: options.endpoint,
+          transaction: options.transaction,
+          other: phone,
+          method: "INVITE",
+          sdp,
+          contact: options.contact,
+          sentBy: options.sentBy,
+        });
+        if (outcome.status < 300) state.given = sdp;
+        return outcome;
+      });
+      state.queue = turn.catch(() => undefined);
+      return turn;
+    },
+  };
+}
