@@ -99,8 +99,32 @@ describe("an inbound INVITE", () => {
     });
   });
 
+  it("takes a withheld caller as `anonymous` (RFC 3323), its P-Asserted-Identity kept aside", () => {
+    const pai = "P-Asserted-Identity: <sip:+442071838750@127.0.0.1;user=phone>";
+    expect(
+      readInboundInvite(
+        invite({ from: "sip:anonymous@anonymous.invalid", extra: ["Privacy: id", pai] }),
+      ),
+    ).toMatchObject({
+      ok: true,
+      from: "anonymous",
+      assertedIdentity: "<sip:+442071838750@127.0.0.1;user=phone>",
+    });
+    expect(readInboundInvite(invite({ from: "sip:Anonymous@127.0.0.1" }))).toMatchObject({
+      from: "anonymous",
+    });
+    // A number with Privacy: id (or user, header) is withheld too.
+    expect(readInboundInvite(invite({ extra: ["Privacy: user;id"] }))).toMatchObject({
+      from: "anonymous",
+    });
+    expect(readInboundInvite(invite({ extra: ["Privacy: none"] }))).toMatchObject({
+      from: "+442071838750",
+      assertedIdentity: undefined,
+    });
+  });
+
   it("is refused without a caller number (484) or an SDP offer (488)", () => {
-    expect(readInboundInvite(invite({ from: "sip:anonymous@anonymous.invalid" }))).toMatchObject({
+    expect(readInboundInvite(invite({ from: "sip:unknown@127.0.0.1" }))).toMatchObject({
       ok: false,
       status: 484,
     });
