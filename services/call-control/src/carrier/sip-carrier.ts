@@ -55,9 +55,11 @@ interface DialPayload {
 
 /**
  * The `sip` voice carrier (docs/api.md "Voice over SIP"): inbound calls from the trunk
- * (`sip-inbound.ts`), and outbound calls by third-party call control (RFC 3725 flow I). The seat's phone is INVITEd without SDP; its 200 carries the
- * offer, which goes to the trunk in an INVITE with the PASSporT in `Identity`; the trunk's 200
- * is ACKed and its answer goes to the phone in the phone's ACK. Each leg's dialog is a row of
+ * (`sip-inbound.ts`), and outbound calls by third-party call control (RFC 3725 flow IV). The
+ * seat's phone is INVITEd without SDP; its 200 carries the offer and is ACKed at once with a
+ * held answer, and the offer goes to the trunk in an INVITE with the PASSporT in `Identity`,
+ * so the trunk may ring the call's whole timeout; the trunk's early media and its answer reach
+ * the phone in re-INVITEs (`sip-phone-media.ts`). Each leg's dialog is a row of
  * call_control.sip_dialogs written before its first packet, and every packet goes after the
  * transaction that records it committed, so another replica (or this one after a restart) can
  * end it with BYE or CANCEL.
@@ -235,7 +237,7 @@ export function createSipCarrier(options: {
         return;
       }
       if (!offer || !phoneOffer) {
-        // 3pcc needs the phone's offer in its 200 (RFC 3725 flow I): without one (or without
+        // 3pcc needs the phone's offer in its 200 (RFC 3725 flow IV): without one (or without
         // the relay's rewrite of it), nothing to send.
         const source = phoneOffer ? "platform" : "caller";
         await ended(tx, callId, {
