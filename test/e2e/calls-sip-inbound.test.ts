@@ -8,6 +8,7 @@ import {
   freeSipPort,
   runSipp,
   startBaresip,
+  startSippServer,
   type Baresip,
   type SippRun,
 } from "@switchboard/test-support/sip-peers";
@@ -22,6 +23,7 @@ interface Call {
   hangup_cause: string | null;
   hangup_source: string | null;
   sip_code: number | null;
+  early_media: boolean;
   answered_at: string | null;
   ended_at: string | null;
 }
@@ -93,7 +95,7 @@ describe("inbound calls over SIP", () => {
     answering = await createSeat("desk answering");
     const offline = await createSeat("desk offline");
     const ringing = await createSeat("desk ringing");
-    for (let i = 0; i < 9; i++) dids.push(await p.assignNumber(token));
+    for (let i = 0; i < 8; i++) dids.push(await p.assignNumber(token));
     offlineDid = await p.assignNumber(token);
     unroutedDid = await p.assignNumber(token);
     ringingDid = await p.assignNumber(token);
@@ -238,6 +240,47 @@ describe("inbound calls over SIP", () => {
     const shown = JSON.stringify([await get(ringing!.id), events.rows]);
     expect(shown).toContain('"from":"anonymous"');
     expect(shown).not.toContain("2071838750");
+  });
+
+  it("offers the caller the phone's early media: its 183 with SDP reaches the trunk before the 200, and the call records early_media", async () => {
+    const seat = await createSeat("desk early media");
+    const did = await p.assignNumber(token);
+    await route("early media line", [did], seat);
+    const phonePort = await freeSipPort();
+    const registered = await runSipp({
+      scenario: "phone-register.xml",
+      target: { host, port: sipPort },
+      port: phonePort,
+      keys: { user: seat.sip.username, domain: host },
+      args: ["-au", seat.sip.username, "-ap", seat.sip.password!],
+    });
+    expect(registered.code, registered.output).toBe(0);
+    const earlyPhone = await startSippServer({
+      scenario: "phone-early-media.xml",
+      port: phonePort,
+      fill: { ring: "2000" },
+      timeoutMs: 30_000,
+    });
+    const run = trunk("inbound-early-media.xml", did);
+    const ringing = await callTo(did);
+    expect((await answer(ringing!.id)).status).toBe(200);
+    const early = await eventually(
+      () => get(ringing!.id),
+      (c) => c.early_media,
+      10_000,
+    );
+    expect(early).toMatchObject({ status: "in_progress", early_media: true });
+    const result = await finished(run);
+    expect(result.logs.find((line) => line.startsWith("early="))).toMatch(
+      /^early=o=phone-early 1 1/,
+    );
+    const phoneRun = await earlyPhone.done;
+    expect(phoneRun.code, phoneRun.output).toBe(0);
+    expect(await ended(ringing!.id)).toMatchObject({
+      status: "completed",
+      hangup_source: "caller",
+      early_media: true,
+    });
   });
 
   it("a DID without + in the Request-URI; an API hangup after the answer BYEs the trunk", async () => {

@@ -365,7 +365,7 @@ export function createSipCarrier(options: {
       const [phone] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "phone");
       if (!sdp || phone?.state !== "confirmed") return;
       tx.afterCommit(() => {
-        void phoneMedia.give(phone, sdp).then((outcome) => {
+        void phoneMedia.give(phone, sdp, "early").then((outcome) => {
           if (outcome && outcome.status < 300) {
             react(callId, (next) =>
               attached().onCarrierEvent(next, { type: "early_media", callId }),
@@ -410,7 +410,7 @@ export function createSipCarrier(options: {
   };
 
   const connectPhone = (phone: Dialog, answer: string) => {
-    void phoneMedia.give(phone, answer).then((outcome) => {
+    void phoneMedia.give(phone, answer, "answer").then((outcome) => {
       if (!outcome || outcome.status < 300) return;
       const callId = phone.call_id;
       logger.info({ callId, status: outcome.status }, "sip: the phone refused the trunk's answer");

@@ -23,6 +23,7 @@ import {
   type SipResponse,
 } from "../sip/message.js";
 import { latestLiveBinding } from "../sip/registrations.js";
+import { carriesSdp } from "../sip/sdp.js";
 import { responseFromRow, serverInviteOf } from "../sip/server-responses.js";
 import { allowedSource, type Ipv4Block } from "../sip/trunk-allow.js";
 import type { CarrierEvents } from "./carrier.js";
@@ -293,6 +294,25 @@ export function createSipInbound(options: {
   };
 
   const onPhoneResponse = (callId: string, response: SipResponse, phoneAddress: string) => {
+    if (response.status > 100 && response.status < 200 && carriesSdp(response)) {
+      media
+        .answer({
+          callId,
+          offerer: "trunk",
+          answerer: "phone",
+          sdp: response.content!,
+          flow: phoneAddress,
+        })
+        .then(
+          (sdp) => earlyMedia(callId, sdp),
+          (error: unknown) =>
+            logger.warn(
+              { err: error, callId },
+              "sip: the RTP relay refused the phone's early media",
+            ),
+        );
+      return;
+    }
     if (response.status < 200) return;
     if (response.status >= 300) {
       options.react(callId, (tx) => fail(tx, callId, hangupForStatus(response.status, "callee")));
@@ -326,6 +346,21 @@ export function createSipInbound(options: {
         });
       },
     );
+  };
+
+  /**
+   * The phone's early media (a 18x with SDP, as the relay rewrote it): the trunk, still waiting
+   * for our final response, gets it in a 183 (RFC 3261 §13.3.1.1), and the call records
+   * `early_media`.
+   */
+  const earlyMedia = (callId: string, sdp: string) => {
+    options.react(callId, async (tx) => {
+      const status = await options.lockCall(tx, callId);
+      const [trunk] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "trunk");
+      if (status !== "in_progress" || trunk?.state !== "calling") return;
+      await options.attached().onCarrierEvent(tx, { type: "early_media", callId });
+      tx.afterCommit(() => trunkResponses.provisional(trunk, 183, { headers: { contact }, sdp }));
+    });
   };
 
   /**

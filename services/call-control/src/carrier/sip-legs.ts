@@ -105,7 +105,7 @@ export function createSipLegs(options: {
         acks: {},
         answered: new Set(),
         challenges: 0,
-        phoneMedia: { queue: Promise.resolve(), given: undefined },
+        phoneMedia: { queue: Promise.resolve(), given: undefined, answered: false },
       };
       setups.set(callId, setup);
     }

@@ -8,6 +8,8 @@ import { relayOffer, type RelayOutcome } from "./sip-relay.js";
 export interface PhoneMediaState {
   queue: Promise<unknown>;
   given: string | undefined;
+  /** The trunk's answer was queued: early media coming later is stale. */
+  answered: boolean;
 }
 
 /**
@@ -18,10 +20,11 @@ export interface PhoneMediaState {
  */
 export interface PhoneMedia {
   /**
-   * Offers `sdp` to the phone once the re-INVITE before it is over: the phone's final answer,
-   * or undefined when the phone has that SDP already.
+   * Offers `sdp` (`early` media, or the trunk's answer) to the phone once the re-INVITE before
+   * it is over: the phone's final answer, or undefined when the phone has that SDP already (or
+   * it is early media arriving after the answer).
    */
-  give(phone: Dialog, sdp: string): Promise<RelayOutcome | undefined>;
+  give(phone: Dialog, sdp: string, kind: "early" | "answer"): Promise<RelayOutcome | undefined>;
 }
 
 export function createPhoneMedia(options: {
@@ -32,8 +35,10 @@ export function createPhoneMedia(options: {
   stateOf(callId: string): PhoneMediaState;
 }): PhoneMedia {
   return {
-    give(phone, sdp) {
+    give(phone, sdp, kind) {
       const state = options.stateOf(phone.call_id);
+      if (kind === "early" && state.answered) return Promise.resolve(undefined);
+      if (kind === "answer") state.answered = true;
       const turn = state.queue.then(async () => {
         if (state.given === sdp) return undefined;
         const outcome = await relayOffer({
