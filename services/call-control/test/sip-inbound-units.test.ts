@@ -1,14 +1,14 @@
 import { createSocket } from "node:dgram";
 import { createLogger } from "@switchboard/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAckWaits } from "../src/carrier/sip-ack-waits.js";
-import { createTrunkResponses } from "../src/carrier/sip-trunk-responses.js";
+import { createAckWaits } from "../src/carrier/sip/sip-ack-waits.js";
+import { createTrunkResponses } from "../src/carrier/sip/sip-trunk-responses.js";
 import { callControlSettings } from "../src/config.js";
-import type { Dialog } from "../src/sip/dialogs.js";
-import { startSipEndpoint, type SipEndpoint } from "../src/sip/endpoint.js";
+import type { Dialog } from "../src/sip/dialogs/dialogs.js";
+import { startSipEndpoint, type SipEndpoint } from "../src/sip/stack/endpoint.js";
 import { e164User, readInboundInvite } from "../src/sip/inbound-invite.js";
-import { parseMessage, type SipRequest, type SipResponse } from "../src/sip/message.js";
-import { serverInviteOf } from "../src/sip/server-responses.js";
+import { parseMessage, type SipRequest, type SipResponse } from "../src/sip/stack/message.js";
+import { serverInviteOf } from "../src/sip/dialogs/server-responses.js";
 import { allowedSource, parseIpv4Block } from "../src/sip/trunk-allow.js";
 
 const logger = createLogger("sip-inbound-test", { level: "silent" });

@@ -5,8 +5,8 @@ import {
   digestResponse,
   parseCredentials,
   sameDigest,
-} from "../src/sip/digest.js";
-import { responseFlow } from "../src/sip/endpoint.js";
+} from "../src/sip/stack/digest.js";
+import { responseFlow } from "../src/sip/stack/endpoint.js";
 import {
   bodyCutShort,
   parseMessage,
@@ -16,9 +16,9 @@ import {
   unquote,
   type SipRequest,
   type SipResponse,
-} from "../src/sip/message.js";
-import { NonceIssuer } from "../src/sip/nonce.js";
-import { contactChanges, SipRefusal } from "../src/sip/registrar.js";
+} from "../src/sip/stack/message.js";
+import { NonceIssuer } from "../src/sip/registrar/nonce.js";
+import { contactChanges, SipRefusal } from "../src/sip/registrar/registrar.js";
 
 /** A message as RFCs print it: one line each, CRLF between, folded lines kept. */
 const wire = (...lines: string[]) => lines.join("\r\n");

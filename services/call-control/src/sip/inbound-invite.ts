@@ -1,6 +1,6 @@
 import { anonymousCaller } from "../calls/inbound.js";
-import { sipUriParts, textHeader, type SipRequest } from "./message.js";
-import { carriesSdp } from "./sdp.js";
+import { sipUriParts, textHeader, type SipRequest } from "./stack/message.js";
+import { carriesSdp } from "./stack/sdp.js";
 
 const e164 = /^\+[1-9]\d{1,14}$/;
 

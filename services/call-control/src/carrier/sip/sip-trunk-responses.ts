@@ -1,10 +1,10 @@
 import type { Logger } from "@switchboard/kit";
-import { fromDialogPeerAddress } from "../sip/dialog-peer.js";
-import { flowOf, type Dialog } from "../sip/dialogs.js";
-import type { SipEndpoint } from "../sip/endpoint.js";
-import type { SipHeaders, SipResponse } from "../sip/message.js";
-import { responseFromRow } from "../sip/server-responses.js";
-import type { Ipv4Block } from "../sip/trunk-allow.js";
+import { fromDialogPeerAddress } from "../../sip/dialogs/dialog-peer.js";
+import { flowOf, type Dialog } from "../../sip/dialogs/dialogs.js";
+import type { SipEndpoint } from "../../sip/stack/endpoint.js";
+import type { SipHeaders, SipResponse } from "../../sip/stack/message.js";
+import { responseFromRow } from "../../sip/dialogs/server-responses.js";
+import type { Ipv4Block } from "../../sip/trunk-allow.js";
 import type { AckWaits } from "./sip-ack-waits.js";
 
 /** How long a held server transaction waits for its final response before it is let go. */

@@ -1,7 +1,7 @@
-import type { Tx } from "../scheduler/tx.js";
-import type { Dialog } from "../sip/dialogs.js";
-import type { SipEndpoint } from "../sip/endpoint.js";
-import type { NameAddress } from "../sip/message.js";
+import type { Tx } from "../../scheduler/tx.js";
+import type { Dialog } from "../../sip/dialogs/dialogs.js";
+import type { SipEndpoint } from "../../sip/stack/endpoint.js";
+import type { NameAddress } from "../../sip/stack/message.js";
 import { relayOffer, type RelayOutcome } from "./sip-relay.js";
 
 /** What this process gave a call's phone: the re-INVITEs queued, the SDP it has. */

@@ -1,6 +1,6 @@
 import type { Queryable } from "@switchboard/kit";
-import type { SipRequest } from "./message.js";
-import type { SipFlow } from "./transport.js";
+import type { SipRequest } from "../stack/message.js";
+import type { SipFlow } from "../stack/transport.js";
 
 /**
  * A call's SIP dialogs (RFC 3261 §12), one per leg, in call_control.sip_dialogs: what any

@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "@switchboard/kit";
-import type { Hangup } from "../calls/states.js";
-import type { DueAction } from "../scheduler/action-runner.js";
-import type { Tx } from "../scheduler/tx.js";
-import { newClientBranch } from "../sip/client-transactions.js";
-import { answerChallenge } from "../sip/digest.js";
-import { callingDialog, ackFor2xx, answerOf, inviteOf } from "../sip/dialog-requests.js";
+import type { Hangup } from "../../calls/states.js";
+import type { DueAction } from "../../scheduler/action-runner.js";
+import type { Tx } from "../../scheduler/tx.js";
+import { newClientBranch } from "../../sip/stack/client-transactions.js";
+import { answerChallenge } from "../../sip/stack/digest.js";
+import { callingDialog, ackFor2xx, answerOf, inviteOf } from "../../sip/dialogs/dialog-requests.js";
 import {
   confirmDialog,
   dialogsOf,
@@ -16,14 +16,14 @@ import {
   type Dialog,
   type DialogLeg,
   type NewDialog,
-} from "../sip/dialogs.js";
-import type { SipResponse } from "../sip/message.js";
-import { carriesSdp, heldAnswer } from "../sip/sdp.js";
-import { latestLiveBinding } from "../sip/registrations.js";
-import type { RunningSip } from "../sip/sip-service.js";
-import type { SipTrunk } from "../sip/sip-settings.js";
-import type { CarrierAdapter, CarrierEvents, CarrierTimers, DialRequest } from "./carrier.js";
-import type { Ipv4Block } from "../sip/trunk-allow.js";
+} from "../../sip/dialogs/dialogs.js";
+import type { SipResponse } from "../../sip/stack/message.js";
+import { carriesSdp, heldAnswer } from "../../sip/stack/sdp.js";
+import { latestLiveBinding } from "../../sip/registrar/registrations.js";
+import type { RunningSip } from "../../sip/sip-service.js";
+import type { SipTrunk } from "../../sip/sip-settings.js";
+import type { CarrierAdapter, CarrierEvents, CarrierTimers, DialRequest } from "../carrier.js";
+import type { Ipv4Block } from "../../sip/trunk-allow.js";
 import { createAckWaits } from "./sip-ack-waits.js";
 import { handleInDialogRequests } from "./sip-in-dialog.js";
 import { createSipInbound, inboundKinds, type InboundDelivery } from "./sip-inbound.js";

@@ -1,7 +1,15 @@
 import type { Logger } from "@switchboard/kit";
-import type { Tx } from "../scheduler/tx.js";
-import type { ClientTransaction, ClientTransactionEvents } from "../sip/client-transactions.js";
-import { ackFor2xx, answerOf, cancelOf, inDialogRequest } from "../sip/dialog-requests.js";
+import type { Tx } from "../../scheduler/tx.js";
+import type {
+  ClientTransaction,
+  ClientTransactionEvents,
+} from "../../sip/stack/client-transactions.js";
+import {
+  ackFor2xx,
+  answerOf,
+  cancelOf,
+  inDialogRequest,
+} from "../../sip/dialogs/dialog-requests.js";
 import {
   confirmDialog,
   dialogsOf,
@@ -10,11 +18,11 @@ import {
   type Dialog,
   type DialogLeg,
   type NewDialog,
-} from "../sip/dialogs.js";
-import type { SipEndpoint } from "../sip/endpoint.js";
-import type { NameAddress, SipRequest, SipResponse } from "../sip/message.js";
-import { refusingAnswer } from "../sip/sdp.js";
-import type { SipFlow } from "../sip/transport.js";
+} from "../../sip/dialogs/dialogs.js";
+import type { SipEndpoint } from "../../sip/stack/endpoint.js";
+import type { NameAddress, SipRequest, SipResponse } from "../../sip/stack/message.js";
+import { refusingAnswer } from "../../sip/stack/sdp.js";
+import type { SipFlow } from "../../sip/stack/transport.js";
 import type { MediaRelay } from "./sip-media.js";
 import type { PhoneMediaState } from "./sip-phone-media.js";
 

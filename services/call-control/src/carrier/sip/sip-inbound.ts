@@ -1,9 +1,9 @@
 import { DomainError, type Logger } from "@switchboard/kit";
-import type { Hangup } from "../calls/states.js";
-import type { DueAction } from "../scheduler/action-runner.js";
-import type { Tx } from "../scheduler/tx.js";
-import { fromDialogPeer } from "../sip/dialog-peer.js";
-import { callingDialog, inviteOf, recordRouteOf } from "../sip/dialog-requests.js";
+import type { Hangup } from "../../calls/states.js";
+import type { DueAction } from "../../scheduler/action-runner.js";
+import type { Tx } from "../../scheduler/tx.js";
+import { fromDialogPeer } from "../../sip/dialogs/dialog-peer.js";
+import { callingDialog, inviteOf, recordRouteOf } from "../../sip/dialogs/dialog-requests.js";
 import {
   confirmServerDialog,
   dialogsOf,
@@ -12,21 +12,21 @@ import {
   insertServerDialog,
   markAcked,
   type Dialog,
-} from "../sip/dialogs.js";
-import { responseFlow, type SipRequestContext } from "../sip/endpoint.js";
-import { readInboundInvite } from "../sip/inbound-invite.js";
+} from "../../sip/dialogs/dialogs.js";
+import { responseFlow, type SipRequestContext } from "../../sip/stack/endpoint.js";
+import { readInboundInvite } from "../../sip/inbound-invite.js";
 import {
   newTag,
   responseTo,
   type NameAddress,
   type SipRequest,
   type SipResponse,
-} from "../sip/message.js";
-import { latestLiveBinding } from "../sip/registrations.js";
-import { carriesSdp } from "../sip/sdp.js";
-import { responseFromRow, serverInviteOf } from "../sip/server-responses.js";
-import { allowedSource, type Ipv4Block } from "../sip/trunk-allow.js";
-import type { CarrierEvents } from "./carrier.js";
+} from "../../sip/stack/message.js";
+import { latestLiveBinding } from "../../sip/registrar/registrations.js";
+import { carriesSdp } from "../../sip/stack/sdp.js";
+import { responseFromRow, serverInviteOf } from "../../sip/dialogs/server-responses.js";
+import { allowedSource, type Ipv4Block } from "../../sip/trunk-allow.js";
+import type { CarrierEvents } from "../carrier.js";
 import { hangupForFailure, hangupForStatus } from "./sip-causes.js";
 import type { SipLegs } from "./sip-legs.js";
 import type { MediaRelay } from "./sip-media.js";
