@@ -10,6 +10,7 @@ import {
 } from "@switchboard/test-support/fixtures/calls";
 import {
   freeSipPort,
+  runSipp,
   startBaresip,
   startSippServer,
   type Baresip,
@@ -260,6 +261,36 @@ describe("outbound calls over SIP (third-party call control)", () => {
     expect((await api("POST", `/api/calls/${call.id}/hangup`)).status).toBe(200);
     await finished(sipp.done);
     expect(await ended(call.id)).toMatchObject({ status: "completed", early_media: true });
+  });
+
+  it("fails the call when the phone refuses the trunk's answer in the re-INVITE: failed / network_error, nothing billable, both legs BYEd", async () => {
+    const seat = await createSeat("desk refusing");
+    const phonePort = await freeSipPort();
+    const registered = await runSipp({
+      scenario: "phone-register.xml",
+      target: { host, port: p.callControl().sip!.endpoint.transport.port },
+      port: phonePort,
+      keys: { user: seat.sip.username, domain: host },
+      args: ["-au", seat.sip.username, "-ap", seat.sip.password!],
+    });
+    expect(registered.code, registered.output).toBe(0);
+    const phone = await startSippServer({
+      scenario: "phone-refuse-reinvite.xml",
+      port: phonePort,
+      fill: { status: "488" },
+      timeoutMs: 20_000,
+    });
+    const sipp = await trunk("trunk-answer-late.xml", { ring: "0" });
+    const call = await place(seat, "+15550107013");
+    await finished(sipp.done);
+    await finished(phone.done);
+    expect(await ended(call.id)).toMatchObject({
+      status: "failed",
+      hangup_cause: "network_error",
+      hangup_source: "platform",
+      sip_code: 488,
+      answered_at: null,
+    });
   });
 
   it("ends the call when the trunk hangs up first, and BYEs the phone", async () => {

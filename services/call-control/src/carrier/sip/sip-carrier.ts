@@ -417,10 +417,13 @@ export function createSipCarrier(options: {
       react(callId, async (tx) => {
         const status = await lockCall(tx, callId);
         if (!status || !liveStatuses.includes(status)) return;
-        await ended(tx, callId, {
-          cause: "network_error",
-          source: "platform",
-          sipCode: outcome.status,
+        // The agent never heard the callee: unanswered, so nothing is billable.
+        await attached().onCarrierEvent(tx, {
+          type: "ended",
+          callId,
+          at: new Date(),
+          hangup: { cause: "network_error", source: "platform", sipCode: outcome.status },
+          unanswered: true,
         });
         await legs.closeAll(tx, callId);
       });
