@@ -263,8 +263,9 @@ describe("outbound calls over SIP (third-party call control)", () => {
     expect(await ended(call.id)).toMatchObject({ status: "completed", early_media: true });
   });
 
-  it("fails the call when the phone refuses the trunk's answer in the re-INVITE: failed / network_error, nothing billable, both legs BYEd", async () => {
-    const seat = await createSeat("desk refusing");
+  /** A new seat whose phone is SIPp running `scenario` (registered as the seat first). */
+  const sippPhone = async (name: string, scenario: string, fill: Record<string, string> = {}) => {
+    const seat = await createSeat(name);
     const phonePort = await freeSipPort();
     const registered = await runSipp({
       scenario: "phone-register.xml",
@@ -274,11 +275,13 @@ describe("outbound calls over SIP (third-party call control)", () => {
       args: ["-au", seat.sip.username, "-ap", seat.sip.password!],
     });
     expect(registered.code, registered.output).toBe(0);
-    const phone = await startSippServer({
-      scenario: "phone-refuse-reinvite.xml",
-      port: phonePort,
-      fill: { status: "488" },
-      timeoutMs: 20_000,
+    const phone = await startSippServer({ scenario, port: phonePort, fill, timeoutMs: 20_000 });
+    return { seat, phone };
+  };
+
+  it("fails the call when the phone refuses the trunk's answer in the re-INVITE: failed / network_error, nothing billable, both legs BYEd", async () => {
+    const { seat, phone } = await sippPhone("desk refusing", "phone-refuse-reinvite.xml", {
+      status: "488",
     });
     const sipp = await trunk("trunk-answer-late.xml", { ring: "0" });
     const call = await place(seat, "+15550107013");
@@ -291,6 +294,31 @@ describe("outbound calls over SIP (third-party call control)", () => {
       sip_code: 488,
       answered_at: null,
     });
+  });
+
+  it("tries the re-INVITE again after 2.1–4 s when the phone answers 491 (RFC 3261 §14.1)", async () => {
+    const { seat, phone } = await sippPhone("desk crossing", "phone-glare.xml");
+    const sipp = await trunk("trunk-answer-late.xml", { ring: "0" });
+    const call = await place(seat, "+15550107014");
+    await statusBecomes(call.id, "in_progress");
+    const cseq = await eventually(
+      async () =>
+        (
+          await p.db.query<{ n: number }>(
+            `SELECT local_cseq::int AS n FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'phone'`,
+            [call.id],
+          )
+        ).rows[0]?.n,
+      (n) => n === 3,
+      10_000,
+    );
+    expect(cseq).toBe(3);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await get(call.id)).status).toBe("in_progress");
+    expect((await api("POST", `/api/calls/${call.id}/hangup`)).status).toBe(200);
+    await finished(phone.done);
+    await finished(sipp.done);
+    expect(await ended(call.id)).toMatchObject({ status: "completed", sip_code: 200 });
   });
 
   it("ends the call when the trunk hangs up first, and BYEs the phone", async () => {

@@ -39,9 +39,8 @@ export function createPhoneMedia(options: {
       const state = options.stateOf(phone.call_id);
       if (kind === "early" && state.answered) return Promise.resolve(undefined);
       if (kind === "answer") state.answered = true;
-      const turn = state.queue.then(async () => {
-        if (state.given === sdp) return undefined;
-        const outcome = await relayOffer({
+      const offer = () =>
+        relayOffer({
           endpoint: options.endpoint,
           transaction: options.transaction,
           other: phone,
@@ -50,6 +49,15 @@ export function createPhoneMedia(options: {
           contact: options.contact,
           sentBy: options.sentBy,
         });
+      const turn = state.queue.then(async () => {
+        if (state.given === sdp) return undefined;
+        let outcome = await offer();
+        if (outcome.status === 491) {
+          // RFC 3261 §14.1: the phone's own re-INVITE crossed ours; we chose the dialog's
+          // Call-ID, so we try again after 2.1–4 s (once).
+          await new Promise((resolve) => setTimeout(resolve, 2_100 + Math.random() * 1_900));
+          outcome = await offer();
+        }
         if (outcome.status < 300) state.given = sdp;
         return outcome;
       });
