@@ -100,6 +100,13 @@ describe("inbound calls", () => {
     const notMine = await deliver("+15550100000");
     expect(notMine.status).toBe(422);
     expect(notMine.body.errors?.[0]?.pointer).toBe("#/to");
+    // A withheld caller is "anonymous"; anything else that is not E.164 is refused.
+    const anonymous = await deliver(unrouted, "anonymous");
+    expect(anonymous.status).toBe(201);
+    expect(anonymous.body).toMatchObject({ from: "anonymous", early_media: false });
+    const restricted = await deliver(unrouted, "restricted");
+    expect(restricted.status).toBe(422);
+    expect(restricted.body.errors?.[0]?.pointer).toBe("#/from");
     // The ringing call is declined so the seat stays free for the next test.
     const declined = await p.request(`/v1/api/calls/${ringing.body.id}/hangup`, {
       method: "POST",

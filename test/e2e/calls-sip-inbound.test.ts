@@ -8,6 +8,7 @@ import {
   freeSipPort,
   runSipp,
   startBaresip,
+  startSippServer,
   type Baresip,
   type SippRun,
 } from "@switchboard/test-support/sip-peers";
@@ -22,6 +23,7 @@ interface Call {
   hangup_cause: string | null;
   hangup_source: string | null;
   sip_code: number | null;
+  early_media: boolean;
   answered_at: string | null;
   ended_at: string | null;
 }
@@ -93,7 +95,7 @@ describe("inbound calls over SIP", () => {
     answering = await createSeat("desk answering");
     const offline = await createSeat("desk offline");
     const ringing = await createSeat("desk ringing");
-    for (let i = 0; i < 6; i++) dids.push(await p.assignNumber(token));
+    for (let i = 0; i < 8; i++) dids.push(await p.assignNumber(token));
     offlineDid = await p.assignNumber(token);
     unroutedDid = await p.assignNumber(token);
     ringingDid = await p.assignNumber(token);
@@ -206,6 +208,81 @@ describe("inbound calls over SIP", () => {
     ]);
   });
 
+  it("a caller who withholds the number (anonymous, Privacy: id): rings as `anonymous`, answered and completed; the P-Asserted-Identity kept, never shown", async () => {
+    const did = dids[7]!;
+    const run = trunk("inbound-anonymous.xml", did);
+    const ringing = await callTo(did);
+    expect(ringing).toMatchObject({ direction: "inbound", status: "ringing", from: "anonymous" });
+    const answered = await answer(ringing!.id);
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+    expect(answered.body.from).toBe("anonymous");
+    await finished(run);
+    const done = await ended(ringing!.id);
+    expect(done).toMatchObject({
+      status: "completed",
+      from: "anonymous",
+      hangup_cause: "normal_clearing",
+      hangup_source: "caller",
+    });
+    const { rows } = await p.db.query<{ asserted_identity: string }>(
+      `SELECT asserted_identity FROM call_control.calls WHERE id = $1`,
+      [ringing!.id],
+    );
+    expect(rows[0]!.asserted_identity).toBe("<sip:+442071838750@127.0.0.1;user=phone>");
+    // Neither the API nor the call's events (what webhooks deliver) name the real caller.
+    const events = await p.db.query<{ type: string; data: unknown }>(
+      `SELECT type, data FROM call_control.outbox WHERE resource_id = $1 ORDER BY sequence`,
+      [ringing!.id],
+    );
+    expect(events.rows.map((e) => e.type)).toEqual(
+      expect.arrayContaining(["call.incoming", "call.answered", "call.completed"]),
+    );
+    const shown = JSON.stringify([await get(ringing!.id), events.rows]);
+    expect(shown).toContain('"from":"anonymous"');
+    expect(shown).not.toContain("2071838750");
+  });
+
+  it("offers the caller the phone's early media: its 183 with SDP reaches the trunk before the 200, and the call records early_media", async () => {
+    const seat = await createSeat("desk early media");
+    const did = await p.assignNumber(token);
+    await route("early media line", [did], seat);
+    const phonePort = await freeSipPort();
+    const registered = await runSipp({
+      scenario: "phone-register.xml",
+      target: { host, port: sipPort },
+      port: phonePort,
+      keys: { user: seat.sip.username, domain: host },
+      args: ["-au", seat.sip.username, "-ap", seat.sip.password!],
+    });
+    expect(registered.code, registered.output).toBe(0);
+    const earlyPhone = await startSippServer({
+      scenario: "phone-early-media.xml",
+      port: phonePort,
+      fill: { ring: "2000" },
+      timeoutMs: 30_000,
+    });
+    const run = trunk("inbound-early-media.xml", did);
+    const ringing = await callTo(did);
+    expect((await answer(ringing!.id)).status).toBe(200);
+    const early = await eventually(
+      () => get(ringing!.id),
+      (c) => c.early_media,
+      10_000,
+    );
+    expect(early).toMatchObject({ status: "in_progress", early_media: true });
+    const result = await finished(run);
+    expect(result.logs.find((line) => line.startsWith("early="))).toMatch(
+      /^early=o=phone-early 1 1/,
+    );
+    const phoneRun = await earlyPhone.done;
+    expect(phoneRun.code, phoneRun.output).toBe(0);
+    expect(await ended(ringing!.id)).toMatchObject({
+      status: "completed",
+      hangup_source: "caller",
+      early_media: true,
+    });
+  });
+
   it("a DID without + in the Request-URI; an API hangup after the answer BYEs the trunk", async () => {
     const did = dids[1]!;
     const run = trunk("inbound-answer.xml", did.slice(1), { fill: { after_ack: "platform_bye" } });
@@ -250,6 +327,19 @@ describe("inbound calls over SIP", () => {
     const calls = (await api<{ data: Call[] }>("GET", "/api/calls?direction=inbound&limit=100"))
       .body.data;
     expect(calls.some((c) => c.to === unknown)).toBe(false);
+  });
+
+  it("an INVITE whose Content-Length runs past its datagram: 400 and no call (RFC 3261 §18.3)", async () => {
+    const did = dids[6]!;
+    const run = await finished(trunk("inbound-overlong.xml", did));
+    expect(run.code).toBe(0);
+    const calls = (await api<{ data: Call[] }>("GET", "/api/calls?direction=inbound&limit=100"))
+      .body.data;
+    expect(calls.some((c) => c.to === did)).toBe(false);
+    const { rows } = await p.db.query(`SELECT 1 FROM call_control.calls WHERE to_number = $1`, [
+      did,
+    ]);
+    expect(rows).toEqual([]);
   });
 
   it("an INVITE from a source not allowed: 403 and no call", async () => {

@@ -10,6 +10,7 @@ import {
 } from "@switchboard/test-support/fixtures/calls";
 import {
   freeSipPort,
+  runSipp,
   startBaresip,
   startSippServer,
   type Baresip,
@@ -24,6 +25,8 @@ interface Call {
   hangup_source: string | null;
   sip_code: number | null;
   stir_shaken: { attestation: string; identity: string } | null;
+  early_media: boolean;
+  created_at: string;
   answered_at: string | null;
   ended_at: string | null;
 }
@@ -129,8 +132,8 @@ describe("outbound calls over SIP (third-party call control)", () => {
       (c) => c.ended_at !== null,
       timeoutMs,
     );
-  const trunk = (scenario: string, fill: Record<string, string> = {}) =>
-    startSippServer({ scenario, port: trunkPort, fill, timeoutMs: 20_000 });
+  const trunk = (scenario: string, fill: Record<string, string> = {}, timeoutMs = 20_000) =>
+    startSippServer({ scenario, port: trunkPort, fill, timeoutMs });
   const finished = async (run: Promise<SippRun>) => {
     const result = await run;
     expect(result.code, result.output).toBe(0);
@@ -161,9 +164,9 @@ describe("outbound calls over SIP (third-party call control)", () => {
     const call = await place(answering.seat, "+15550107002");
     const live = await statusBecomes(call.id, "in_progress");
     expect(live.status, answering.phone.output().slice(-6_000)).toBe("in_progress");
-    // The phone's ACK carries the trunk's answer.
+    // The phone was ACKed with a held answer at once; the trunk's answer came in a re-INVITE.
     const output = await phoneSaw(answering.phone, "o=trunk-answer");
-    expect(output).toMatch(/ACK sip:[^\n]*\n(?:[^\n]*\n)*?[^\n]*o=trunk-answer/);
+    expect(output).toMatch(/INVITE sip:[^\n]*\n(?:[^\n]*\n)*?[^\n]*o=trunk-answer/);
 
     const hungUp = await api<Call>("POST", `/api/calls/${call.id}/hangup`);
     expect(hungUp.status).toBe(200);
@@ -197,6 +200,127 @@ describe("outbound calls over SIP (third-party call control)", () => {
     ]);
   });
 
+  it("lets the trunk ring past 64·T1: the phone's 200 is ACKed at once, the trunk's answer reaches it in a re-INVITE (RFC 3725 flow IV)", async () => {
+    // 40 s: longer than the 32 s a phone waits for the ACK of its 200 before it hangs up.
+    const ringMs = 40_000;
+    const sipp = await trunk("trunk-answer-late.xml", { ring: String(ringMs) }, ringMs + 20_000);
+    const call = await place(answering.seat, "+15550107011", { timeout_seconds: 90 });
+    await statusBecomes(call.id, "ringing");
+    const phoneLeg = () =>
+      p.db
+        .query<{ state: string; acked: boolean; local_cseq: number }>(
+          `SELECT state, acked, local_cseq::int AS local_cseq FROM call_control.sip_dialogs
+            WHERE call_id = $1 AND leg = 'phone'`,
+          [call.id],
+        )
+        .then((r) => r.rows[0]);
+    expect(await eventually(phoneLeg, (leg) => leg?.acked === true)).toMatchObject({
+      state: "confirmed",
+      acked: true,
+      local_cseq: 1,
+    });
+    const live = await statusBecomes(call.id, "in_progress", ringMs + 10_000);
+    expect(live.status, answering.phone.output().slice(-6_000)).toBe("in_progress");
+    const output = await phoneSaw(answering.phone, "o=trunk-answer");
+    expect(output).toMatch(/INVITE sip:[^\n]*\n(?:[^\n]*\n)*?[^\n]*o=trunk-answer/);
+    expect(await eventually(phoneLeg, (leg) => leg?.local_cseq === 2)).toMatchObject({
+      state: "confirmed",
+      local_cseq: 2,
+    });
+    expect((await api("POST", `/api/calls/${call.id}/hangup`)).status).toBe(200);
+    await finished(sipp.done);
+    const done = await ended(call.id);
+    expect(done).toMatchObject({
+      status: "completed",
+      hangup_cause: "normal_clearing",
+      hangup_source: "caller",
+      early_media: false,
+    });
+    const rang = Date.parse(done.answered_at!) - Date.parse(done.created_at);
+    expect(rang).toBeGreaterThanOrEqual(ringMs);
+  }, 120_000);
+
+  it("passes the trunk's early media (183 with SDP) to the phone before the answer, and records early_media", async () => {
+    const sipp = await trunk("trunk-early-media.xml", { ring: "4000" });
+    const call = await place(answering.seat, "+15550107012");
+    // The phone gets the 183's SDP in a re-INVITE while the call still rings.
+    await phoneSaw(answering.phone, "o=trunk-early");
+    expect((await get(call.id)).status).toBe("ringing");
+    const early = await eventually(
+      () => get(call.id),
+      (c) => c.early_media,
+    );
+    expect(early).toMatchObject({ status: "ringing", early_media: true });
+    await statusBecomes(call.id, "in_progress");
+    // The 200's SDP is the 183's: the phone has it, no second re-INVITE.
+    const { rows } = await p.db.query<{ n: number }>(
+      `SELECT local_cseq::int AS n FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'phone'`,
+      [call.id],
+    );
+    expect(rows[0]!.n).toBe(2);
+    expect((await api("POST", `/api/calls/${call.id}/hangup`)).status).toBe(200);
+    await finished(sipp.done);
+    expect(await ended(call.id)).toMatchObject({ status: "completed", early_media: true });
+  });
+
+  /** A new seat whose phone is SIPp running `scenario` (registered as the seat first). */
+  const sippPhone = async (name: string, scenario: string, fill: Record<string, string> = {}) => {
+    const seat = await createSeat(name);
+    const phonePort = await freeSipPort();
+    const registered = await runSipp({
+      scenario: "phone-register.xml",
+      target: { host, port: p.callControl().sip!.endpoint.transport.port },
+      port: phonePort,
+      keys: { user: seat.sip.username, domain: host },
+      args: ["-au", seat.sip.username, "-ap", seat.sip.password!],
+    });
+    expect(registered.code, registered.output).toBe(0);
+    const phone = await startSippServer({ scenario, port: phonePort, fill, timeoutMs: 20_000 });
+    return { seat, phone };
+  };
+
+  it("fails the call when the phone refuses the trunk's answer in the re-INVITE: failed / network_error, nothing billable, both legs BYEd", async () => {
+    const { seat, phone } = await sippPhone("desk refusing", "phone-refuse-reinvite.xml", {
+      status: "488",
+    });
+    const sipp = await trunk("trunk-answer-late.xml", { ring: "0" });
+    const call = await place(seat, "+15550107013");
+    await finished(sipp.done);
+    await finished(phone.done);
+    expect(await ended(call.id)).toMatchObject({
+      status: "failed",
+      hangup_cause: "network_error",
+      hangup_source: "platform",
+      sip_code: 488,
+      answered_at: null,
+    });
+  });
+
+  it("tries the re-INVITE again after 2.1–4 s when the phone answers 491 (RFC 3261 §14.1)", async () => {
+    const { seat, phone } = await sippPhone("desk crossing", "phone-glare.xml");
+    const sipp = await trunk("trunk-answer-late.xml", { ring: "0" });
+    const call = await place(seat, "+15550107014");
+    await statusBecomes(call.id, "in_progress");
+    const cseq = await eventually(
+      async () =>
+        (
+          await p.db.query<{ n: number }>(
+            `SELECT local_cseq::int AS n FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'phone'`,
+            [call.id],
+          )
+        ).rows[0]?.n,
+      (n) => n === 3,
+      10_000,
+    );
+    expect(cseq).toBe(3);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await get(call.id)).status).toBe("in_progress");
+    expect((await api("POST", `/api/calls/${call.id}/hangup`)).status).toBe(200);
+    await finished(phone.done);
+    await finished(sipp.done);
+    expect(await ended(call.id)).toMatchObject({ status: "completed", sip_code: 200 });
+  });
+
   it("ends the call when the trunk hangs up first, and BYEs the phone", async () => {
     const sipp = await trunk("trunk-answer-bye.xml", { hold: "500" });
     const call = await place(answering.seat, "+15550107003");
@@ -215,7 +339,8 @@ describe("outbound calls over SIP (third-party call control)", () => {
     const sipp = await trunk("trunk-reinvite.xml");
     const call = await place(answering.seat, "+15550107009");
     await statusBecomes(call.id, "in_progress");
-    // The phone receives the trunk's offer in a re-INVITE of its own dialog.
+    // The phone receives the trunk's offer in a re-INVITE of its own dialog (CSeq 3: the
+    // re-INVITE that gave it the trunk's answer was 2).
     await phoneSaw(answering.phone, "a=sendonly");
     const phoneCseq = await eventually(
       async () =>
@@ -225,9 +350,9 @@ describe("outbound calls over SIP (third-party call control)", () => {
             [call.id],
           )
         ).rows[0]?.n,
-      (n) => n === 2,
+      (n) => n === 3,
     );
-    expect(phoneCseq).toBe(2);
+    expect(phoneCseq).toBe(3);
     expect((await api("POST", `/api/calls/${call.id}/hangup`)).status).toBe(200);
     const run = await finished(sipp.done);
     expect(logged(run, "reanswer")).toMatch(/^recvonly /);
@@ -306,8 +431,8 @@ describe("outbound calls over SIP (third-party call control)", () => {
       const sipp = await trunk("trunk-ring.xml");
       const call = await place(agent.seat, "+15550107010");
       await statusBecomes(call.id, "ringing");
-      // baresip cannot hang up a call whose 200 waits for its ACK: the test sends the BYE of
-      // the phone's dialog itself (its Call-ID and tags, from the dialog row).
+      // The test sends the BYE of the phone's dialog itself (its Call-ID and tags, from the
+      // dialog row), so it can also send one out of order.
       const { rows } = await p.db.query<{
         sip_call_id: string;
         local_tag: string;

@@ -112,15 +112,18 @@ describe("outbound calls over SIP through the RTP relay", () => {
       20_000,
     );
     expect(live.status, phone.output().slice(-6_000)).toBe("in_progress");
-    // The phone's ACK carries the trunk's answer as the relay rewrote it.
+    // The phone's re-INVITE (its ACK had a held answer) carries the trunk's answer as the relay
+    // rewrote it: the SDP of an INVITE, not crossing into the next message.
+    const reinvite =
+      /INVITE sip:[^\n]*\n(?:(?!SIP\/2\.0 |ACK |BYE |INVITE )[^\n]*\n)*?m=audio (\d+)/;
     const output = await eventually(
       async () => phone.output(),
-      (text) => /ACK sip:[^\n]*\n(?:[^\n]*\n)*?m=audio \d+/.test(text),
+      (text) => reinvite.test(text),
       10_000,
     );
-    const ackAudio = Number(/ACK sip:[^\n]*\n(?:[^\n]*\n)*?m=audio (\d+)/.exec(output)?.[1]);
-    expect(inRelayRange(ackAudio), output.slice(-4_000)).toBe(true);
-    expect(ackAudio).not.toBe(40000);
+    const reinviteAudio = Number(reinvite.exec(output)?.[1]);
+    expect(inRelayRange(reinviteAudio), output.slice(-4_000)).toBe(true);
+    expect(reinviteAudio).not.toBe(40000);
 
     expect((await api<Call>("POST", `/api/calls/${callId}/hangup`)).status).toBe(200);
     const run = await sipp.done;

@@ -1,7 +1,16 @@
 import { wire } from "@switchboard/proto";
 import { z } from "zod";
 import { agentName, seatId } from "./call-resources.js";
-import { cursorParam, e164, idOf, limitParam, page, resourceId, timestamp } from "./common.js";
+import {
+  callerId,
+  cursorParam,
+  e164,
+  idOf,
+  limitParam,
+  page,
+  resourceId,
+  timestamp,
+} from "./common.js";
 
 /** Calls (docs/api.md "Calls", "Carriers: the real networks and the sandbox"). */
 const direction = z.enum(wire.callDirection.values);
@@ -12,7 +21,7 @@ export const call = z
     direction,
     status: z.enum(wire.callStatus.values),
     to: e164,
-    from: e164,
+    from: callerId,
     agent: z.string().nullable(),
     seat_id: resourceId("seat").nullable(),
     route_id: resourceId("rte").nullable().describe("Inbound: the route the call rings under"),
@@ -29,6 +38,11 @@ export const call = z
     hangup_cause: z.enum(wire.hangupCause.values).nullable(),
     hangup_source: z.enum(wire.hangupSource.values).nullable(),
     sip_code: z.number().int().nullable(),
+    early_media: z
+      .boolean()
+      .describe(
+        "The far end sent early media (a 183 with SDP) that reached the other side before the answer",
+      ),
     created_at: timestamp,
     answered_at: timestamp.nullable(),
     ended_at: timestamp.nullable(),
@@ -90,7 +104,7 @@ export const answerRequest = z
   .strict();
 
 export const sandboxInboundRequest = z
-  .object({ from: e164, to: e164.describe("One of the account's numbers") })
+  .object({ from: callerId, to: e164.describe("One of the account's numbers") })
   .strict();
 
 export const callsPage = page(call).meta({ id: "CallPage" });

@@ -6,6 +6,12 @@ export const e164 = z
   // maxLength documents what the pattern already enforces (OWASP API4: every input is bounded).
   .meta({ examples: ["+14155550123"], maxLength: 16 });
 
+/** A caller: its E.164 number, or "anonymous" when it withholds it (inbound calls). */
+export const callerId = z
+  .union([e164, z.literal("anonymous")])
+  .describe('E.164, or "anonymous" for a caller who withholds the number (inbound calls)')
+  .meta({ examples: ["+14155550123"] });
+
 export const timestamp = z
   .string()
   .describe("RFC 3339 UTC time")

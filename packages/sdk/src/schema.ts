@@ -1360,9 +1360,14 @@ export interface components {
       direction: "outbound" | "inbound";
       /** @description Answered to ended, rounded up; 0 for a call never answered; null while live */
       duration_seconds: number | null;
+      /** @description The far end sent early media (a 183 with SDP) that reached the other side before the answer */
+      early_media: boolean;
       ended_at: string | null;
-      /** @example +14155550123 */
-      from: string;
+      /**
+       * @description E.164, or "anonymous" for a caller who withholds the number (inbound calls)
+       * @example +14155550123
+       */
+      from: string | "anonymous";
       hangup_cause:
         | (
             | "normal_clearing"
@@ -1596,8 +1601,11 @@ export interface components {
       url: string;
     };
     DeliverSandboxInboundCallRequest: {
-      /** @example +14155550123 */
-      from: string;
+      /**
+       * @description E.164, or "anonymous" for a caller who withholds the number (inbound calls)
+       * @example +14155550123
+       */
+      from: string | "anonymous";
       /**
        * @description One of the account's numbers
        * @example +14155550123
@@ -6693,6 +6701,7 @@ export interface operations {
            *           "hangup_cause": "normal_clearing",
            *           "hangup_source": "caller",
            *           "sip_code": 0,
+           *           "early_media": true,
            *           "created_at": "2026-11-24T21:45:44.123Z",
            *           "answered_at": "2026-11-24T21:45:44.123Z",
            *           "ended_at": "2026-11-24T21:45:44.123Z",
@@ -6891,6 +6900,7 @@ export interface operations {
            *       "hangup_cause": "normal_clearing",
            *       "hangup_source": "caller",
            *       "sip_code": 0,
+           *       "early_media": true,
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "answered_at": "2026-11-24T21:45:44.123Z",
            *       "ended_at": "2026-11-24T21:45:44.123Z",
@@ -7089,6 +7099,7 @@ export interface operations {
            *       "hangup_cause": "normal_clearing",
            *       "hangup_source": "caller",
            *       "sip_code": 0,
+           *       "early_media": true,
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "answered_at": "2026-11-24T21:45:44.123Z",
            *       "ended_at": "2026-11-24T21:45:44.123Z",
@@ -7316,6 +7327,7 @@ export interface operations {
            *       "hangup_cause": "normal_clearing",
            *       "hangup_source": "caller",
            *       "sip_code": 0,
+           *       "early_media": true,
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "answered_at": "2026-11-24T21:45:44.123Z",
            *       "ended_at": "2026-11-24T21:45:44.123Z",
@@ -7599,6 +7611,7 @@ export interface operations {
            *       "hangup_cause": "normal_clearing",
            *       "hangup_source": "caller",
            *       "sip_code": 0,
+           *       "early_media": true,
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "answered_at": "2026-11-24T21:45:44.123Z",
            *       "ended_at": "2026-11-24T21:45:44.123Z",
@@ -12713,6 +12726,7 @@ export interface operations {
            *       "hangup_cause": "normal_clearing",
            *       "hangup_source": "caller",
            *       "sip_code": 0,
+           *       "early_media": true,
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "answered_at": "2026-11-24T21:45:44.123Z",
            *       "ended_at": "2026-11-24T21:45:44.123Z",

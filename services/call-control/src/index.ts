@@ -3,5 +3,5 @@ export { startCallControl, type CallControlOptions, type RunningCallControl } fr
 export { loadCallControlSettings, type CallControlSettings } from "./config.js";
 export { createCallControlService, type CallControlServiceOptions } from "./service.js";
 export type { CarrierAdapter, CarrierEvent, DialRequest } from "./carrier/carrier.js";
-export { sandboxScript } from "./carrier/sandbox-script.js";
+export { sandboxScript } from "./carrier/sandbox/sandbox-script.js";
 export { callControlComponent } from "./component.js";

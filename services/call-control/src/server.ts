@@ -14,7 +14,7 @@ import { drainLiveCalls } from "./calls/call-drain.js";
 import { callRelayGroups, callSchema } from "./calls/call-events.js";
 import { recoverOrphanedCalls } from "./calls/recovery.js";
 import { createCarrier } from "./carrier/create-carrier.js";
-import type { InboundDelivery } from "./carrier/sip-inbound.js";
+import type { InboundDelivery } from "./carrier/sip/sip-inbound.js";
 import { receiveInboundCall } from "./calls/inbound.js";
 import type { CallControlSettings } from "./config.js";
 import { connectInventory } from "./inventory-directory.js";

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { hangupForFailure, hangupForStatus } from "../src/carrier/sip-causes.js";
+import { hangupForFailure, hangupForStatus } from "../src/carrier/sip/sip-causes.js";
 import { callControlSettings } from "../src/config.js";
-import { answerChallenge } from "../src/sip/digest.js";
-import { refusingAnswer } from "../src/sip/sdp.js";
+import { answerChallenge } from "../src/sip/stack/digest.js";
+import { refusingAnswer } from "../src/sip/stack/sdp.js";
 
 const md5 = (text: string) => createHash("md5").update(text).digest("hex");
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");

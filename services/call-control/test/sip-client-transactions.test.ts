@@ -1,15 +1,15 @@
 import { createSocket, type Socket } from "node:dgram";
 import { createLogger } from "@switchboard/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSipEndpoint, type SipEndpoint } from "../src/sip/endpoint.js";
-import { newClientBranch } from "../src/sip/client-transactions.js";
+import { startSipEndpoint, type SipEndpoint } from "../src/sip/stack/endpoint.js";
+import { newClientBranch } from "../src/sip/stack/client-transactions.js";
 import {
   parseMessage,
   responseTo,
   serialize,
   type SipRequest,
   type SipResponse,
-} from "../src/sip/message.js";
+} from "../src/sip/stack/message.js";
 import { eventually } from "@switchboard/test-support/waiting";
 
 const logger = createLogger("sip-client-test", { level: "silent" });

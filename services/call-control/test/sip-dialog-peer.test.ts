@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fromDialogPeer, fromDialogPeerAddress } from "../src/sip/dialog-peer.js";
+import { fromDialogPeer, fromDialogPeerAddress } from "../src/sip/dialogs/dialog-peer.js";
 import { parseIpv4Block } from "../src/sip/trunk-allow.js";
 
 const allow = [parseIpv4Block("192.0.2.0/29")!];

@@ -5,9 +5,9 @@ import {
   cancelOf,
   inDialogRequest,
   inviteOf,
-} from "../src/sip/dialog-requests.js";
-import type { Dialog } from "../src/sip/dialogs.js";
-import { parseMessage, serialize, type SipResponse } from "../src/sip/message.js";
+} from "../src/sip/dialogs/dialog-requests.js";
+import type { Dialog } from "../src/sip/dialogs/dialogs.js";
+import { parseMessage, serialize, type SipResponse } from "../src/sip/stack/message.js";
 
 const dialog: Dialog = {
   call_id: "call_1",

@@ -4,7 +4,7 @@ import { wire } from "@switchboard/proto";
 import { testDatabaseKinds } from "@switchboard/kit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freeSipPort } from "@switchboard/test-support/sip-peers";
-import { digestHa1, digestResponse } from "../src/sip/digest.js";
+import { digestHa1, digestResponse } from "../src/sip/stack/digest.js";
 import {
   isRequest,
   parseMessage,
@@ -13,7 +13,7 @@ import {
   unquote,
   type SipRequest,
   type SipResponse,
-} from "../src/sip/message.js";
+} from "../src/sip/stack/message.js";
 import { eventually, startServiceHarness, type ServiceHarness } from "./harness.js";
 
 const account = "acct_sip_sources";

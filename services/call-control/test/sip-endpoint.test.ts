@@ -2,8 +2,8 @@ import { createSocket } from "node:dgram";
 import { connect } from "node:net";
 import { createLogger, metricsRegistry } from "@switchboard/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSipEndpoint, type SipEndpoint } from "../src/sip/endpoint.js";
-import { parseMessage, responseTo, type SipResponse } from "../src/sip/message.js";
+import { startSipEndpoint, type SipEndpoint } from "../src/sip/stack/endpoint.js";
+import { parseMessage, responseTo, type SipResponse } from "../src/sip/stack/message.js";
 
 const logger = createLogger("sip-endpoint-test", { level: "silent" });
 

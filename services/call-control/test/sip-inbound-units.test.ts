@@ -1,14 +1,14 @@
 import { createSocket } from "node:dgram";
 import { createLogger } from "@switchboard/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAckWaits } from "../src/carrier/sip-ack-waits.js";
-import { createTrunkResponses } from "../src/carrier/sip-trunk-responses.js";
+import { createAckWaits } from "../src/carrier/sip/sip-ack-waits.js";
+import { createTrunkResponses } from "../src/carrier/sip/sip-trunk-responses.js";
 import { callControlSettings } from "../src/config.js";
-import type { Dialog } from "../src/sip/dialogs.js";
-import { startSipEndpoint, type SipEndpoint } from "../src/sip/endpoint.js";
+import type { Dialog } from "../src/sip/dialogs/dialogs.js";
+import { startSipEndpoint, type SipEndpoint } from "../src/sip/stack/endpoint.js";
 import { e164User, readInboundInvite } from "../src/sip/inbound-invite.js";
-import { parseMessage, type SipRequest, type SipResponse } from "../src/sip/message.js";
-import { serverInviteOf } from "../src/sip/server-responses.js";
+import { parseMessage, type SipRequest, type SipResponse } from "../src/sip/stack/message.js";
+import { serverInviteOf } from "../src/sip/dialogs/server-responses.js";
 import { allowedSource, parseIpv4Block } from "../src/sip/trunk-allow.js";
 
 const logger = createLogger("sip-inbound-test", { level: "silent" });
@@ -99,8 +99,32 @@ describe("an inbound INVITE", () => {
     });
   });
 
+  it("takes a withheld caller as `anonymous` (RFC 3323), its P-Asserted-Identity kept aside", () => {
+    const pai = "P-Asserted-Identity: <sip:+442071838750@127.0.0.1;user=phone>";
+    expect(
+      readInboundInvite(
+        invite({ from: "sip:anonymous@anonymous.invalid", extra: ["Privacy: id", pai] }),
+      ),
+    ).toMatchObject({
+      ok: true,
+      from: "anonymous",
+      assertedIdentity: "<sip:+442071838750@127.0.0.1;user=phone>",
+    });
+    expect(readInboundInvite(invite({ from: "sip:Anonymous@127.0.0.1" }))).toMatchObject({
+      from: "anonymous",
+    });
+    // A number with Privacy: id (or user, header) is withheld too.
+    expect(readInboundInvite(invite({ extra: ["Privacy: user;id"] }))).toMatchObject({
+      from: "anonymous",
+    });
+    expect(readInboundInvite(invite({ extra: ["Privacy: none"] }))).toMatchObject({
+      from: "+442071838750",
+      assertedIdentity: undefined,
+    });
+  });
+
   it("is refused without a caller number (484) or an SDP offer (488)", () => {
-    expect(readInboundInvite(invite({ from: "sip:anonymous@anonymous.invalid" }))).toMatchObject({
+    expect(readInboundInvite(invite({ from: "sip:unknown@127.0.0.1" }))).toMatchObject({
       ok: false,
       status: 484,
     });

@@ -5,9 +5,10 @@ import {
   digestResponse,
   parseCredentials,
   sameDigest,
-} from "../src/sip/digest.js";
-import { responseFlow } from "../src/sip/endpoint.js";
+} from "../src/sip/stack/digest.js";
+import { responseFlow } from "../src/sip/stack/endpoint.js";
 import {
+  bodyCutShort,
   parseMessage,
   responseTo,
   serialize,
@@ -15,9 +16,9 @@ import {
   unquote,
   type SipRequest,
   type SipResponse,
-} from "../src/sip/message.js";
-import { NonceIssuer } from "../src/sip/nonce.js";
-import { contactChanges, SipRefusal } from "../src/sip/registrar.js";
+} from "../src/sip/stack/message.js";
+import { NonceIssuer } from "../src/sip/registrar/nonce.js";
+import { contactChanges, SipRefusal } from "../src/sip/registrar/registrar.js";
 
 /** A message as RFCs print it: one line each, CRLF between, folded lines kept. */
 const wire = (...lines: string[]) => lines.join("\r\n");
@@ -179,6 +180,15 @@ describe("SIP messages (RFC 3261 §24 examples)", () => {
     const again = request(serialize(invite));
     expect(again.content).toBe(sdp);
     expect(again.headers["content-length"]).toBe(Buffer.byteLength(sdp));
+  });
+
+  it("knows a datagram whose Content-Length runs past it (RFC 3261 §18.3)", () => {
+    const whole = Buffer.from(inviteF1, "binary");
+    expect(bodyCutShort(whole, request(inviteF1))).toBe(false);
+    const longer = inviteF1.replace(/Content-Length: \d+/, "Content-Length: 600");
+    expect(bodyCutShort(Buffer.from(longer, "binary"), request(longer))).toBe(true);
+    const garbled = inviteF1.replace(/Content-Length: \d+/, "Content-Length: many");
+    expect(bodyCutShort(Buffer.from(garbled, "binary"), request(garbled))).toBe(true);
   });
 
   it("reads compact header names (RFC 3261 §7.3.3)", () => {

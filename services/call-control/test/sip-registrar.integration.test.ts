@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadCallControlSettings } from "../src/config.js";
 import { migrateCallControl } from "../src/migrations.js";
 import { createSeat } from "../src/resources/seats.js";
-import { digestHa1, digestResponse, type DigestAlgorithm } from "../src/sip/digest.js";
-import { parseMessage, unquote, type SipResponse } from "../src/sip/message.js";
+import { digestHa1, digestResponse, type DigestAlgorithm } from "../src/sip/stack/digest.js";
+import { parseMessage, unquote, type SipResponse } from "../src/sip/stack/message.js";
 import { startSip, type RunningSip } from "../src/sip/sip-service.js";
 
 const realm = "sip.example.test";

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { accountHangup } from "../src/calls/hangup.js";
 import { parseOutboundRequest } from "../src/calls/outbound-request.js";
 import { unansweredStatusFor, hangupCauses } from "../src/calls/states.js";
-import { sandboxScript } from "../src/carrier/sandbox-script.js";
+import { sandboxScript } from "../src/carrier/sandbox/sandbox-script.js";
 import { loadCallControlSettings } from "../src/config.js";
 import { canonicalTn, PassportSigner } from "../src/stir-shaken/passport.js";
 import { tnAuthListDer } from "../src/stir-shaken/tn-auth-list.js";

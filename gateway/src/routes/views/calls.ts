@@ -62,6 +62,7 @@ export const toCall = (c: callcontrol.Call | undefined) => ({
   hangup_cause: (c?.hangupCause && wire.hangupCause.spell(c.hangupCause)) ?? null,
   hangup_source: (c?.hangupSource && wire.hangupSource.spell(c.hangupSource)) ?? null,
   sip_code: c?.sipCode ?? null,
+  early_media: c?.earlyMedia ?? false,
   created_at: c?.createdAt ?? "",
   answered_at: c?.answeredAt ?? null,
   ended_at: c?.endedAt ?? null,

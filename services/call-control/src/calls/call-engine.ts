@@ -8,6 +8,7 @@ import {
   callTimerKinds,
   endCall,
   markAnswered,
+  markEarlyMedia,
   markInitiated,
   markRinging,
 } from "./transitions.js";
@@ -58,6 +59,9 @@ export function createCallEngine(options: {
           return;
         case "answered":
           await markAnswered(tx, event.callId, event.at);
+          return;
+        case "early_media":
+          await markEarlyMedia(tx, event.callId);
           return;
         case "ended":
           await endCall(tx, event.callId, event.hangup, {

@@ -21,6 +21,7 @@ export interface CallRow {
   hangup_cause: string | null;
   hangup_source: string | null;
   sip_code: number | null;
+  early_media: boolean;
   request_fingerprint: string | null;
   created_at: Date;
   answered_at: Date | null;
@@ -30,7 +31,7 @@ export interface CallRow {
 export const callColumns = `c.id, c.account_id, c.direction, c.status, c.to_number, c.from_number,
   c.agent, c.seat_id, c.seat_claimed, c.route_id, c.attestation, c.identity, c.client_state,
   c.timeout_seconds, c.time_limit_seconds, c.hangup_cause, c.hangup_source, c.sip_code,
-  c.request_fingerprint, c.created_at, c.answered_at, c.ended_at`;
+  c.early_media, c.request_fingerprint, c.created_at, c.answered_at, c.ended_at`;
 
 /** Billable seconds: answered to ended, rounded up; 0 for a call never answered; null while live. */
 export function durationSeconds(
@@ -65,6 +66,7 @@ export function toCall(row: CallRow): callcontrol.Call {
       ? wire.hangupSource.of(row.hangup_source as wire.HangupSourceValue)
       : undefined,
     sipCode: row.sip_code ?? undefined,
+    earlyMedia: row.early_media,
     createdAt: row.created_at.toISOString(),
     answeredAt: row.answered_at?.toISOString(),
     endedAt: row.ended_at?.toISOString(),
@@ -96,6 +98,7 @@ export function toPublicCall(row: CallRow): Record<string, unknown> {
     hangup_cause: row.hangup_cause,
     hangup_source: row.hangup_source,
     sip_code: row.sip_code,
+    early_media: row.early_media,
     created_at: row.created_at.toISOString(),
     answered_at: row.answered_at?.toISOString() ?? null,
     ended_at: row.ended_at?.toISOString() ?? null,

@@ -14,6 +14,9 @@ import { defaultTimeLimitSeconds } from "./outbound-request.js";
 import { claimSeat } from "./seat-claims.js";
 import { afterAnswer, callTimerKinds } from "./transitions.js";
 
+/** The `from` of an inbound call whose caller withholds the number (docs/api.md "Calls"). */
+export const anonymousCaller = "anonymous";
+
 export interface InboundDeps {
   engine: CallEngine;
   directory: NumberDirectory;
@@ -28,12 +31,19 @@ export interface InboundDeps {
  */
 export async function receiveInboundCall(
   deps: InboundDeps,
-  delivery: { accountId: string; from: string; to: string },
+  delivery: {
+    accountId: string;
+    /** E.164, or "anonymous" (a caller who withholds the number). */
+    from: string;
+    to: string;
+    /** The trunk's P-Asserted-Identity (kept for the platform, never shown to the account). */
+    assertedIdentity?: string | undefined;
+  },
   /** Runs in the transaction that makes the call ring (a trunk adapter records its leg). */
   onRinging?: (tx: Tx, call: CallRow) => Promise<void>,
 ): Promise<CallRow> {
   const errors = requireAccount(delivery.accountId);
-  checkE164(errors, "#/from", delivery.from);
+  if (delivery.from !== anonymousCaller) checkE164(errors, "#/from", delivery.from);
   checkE164(errors, "#/to", delivery.to);
   errors.throwIfAny();
   if (!(await deps.directory.owned(delivery.accountId, delivery.to))) {
@@ -48,9 +58,9 @@ export async function receiveInboundCall(
       `INSERT INTO call_control.calls AS c
          (id, account_id, direction, status, to_number, from_number, agent, seat_id, route_id,
           timeout_seconds, time_limit_seconds, ringing_at,
-          hangup_cause, hangup_source, sip_code, ended_at)
+          hangup_cause, hangup_source, sip_code, ended_at, asserted_identity)
        VALUES ($1, $2, 'inbound', $3, $4, $5, $6, $7, $8, $9, $10, now(),
-               $11, $12, $13, CASE WHEN $3 = 'rejected' THEN now() END)
+               $11, $12, $13, CASE WHEN $3 = 'rejected' THEN now() END, $14)
        RETURNING ${callColumns}`,
       [
         id,
@@ -66,6 +76,7 @@ export async function receiveInboundCall(
         route ? null : "no_route",
         route ? null : "platform",
         route ? null : 404,
+        delivery.assertedIdentity ?? null,
       ],
     );
     const row = rows[0]!;

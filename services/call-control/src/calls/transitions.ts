@@ -85,6 +85,19 @@ export async function markAnswered(
   return row;
 }
 
+/**
+ * The far end's early media reached the other side (docs/api.md `early_media`): recorded on a
+ * live call, no event of its own (the call's next event carries it).
+ */
+export async function markEarlyMedia(tx: Tx, callId: string): Promise<void> {
+  await tx.client.query(
+    `UPDATE call_control.calls SET early_media = true
+      WHERE id = $1 AND NOT early_media
+        AND status IN ('queued', 'initiated', 'ringing', 'in_progress')`,
+    [callId],
+  );
+}
+
 /** What every answered call needs: its time limit timer, and no ring timeout any more. */
 export async function afterAnswer(tx: Tx, row: CallRow): Promise<void> {
   await dropTimers(tx, row.id, [callTimerKinds.timeout]);

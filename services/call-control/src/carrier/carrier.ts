@@ -42,6 +42,8 @@ export interface HangupRequest {
 export type CarrierEvent =
   | { type: "ringing"; callId: string; at: Date }
   | { type: "answered"; callId: string; at: Date }
+  /** The far end's early media (a 183's SDP) reached the other side before the answer. */
+  | { type: "early_media"; callId: string }
   | {
       type: "ended";
       callId: string;

@@ -3,10 +3,10 @@ import type { CallControlSettings } from "../config.js";
 import { createRtpRelay } from "../sip/rtp-relay.js";
 import type { RunningSip } from "../sip/sip-service.js";
 import type { CarrierAdapter } from "./carrier.js";
-import { createSandboxCarrier } from "./sandbox-carrier.js";
-import { createSipCarrier } from "./sip-carrier.js";
-import type { InboundDelivery } from "./sip-inbound.js";
-import { createMediaRelay } from "./sip-media.js";
+import { createSandboxCarrier } from "./sandbox/sandbox-carrier.js";
+import { createSipCarrier } from "./sip/sip-carrier.js";
+import type { InboundDelivery } from "./sip/sip-inbound.js";
+import { createMediaRelay } from "./sip/sip-media.js";
 
 /** VOICE_CARRIER (or CARRIER) selects the adapter: `sandbox` (the default outside production) or `sip`. */
 export function createCarrier(

@@ -15,8 +15,8 @@ import {
   withTransaction,
 } from "@switchboard/kit";
 import { wire, type callcontrol } from "@switchboard/proto";
-import { issueSipCredentials } from "../sip/credentials.js";
-import { liveContactSql } from "../sip/registrations.js";
+import { issueSipCredentials } from "../sip/registrar/credentials.js";
+import { liveContactSql } from "../sip/registrar/registrations.js";
 import { checkName } from "../validation.js";
 import { isStillReferenced, usedByRoute } from "./pg-errors.js";
 

@@ -1,10 +1,10 @@
 import { internalKey, type Logger, type Pool } from "@switchboard/kit";
-import { startSipEndpoint, type SipEndpoint, type SipRequestHandler } from "./endpoint.js";
-import { responseTo } from "./message.js";
-import { NonceIssuer } from "./nonce.js";
-import { sweepNonceUses } from "./nonce-uses.js";
-import { createRegistrar } from "./registrar.js";
-import { sweepExpiredBindings } from "./registrations.js";
+import { startSipEndpoint, type SipEndpoint, type SipRequestHandler } from "./stack/endpoint.js";
+import { responseTo } from "./stack/message.js";
+import { NonceIssuer } from "./registrar/nonce.js";
+import { sweepNonceUses } from "./registrar/nonce-uses.js";
+import { createRegistrar } from "./registrar/registrar.js";
+import { sweepExpiredBindings } from "./registrar/registrations.js";
 import type { SipSettings } from "./sip-settings.js";
 
 export interface RunningSip {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { digestAlgorithm, type DigestAlgorithm } from "./digest.js";
+import { digestAlgorithm, type DigestAlgorithm } from "./stack/digest.js";
 import { ipv4Number, parseIpv4Block, type Ipv4Block } from "./trunk-allow.js";
 
 /** `host:port` (a name or an IPv4 address; IPv6 is not supported yet). */

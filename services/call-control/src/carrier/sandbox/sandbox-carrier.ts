@@ -1,6 +1,6 @@
-import type { Hangup } from "../calls/states.js";
-import type { DueAction } from "../scheduler/action-runner.js";
-import type { Tx } from "../scheduler/tx.js";
+import type { Hangup } from "../../calls/states.js";
+import type { DueAction } from "../../scheduler/action-runner.js";
+import type { Tx } from "../../scheduler/tx.js";
 import type {
   CarrierAdapter,
   CarrierEvents,
@@ -8,7 +8,7 @@ import type {
   DialRequest,
   HangupRequest,
   InboundAnswer,
-} from "./carrier.js";
+} from "../carrier.js";
 import {
   inboundCallerHangup,
   sandboxScript,

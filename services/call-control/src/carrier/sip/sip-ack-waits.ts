@@ -1,4 +1,4 @@
-import type { SipRequest } from "../sip/message.js";
+import type { SipRequest } from "../../sip/stack/message.js";
 
 /** What identifies the ACK of a 2xx we sent: the INVITE's Call-ID, CSeq number and From tag. */
 export interface AckKey {

@@ -1,7 +1,7 @@
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import type { Dialog } from "./dialogs.js";
-import { allowedSource, type Ipv4Block } from "./trunk-allow.js";
+import { allowedSource, type Ipv4Block } from "../trunk-allow.js";
 
 type Peer = Pick<Dialog, "leg" | "flow_address">;
 

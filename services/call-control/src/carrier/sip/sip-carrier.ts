@@ -1,33 +1,34 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "@switchboard/kit";
-import type { Hangup } from "../calls/states.js";
-import type { DueAction } from "../scheduler/action-runner.js";
-import type { Tx } from "../scheduler/tx.js";
-import { newClientBranch } from "../sip/client-transactions.js";
-import { answerChallenge } from "../sip/digest.js";
-import { callingDialog, ackFor2xx, answerOf, inviteOf } from "../sip/dialog-requests.js";
+import type { Hangup } from "../../calls/states.js";
+import type { DueAction } from "../../scheduler/action-runner.js";
+import type { Tx } from "../../scheduler/tx.js";
+import { newClientBranch } from "../../sip/stack/client-transactions.js";
+import { answerChallenge } from "../../sip/stack/digest.js";
+import { callingDialog, ackFor2xx, answerOf, inviteOf } from "../../sip/dialogs/dialog-requests.js";
 import {
   confirmDialog,
   dialogsOf,
   insertDialog,
-  markAcked,
   reinvited,
   strandedCalls,
   terminateDialog,
   type Dialog,
   type DialogLeg,
   type NewDialog,
-} from "../sip/dialogs.js";
-import type { SipResponse } from "../sip/message.js";
-import { latestLiveBinding } from "../sip/registrations.js";
-import type { RunningSip } from "../sip/sip-service.js";
-import type { SipTrunk } from "../sip/sip-settings.js";
-import type { CarrierAdapter, CarrierEvents, CarrierTimers, DialRequest } from "./carrier.js";
-import type { Ipv4Block } from "../sip/trunk-allow.js";
+} from "../../sip/dialogs/dialogs.js";
+import type { SipResponse } from "../../sip/stack/message.js";
+import { carriesSdp, heldAnswer } from "../../sip/stack/sdp.js";
+import { latestLiveBinding } from "../../sip/registrar/registrations.js";
+import type { RunningSip } from "../../sip/sip-service.js";
+import type { SipTrunk } from "../../sip/sip-settings.js";
+import type { CarrierAdapter, CarrierEvents, CarrierTimers, DialRequest } from "../carrier.js";
+import type { Ipv4Block } from "../../sip/trunk-allow.js";
 import { createAckWaits } from "./sip-ack-waits.js";
 import { handleInDialogRequests } from "./sip-in-dialog.js";
 import { createSipInbound, inboundKinds, type InboundDelivery } from "./sip-inbound.js";
 import { createSipLegs } from "./sip-legs.js";
+import { createPhoneMedia } from "./sip-phone-media.js";
 import { hangupForFailure, hangupForStatus } from "./sip-causes.js";
 import type { MediaRelay } from "./sip-media.js";
 import { createTrunkResponses } from "./sip-trunk-responses.js";
@@ -54,9 +55,11 @@ interface DialPayload {
 
 /**
  * The `sip` voice carrier (docs/api.md "Voice over SIP"): inbound calls from the trunk
- * (`sip-inbound.ts`), and outbound calls by third-party call control (RFC 3725 flow I). The seat's phone is INVITEd without SDP; its 200 carries the
- * offer, which goes to the trunk in an INVITE with the PASSporT in `Identity`; the trunk's 200
- * is ACKed and its answer goes to the phone in the phone's ACK. Each leg's dialog is a row of
+ * (`sip-inbound.ts`), and outbound calls by third-party call control (RFC 3725 flow IV). The
+ * seat's phone is INVITEd without SDP; its 200 carries the offer and is ACKed at once with a
+ * held answer, and the offer goes to the trunk in an INVITE with the PASSporT in `Identity`,
+ * so the trunk may ring the call's whole timeout; the trunk's early media and its answer reach
+ * the phone in re-INVITEs (`sip-phone-media.ts`). Each leg's dialog is a row of
  * call_control.sip_dialogs written before its first packet, and every packet goes after the
  * transaction that records it committed, so another replica (or this one after a restart) can
  * end it with BYE or CANCEL.
@@ -95,6 +98,13 @@ export function createSipCarrier(options: {
     logger,
   });
   const { setupOf } = legs;
+  const phoneMedia = createPhoneMedia({
+    endpoint,
+    transaction: (work) => attached().transaction(work),
+    contact,
+    sentBy: owner,
+    stateOf: (callId) => setupOf(callId).phoneMedia,
+  });
   let events: CarrierEvents | undefined;
 
   const attached = (): CarrierEvents => {
@@ -210,21 +220,24 @@ export function createSipCarrier(options: {
   ) => {
     react(callId, async (tx) => {
       const status = await lockCall(tx, callId);
+      const live = !!status && liveStatuses.includes(status);
       const phone = await confirmDialog(tx.client, callId, "phone", {
         ...answerOf(response),
         sdp: phoneOffer,
+        // Acknowledged at once (RFC 3725 flow IV), so the trunk may ring the whole timeout.
+        acked: live && offer !== undefined,
       });
       if (!phone) {
         const [row] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "phone");
         if (row) tx.afterCommit(() => legs.dropLateAnswer(row, response));
         return;
       }
-      if (!status || !liveStatuses.includes(status)) {
+      if (!live) {
         await legs.close(tx, callId, "phone");
         return;
       }
-      if (!offer) {
-        // 3pcc needs the phone's offer in its 200 (RFC 3725 flow I): without one (or without
+      if (!offer || !phoneOffer) {
+        // 3pcc needs the phone's offer in its 200 (RFC 3725 flow IV): without one (or without
         // the relay's rewrite of it), nothing to send.
         const source = phoneOffer ? "platform" : "caller";
         await ended(tx, callId, {
@@ -237,7 +250,11 @@ export function createSipCarrier(options: {
       }
       const invite = inviteTrunkDialog(callId, dial, offer);
       if (!(await insertDialog(tx.client, invite))) return;
-      tx.afterCommit(() => startTrunk(invite as Dialog, dial));
+      const held = ackFor2xx(phone, owner, heldAnswer(phoneOffer));
+      tx.afterCommit(() => {
+        legs.ack(phone, held);
+        startTrunk(invite as Dialog, dial);
+      });
     });
   };
 
@@ -279,6 +296,27 @@ export function createSipCarrier(options: {
     const callId = dialog.call_id;
     const setup = setupOf(callId);
     const status = response.status;
+    if (status > 100 && status < 200 && carriesSdp(response)) {
+      media
+        .answer({
+          callId,
+          offerer: "phone",
+          answerer: "trunk",
+          sdp: response.content!,
+          flow: dialog.flow_address,
+        })
+        .then(
+          (sdp) => earlyMedia(callId, sdp),
+          (error: unknown) => {
+            logger.warn(
+              { err: error, callId },
+              "sip: the RTP relay refused the trunk's early media",
+            );
+            earlyMedia(callId, undefined);
+          },
+        );
+      return;
+    }
     if (status === 180 || status === 183) {
       react(callId, (tx) =>
         attached().onCarrierEvent(tx, { type: "ringing", callId, at: new Date() }),
@@ -315,7 +353,34 @@ export function createSipCarrier(options: {
     );
   };
 
-  /** The trunk's 2xx (its answer as the relay rewrote it): ACKed, and the phone ACKed with it. */
+  /**
+   * The trunk's early media (a 18x with SDP, as the relay rewrote it): the call rings, and the
+   * phone (confirmed since its 200) gets it in a re-INVITE; once the phone took it the call
+   * records `early_media`.
+   */
+  const earlyMedia = (callId: string, sdp: string | undefined) => {
+    react(callId, async (tx) => {
+      await lockCall(tx, callId);
+      await attached().onCarrierEvent(tx, { type: "ringing", callId, at: new Date() });
+      const [phone] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "phone");
+      if (!sdp || phone?.state !== "confirmed") return;
+      tx.afterCommit(() => {
+        void phoneMedia.give(phone, sdp, "early").then((outcome) => {
+          if (outcome && outcome.status < 300) {
+            react(callId, (next) =>
+              attached().onCarrierEvent(next, { type: "early_media", callId }),
+            );
+          }
+        });
+      });
+    });
+  };
+
+  /**
+   * The trunk's 2xx (its answer as the relay rewrote it): ACKed, the call answered, and the
+   * phone given the answer in a re-INVITE (unless its early media was that SDP already); a
+   * phone refusing it fails the call.
+   */
   const trunkAnswered = (
     dialog: Dialog,
     response: SipResponse,
@@ -336,12 +401,31 @@ export function createSipCarrier(options: {
         await legs.closeAll(tx, callId);
         return;
       }
-      await markAcked(tx.client, callId, "phone");
       await attached().onCarrierEvent(tx, { type: "answered", callId, at: new Date() });
-      const phoneAck = ackFor2xx(phone, owner, relayed.answer);
       tx.afterCommit(() => {
-        legs.ack(phone, phoneAck);
         legs.release(callId);
+        if (relayed.answer) connectPhone(phone, relayed.answer);
+      });
+    });
+  };
+
+  const connectPhone = (phone: Dialog, answer: string) => {
+    void phoneMedia.give(phone, answer, "answer").then((outcome) => {
+      if (!outcome || outcome.status < 300) return;
+      const callId = phone.call_id;
+      logger.info({ callId, status: outcome.status }, "sip: the phone refused the trunk's answer");
+      react(callId, async (tx) => {
+        const status = await lockCall(tx, callId);
+        if (!status || !liveStatuses.includes(status)) return;
+        // The agent never heard the callee: unanswered, so nothing is billable.
+        await attached().onCarrierEvent(tx, {
+          type: "ended",
+          callId,
+          at: new Date(),
+          hangup: { cause: "network_error", source: "platform", sipCode: outcome.status },
+          unanswered: true,
+        });
+        await legs.closeAll(tx, callId);
       });
     });
   };

@@ -1,10 +1,10 @@
 import type { Logger } from "@switchboard/kit";
-import { fromDialogPeerAddress } from "../sip/dialog-peer.js";
-import { flowOf, type Dialog } from "../sip/dialogs.js";
-import type { SipEndpoint } from "../sip/endpoint.js";
-import type { SipHeaders, SipResponse } from "../sip/message.js";
-import { responseFromRow } from "../sip/server-responses.js";
-import type { Ipv4Block } from "../sip/trunk-allow.js";
+import { fromDialogPeerAddress } from "../../sip/dialogs/dialog-peer.js";
+import { flowOf, type Dialog } from "../../sip/dialogs/dialogs.js";
+import type { SipEndpoint } from "../../sip/stack/endpoint.js";
+import type { SipHeaders, SipResponse } from "../../sip/stack/message.js";
+import { responseFromRow } from "../../sip/dialogs/server-responses.js";
+import type { Ipv4Block } from "../../sip/trunk-allow.js";
 import type { AckWaits } from "./sip-ack-waits.js";
 
 /** How long a held server transaction waits for its final response before it is let go. */
@@ -24,6 +24,12 @@ export interface TrunkResponses {
     status: number,
     extra?: { headers?: SipHeaders; sdp?: string; onAcked?: () => void },
   ): void;
+  /**
+   * A provisional response to the trunk's INVITE (a 183 with the phone's early media), built
+   * from the leg's row: through the server transaction when this process holds it (which stays
+   * held for the final response), else statelessly.
+   */
+  provisional(row: Dialog, status: number, extra: { headers?: SipHeaders; sdp?: string }): void;
   clear(): void;
 }
 
@@ -48,25 +54,42 @@ export function createTrunkResponses(options: {
     return entry.respond;
   };
 
+  /** The response the row makes (SDP as its body), or undefined when the row cannot make one. */
+  const fromRow = (
+    row: Dialog,
+    status: number,
+    extra: { headers?: SipHeaders | undefined; sdp?: string | undefined },
+  ) => {
+    const response = responseFromRow(row, status, {
+      ...extra.headers,
+      ...(extra.sdp ? { "content-type": "application/sdp" } : {}),
+    });
+    if (response && extra.sdp) response.content = extra.sdp;
+    return response;
+  };
+  const sendStateless = (row: Dialog, response: SipResponse) => {
+    if (!endpoint.transport.send(response, flowOf(row))) {
+      logger.debug({ status: response.status }, "sip: the trunk's flow could not be reached");
+    }
+  };
+
   return {
+    provisional(row, status, extra) {
+      const response = fromRow(row, status, extra);
+      if (!response) return;
+      const local = held.get(row.sip_call_id);
+      if (local) local.respond(response);
+      else sendStateless(row, response);
+    },
     hold(sipCallId, respond) {
       release(sipCallId);
       const timer = setTimeout(() => held.delete(sipCallId), holdMs).unref();
       held.set(sipCallId, { respond, timer });
     },
     final(row, status, extra = {}) {
-      const response = responseFromRow(row, status, {
-        ...extra.headers,
-        ...(extra.sdp ? { "content-type": "application/sdp" } : {}),
-      });
+      const response = fromRow(row, status, extra);
       if (!response) return;
-      if (extra.sdp) response.content = extra.sdp;
-      const flow = flowOf(row);
-      const stateless = () => {
-        if (!endpoint.transport.send(response, flow)) {
-          logger.debug({ status }, "sip: the trunk's flow could not be reached");
-        }
-      };
+      const stateless = () => sendStateless(row, response);
       const local = release(row.sip_call_id);
       if (local) local(response);
       else stateless();

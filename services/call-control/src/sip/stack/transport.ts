@@ -3,6 +3,7 @@ import { createServer, isIPv6, type Server, type Socket } from "node:net";
 import type { Logger } from "@switchboard/kit";
 import sip from "sip";
 import {
+  bodyCutShort,
   checkMessage,
   isRequest,
   maxMessageBytes,
@@ -27,6 +28,11 @@ export interface SipTransportOptions {
   logger: Logger;
   /** Every valid message received; requests with `received`/`rport` set on their top Via. */
   onMessage(message: SipRequest | SipResponse, flow: SipFlow): void;
+  /**
+   * A request whose Content-Length runs past its datagram (RFC 3261 §18.3: answered 400), its
+   * top Via stamped like any request's; such a response is dropped here.
+   */
+  onTruncatedRequest(request: SipRequest, flow: SipFlow): void;
 }
 
 export interface SipTransport {
@@ -57,17 +63,21 @@ export async function startSipTransport(options: SipTransportOptions): Promise<S
   const connections = new Map<string, Socket>();
   const flowKey = (address: string, port: number) => `${address}|${port}`;
 
-  const deliver = (message: SipRequest | SipResponse, flow: SipFlow) => {
-    if (isRequest(message)) {
-      const via = message.headers.via[0]!;
-      via.params.received = flow.address;
-      if (Object.hasOwn(via.params, "rport")) via.params.rport = String(flow.port);
-    }
+  const stampVia = (request: SipRequest, flow: SipFlow) => {
+    const via = request.headers.via[0]!;
+    via.params.received = flow.address;
+    if (Object.hasOwn(via.params, "rport")) via.params.rport = String(flow.port);
+  };
+  const guarded = (handle: () => void) => {
     try {
-      options.onMessage(message, flow);
+      handle();
     } catch (error) {
       logger.error({ err: error }, "sip: a message handler failed");
     }
+  };
+  const deliver = (message: SipRequest | SipResponse, flow: SipFlow) => {
+    if (isRequest(message)) stampVia(message, flow);
+    guarded(() => options.onMessage(message, flow));
   };
 
   const onDatagram = (data: Buffer, remote: { address: string; port: number }) => {
@@ -76,7 +86,15 @@ export async function startSipTransport(options: SipTransportOptions): Promise<S
       logger.debug({ address: remote.address, port: remote.port }, "sip: dropped a datagram");
       return;
     }
-    deliver(message, { transport: "udp", address: remote.address, port: remote.port });
+    const flow: SipFlow = { transport: "udp", address: remote.address, port: remote.port };
+    if (bodyCutShort(data, message)) {
+      logger.debug({ address: remote.address, port: remote.port }, "sip: a datagram cut short");
+      if (!isRequest(message)) return;
+      stampVia(message, flow);
+      guarded(() => options.onTruncatedRequest(message, flow));
+      return;
+    }
+    deliver(message, flow);
   };
 
   const tcp: Server = createServer((socket) => {

@@ -1,6 +1,6 @@
 import type { Queryable } from "@switchboard/kit";
-import type { SipRequest } from "./message.js";
-import type { SipFlow } from "./transport.js";
+import type { SipRequest } from "../stack/message.js";
+import type { SipFlow } from "../stack/transport.js";
 
 /**
  * A call's SIP dialogs (RFC 3261 §12), one per leg, in call_control.sip_dialogs: what any
@@ -246,20 +246,37 @@ export async function confirmServerDialog(
   return rows[0];
 }
 
-/** The 2xx came: the dialog is confirmed with the far end's tag, target and route set. */
+/**
+ * The 2xx came: the dialog is confirmed with the far end's tag, target and route set (and
+ * `acked` when its ACK goes out after this commit).
+ */
 export async function confirmDialog(
   db: Queryable,
   callId: string,
   leg: DialogLeg,
-  remote: { tag: string; target: string | null; routeSet: string[]; sdp?: string | undefined },
+  remote: {
+    tag: string;
+    target: string | null;
+    routeSet: string[];
+    sdp?: string | undefined;
+    acked?: boolean;
+  },
 ): Promise<Dialog | undefined> {
   const { rows } = await db.query<Dialog>(
     `UPDATE call_control.sip_dialogs
         SET state = 'confirmed', remote_tag = $3, remote_target = $4, route_set = $5,
-            remote_sdp = COALESCE($6, remote_sdp), updated_at = now()
+            remote_sdp = COALESCE($6, remote_sdp), acked = acked OR $7, updated_at = now()
       WHERE call_id = $1 AND leg = $2 AND state = 'calling'
      RETURNING ${columns}`,
-    [callId, leg, remote.tag, remote.target, remote.routeSet, remote.sdp ?? null],
+    [
+      callId,
+      leg,
+      remote.tag,
+      remote.target,
+      remote.routeSet,
+      remote.sdp ?? null,
+      remote.acked ?? false,
+    ],
   );
   return rows[0];
 }

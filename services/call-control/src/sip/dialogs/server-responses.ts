@@ -1,5 +1,10 @@
 import type { Dialog, ServerInvite } from "./dialogs.js";
-import { reasonPhrases, type SipHeaders, type SipRequest, type SipResponse } from "./message.js";
+import {
+  reasonPhrases,
+  type SipHeaders,
+  type SipRequest,
+  type SipResponse,
+} from "../stack/message.js";
 
 /** What a response to the INVITE needs of it (our tag already in its To). */
 export function serverInviteOf(request: SipRequest, localTag: string): ServerInvite {

@@ -1,6 +1,6 @@
 import { randomInt } from "node:crypto";
 import type { Queryable } from "@switchboard/kit";
-import { digestHa1, type DigestAlgorithm } from "./digest.js";
+import { digestHa1, type DigestAlgorithm } from "../stack/digest.js";
 
 /**
  * A seat's SIP credentials. The username is the seat's id (stable, unique, nothing to look

@@ -1,5 +1,5 @@
-import type { DialogLeg } from "../sip/dialogs.js";
-import type { RtpRelay } from "../sip/rtp-relay.js";
+import type { DialogLeg } from "../../sip/dialogs/dialogs.js";
+import type { RtpRelay } from "../../sip/rtp-relay.js";
 
 /**
  * The SDP the carrier passes from one leg to the other (SIP_RTP_RELAY): through rtpengine, so

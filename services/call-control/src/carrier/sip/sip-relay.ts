@@ -1,8 +1,8 @@
-import type { Tx } from "../scheduler/tx.js";
-import { ackFor2xx, inDialogRequest } from "../sip/dialog-requests.js";
-import { flowOf, nextCseq, refreshTarget, type Dialog } from "../sip/dialogs.js";
-import type { SipEndpoint } from "../sip/endpoint.js";
-import type { NameAddress, SipResponse } from "../sip/message.js";
+import type { Tx } from "../../scheduler/tx.js";
+import { ackFor2xx, inDialogRequest } from "../../sip/dialogs/dialog-requests.js";
+import { flowOf, nextCseq, refreshTarget, type Dialog } from "../../sip/dialogs/dialogs.js";
+import type { SipEndpoint } from "../../sip/stack/endpoint.js";
+import type { NameAddress, SipResponse } from "../../sip/stack/message.js";
 
 /** What the other leg answered to a relayed offer. */
 export interface RelayOutcome {

@@ -1,22 +1,30 @@
 import type { Logger } from "@switchboard/kit";
-import type { Tx } from "../scheduler/tx.js";
-import type { ClientTransaction, ClientTransactionEvents } from "../sip/client-transactions.js";
-import { ackFor2xx, answerOf, cancelOf, inDialogRequest } from "../sip/dialog-requests.js";
+import type { Tx } from "../../scheduler/tx.js";
+import type {
+  ClientTransaction,
+  ClientTransactionEvents,
+} from "../../sip/stack/client-transactions.js";
+import {
+  ackFor2xx,
+  answerOf,
+  cancelOf,
+  inDialogRequest,
+} from "../../sip/dialogs/dialog-requests.js";
 import {
   confirmDialog,
   dialogsOf,
   flowOf,
-  markAcked,
   terminateDialog,
   type Dialog,
   type DialogLeg,
   type NewDialog,
-} from "../sip/dialogs.js";
-import type { SipEndpoint } from "../sip/endpoint.js";
-import type { NameAddress, SipRequest, SipResponse } from "../sip/message.js";
-import { refusingAnswer } from "../sip/sdp.js";
-import type { SipFlow } from "../sip/transport.js";
+} from "../../sip/dialogs/dialogs.js";
+import type { SipEndpoint } from "../../sip/stack/endpoint.js";
+import type { NameAddress, SipRequest, SipResponse } from "../../sip/stack/message.js";
+import { refusingAnswer } from "../../sip/stack/sdp.js";
+import type { SipFlow } from "../../sip/stack/transport.js";
 import type { MediaRelay } from "./sip-media.js";
+import type { PhoneMediaState } from "./sip-phone-media.js";
 
 /** How long a 2xx may still be retransmitted after the last ACK (RFC 3261: 64·T1). */
 const setupLingerMs = 32_000;
@@ -29,6 +37,8 @@ export interface Setup {
   acks: Partial<Record<DialogLeg, { ack: SipRequest; flow: SipFlow }>>;
   answered: Set<DialogLeg>;
   challenges: number;
+  /** An outbound call's phone: the re-INVITEs giving it the trunk's media (sip-phone-media.ts). */
+  phoneMedia: PhoneMediaState;
 }
 
 export interface SipLegs {
@@ -98,7 +108,13 @@ export function createSipLegs(options: {
   const setupOf = (callId: string): Setup => {
     let setup = setups.get(callId);
     if (!setup) {
-      setup = { invites: {}, acks: {}, answered: new Set(), challenges: 0 };
+      setup = {
+        invites: {},
+        acks: {},
+        answered: new Set(),
+        challenges: 0,
+        phoneMedia: { queue: Promise.resolve(), given: undefined, answered: false },
+      };
       setups.set(callId, setup);
     }
     return setup;
@@ -195,13 +211,15 @@ export function createSipLegs(options: {
     },
     dropLateAnswer,
     async confirmAnswer(tx, callId, leg, response) {
-      const answered = await confirmDialog(tx.client, callId, leg, answerOf(response));
+      const answered = await confirmDialog(tx.client, callId, leg, {
+        ...answerOf(response),
+        acked: true,
+      });
       if (!answered) {
         const [row] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === leg);
         if (row) tx.afterCommit(() => dropLateAnswer(row, response));
         return undefined;
       }
-      await markAcked(tx.client, callId, leg);
       const answerAck = ackFor2xx(answered, owner);
       tx.afterCommit(() => ack(answered, answerAck));
       return answered;

@@ -133,6 +133,13 @@ export async function startSipEndpoint(options: SipEndpointOptions): Promise<Sip
         logger.debug({ status: message.status }, "sip: a response matched no transaction");
       }
     },
+    // No transaction: the request as read is not the one sent, so a retransmission (cut the
+    // same way) is answered the same way again.
+    onTruncatedRequest: (request, flow) => {
+      if (!accepting || request.method === "ACK") return;
+      countSipResponse(request.method, 400);
+      bound.transport?.send(responseTo(request, 400), responseFlow(request, flow));
+    },
   });
   bound.transport = running;
   publicAddress = `${options.publicAddress?.host ?? running.host}:${options.publicAddress?.port || running.port}`;

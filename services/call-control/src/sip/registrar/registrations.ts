@@ -1,5 +1,5 @@
 import type { Queryable } from "@switchboard/kit";
-import type { SipFlow } from "./transport.js";
+import type { SipFlow } from "../stack/transport.js";
 
 /**
  * Registrations (RFC 3261 §10: bindings of a seat's address-of-record to contact URIs), kept in

@@ -8,8 +8,8 @@ import {
   sameDigest,
   type DigestAlgorithm,
   type DigestCredentials,
-} from "./digest.js";
-import type { SipRequestHandler } from "./endpoint.js";
+} from "../stack/digest.js";
+import type { SipRequestHandler } from "../stack/endpoint.js";
 import {
   addressUri,
   responseTo,
@@ -18,11 +18,11 @@ import {
   type SipHeaders,
   type SipRequest,
   type SipResponse,
-} from "./message.js";
+} from "../stack/message.js";
 import type { NonceIssuer } from "./nonce.js";
 import { claimNonceUse, parseNonceCount } from "./nonce-uses.js";
 import { liveBindings, removeBindings, saveBinding, type Binding } from "./registrations.js";
-import type { SipFlow } from "./transport.js";
+import type { SipFlow } from "../stack/transport.js";
 
 export interface RegistrarSettings {
   /** The seats' SIP domain and digest realm (SIP_DOMAIN). */

@@ -1,9 +1,9 @@
 import { DomainError, type Logger } from "@switchboard/kit";
-import type { Hangup } from "../calls/states.js";
-import type { DueAction } from "../scheduler/action-runner.js";
-import type { Tx } from "../scheduler/tx.js";
-import { fromDialogPeer } from "../sip/dialog-peer.js";
-import { callingDialog, inviteOf, recordRouteOf } from "../sip/dialog-requests.js";
+import type { Hangup } from "../../calls/states.js";
+import type { DueAction } from "../../scheduler/action-runner.js";
+import type { Tx } from "../../scheduler/tx.js";
+import { fromDialogPeer } from "../../sip/dialogs/dialog-peer.js";
+import { callingDialog, inviteOf, recordRouteOf } from "../../sip/dialogs/dialog-requests.js";
 import {
   confirmServerDialog,
   dialogsOf,
@@ -12,20 +12,21 @@ import {
   insertServerDialog,
   markAcked,
   type Dialog,
-} from "../sip/dialogs.js";
-import { responseFlow, type SipRequestContext } from "../sip/endpoint.js";
-import { readInboundInvite } from "../sip/inbound-invite.js";
+} from "../../sip/dialogs/dialogs.js";
+import { responseFlow, type SipRequestContext } from "../../sip/stack/endpoint.js";
+import { readInboundInvite } from "../../sip/inbound-invite.js";
 import {
   newTag,
   responseTo,
   type NameAddress,
   type SipRequest,
   type SipResponse,
-} from "../sip/message.js";
-import { latestLiveBinding } from "../sip/registrations.js";
-import { responseFromRow, serverInviteOf } from "../sip/server-responses.js";
-import { allowedSource, type Ipv4Block } from "../sip/trunk-allow.js";
-import type { CarrierEvents } from "./carrier.js";
+} from "../../sip/stack/message.js";
+import { latestLiveBinding } from "../../sip/registrar/registrations.js";
+import { carriesSdp } from "../../sip/stack/sdp.js";
+import { responseFromRow, serverInviteOf } from "../../sip/dialogs/server-responses.js";
+import { allowedSource, type Ipv4Block } from "../../sip/trunk-allow.js";
+import type { CarrierEvents } from "../carrier.js";
 import { hangupForFailure, hangupForStatus } from "./sip-causes.js";
 import type { SipLegs } from "./sip-legs.js";
 import type { MediaRelay } from "./sip-media.js";
@@ -40,7 +41,12 @@ export interface InboundDelivery {
    * `onRinging` runs in the transaction that makes it ring.
    */
   receive(
-    delivery: { accountId: string; from: string; to: string },
+    delivery: {
+      accountId: string;
+      from: string;
+      to: string;
+      assertedIdentity?: string | undefined;
+    },
     onRinging: (tx: Tx, call: { id: string }) => Promise<void>,
   ): Promise<{ id: string; status: string }>;
 }
@@ -107,14 +113,13 @@ export function createSipInbound(options: {
    * the call was delivered), 503 when the inventory or the database cannot answer.
    */
   const deliver = async (
-    from: string,
-    to: string,
+    caller: { from: string; to: string; assertedIdentity?: string | undefined },
     onRinging: (tx: Tx, call: { id: string }) => Promise<void>,
   ) => {
     try {
-      const accountId = await delivery.ownerOf(to);
+      const accountId = await delivery.ownerOf(caller.to);
       if (!accountId) return 404;
-      return await delivery.receive({ accountId, from, to }, onRinging);
+      return await delivery.receive({ accountId, ...caller }, onRinging);
     } catch (error) {
       if (error instanceof DomainError && error.kind === "validation-failed") return 404;
       logger.warn({ err: error }, "sip: an inbound call could not be delivered");
@@ -185,7 +190,8 @@ export function createSipInbound(options: {
       owner_instance: options.instance,
       server_invite: serverInviteOf(request, localTag),
     });
-    const call = await deliver(invite.from, invite.to, async (tx, ringing) => {
+    const caller = { from: invite.from, to: invite.to, assertedIdentity: invite.assertedIdentity };
+    const call = await deliver(caller, async (tx, ringing) => {
       await insertServerDialog(tx.client, trunkLeg(ringing.id));
     });
     if (typeof call === "number") {
@@ -288,6 +294,25 @@ export function createSipInbound(options: {
   };
 
   const onPhoneResponse = (callId: string, response: SipResponse, phoneAddress: string) => {
+    if (response.status > 100 && response.status < 200 && carriesSdp(response)) {
+      media
+        .answer({
+          callId,
+          offerer: "trunk",
+          answerer: "phone",
+          sdp: response.content!,
+          flow: phoneAddress,
+        })
+        .then(
+          (sdp) => earlyMedia(callId, sdp),
+          (error: unknown) =>
+            logger.warn(
+              { err: error, callId },
+              "sip: the RTP relay refused the phone's early media",
+            ),
+        );
+      return;
+    }
     if (response.status < 200) return;
     if (response.status >= 300) {
       options.react(callId, (tx) => fail(tx, callId, hangupForStatus(response.status, "callee")));
@@ -321,6 +346,21 @@ export function createSipInbound(options: {
         });
       },
     );
+  };
+
+  /**
+   * The phone's early media (a 18x with SDP, as the relay rewrote it): the trunk, still waiting
+   * for our final response, gets it in a 183 (RFC 3261 §13.3.1.1), and the call records
+   * `early_media`.
+   */
+  const earlyMedia = (callId: string, sdp: string) => {
+    options.react(callId, async (tx) => {
+      const status = await options.lockCall(tx, callId);
+      const [trunk] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "trunk");
+      if (status !== "in_progress" || trunk?.state !== "calling") return;
+      await options.attached().onCarrierEvent(tx, { type: "early_media", callId });
+      tx.afterCommit(() => trunkResponses.provisional(trunk, 183, { headers: { contact }, sdp }));
+    });
   };
 
   /**

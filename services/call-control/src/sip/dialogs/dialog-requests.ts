@@ -1,9 +1,9 @@
-import { newClientBranch, topVia } from "./client-transactions.js";
+import { newClientBranch, topVia } from "../stack/client-transactions.js";
 import { randomBytes } from "node:crypto";
 import { flowOf, type Dialog, type DialogLeg, type NewDialog } from "./dialogs.js";
 import sip from "sip";
-import { newTag, type SipHeaders, type SipRequest, type SipResponse } from "./message.js";
-import type { SipFlow } from "./transport.js";
+import { newTag, type SipHeaders, type SipRequest, type SipResponse } from "../stack/message.js";
+import type { SipFlow } from "../stack/transport.js";
 
 /**
  * A leg about to be INVITEd by this process (an early dialog we are the UAC of): a new Call-ID,

@@ -1,4 +1,4 @@
-import type { Hangup, HangupSource } from "../calls/states.js";
+import type { Hangup, HangupSource } from "../../calls/states.js";
 
 /**
  * How a final failure response of an INVITE ends the call (docs/api.md "Voice over SIP"):

@@ -46,6 +46,20 @@ export function parseMessage(data: Buffer | string): SipRequest | SipResponse | 
   return message && checkMessage(message);
 }
 
+/**
+ * Whether a datagram's message says its body is longer than the bytes after its header block
+ * (RFC 3261 §18.3: a request so cut short gets 400, a response is discarded). A Content-Length
+ * that is not a number says nothing usable either.
+ */
+export function bodyCutShort(data: Buffer, message: SipMessage): boolean {
+  const declared: unknown = message.headers["content-length"];
+  if (declared === undefined) return false;
+  if (typeof declared !== "number" || !Number.isSafeInteger(declared) || declared < 0) return true;
+  const headerEnd = data.indexOf("\r\n\r\n");
+  const bodyBytes = headerEnd < 0 ? 0 : data.length - headerEnd - 4;
+  return declared > bodyBytes;
+}
+
 /** The message if it has the mandatory headers (RFC 3261 §8.1.1) in a usable shape. */
 export function checkMessage(message: SipMessage): SipRequest | SipResponse | undefined {
   const h = message.headers;

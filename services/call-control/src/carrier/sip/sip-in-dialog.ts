@@ -1,5 +1,5 @@
-import type { Hangup } from "../calls/states.js";
-import type { Tx } from "../scheduler/tx.js";
+import type { Hangup } from "../../calls/states.js";
+import type { Tx } from "../../scheduler/tx.js";
 import {
   acceptRemoteCseq,
   closedByPeer,
@@ -7,12 +7,13 @@ import {
   findDialog,
   refreshTarget,
   type DialogLeg,
-} from "../sip/dialogs.js";
-import { fromDialogPeer } from "../sip/dialog-peer.js";
-import type { SipEndpoint, SipRequestContext } from "../sip/endpoint.js";
-import { responseTo, textHeader, type NameAddress, type SipRequest } from "../sip/message.js";
-import type { Ipv4Block } from "../sip/trunk-allow.js";
-import type { CarrierEvents } from "./carrier.js";
+} from "../../sip/dialogs/dialogs.js";
+import { fromDialogPeer } from "../../sip/dialogs/dialog-peer.js";
+import type { SipEndpoint, SipRequestContext } from "../../sip/stack/endpoint.js";
+import { responseTo, type NameAddress, type SipRequest } from "../../sip/stack/message.js";
+import { carriesSdp } from "../../sip/stack/sdp.js";
+import type { Ipv4Block } from "../../sip/trunk-allow.js";
+import type { CarrierEvents } from "../carrier.js";
 import type { AckWaits } from "./sip-ack-waits.js";
 import type { MediaRelay } from "./sip-media.js";
 import { relayOffer } from "./sip-relay.js";
@@ -128,7 +129,7 @@ export function handleInDialogRequests(options: {
         respond(responseTo(request, 500, {}, "CSeq Out of Order"));
         return;
       }
-      const offer = isSdp(request) ? request.content : undefined;
+      const offer = carriesSdp(request) ? request.content : undefined;
       if (status !== "in_progress" || other?.state !== "confirmed" || !offer) {
         respond(responseTo(request, 488));
         return;
@@ -217,10 +218,4 @@ export function handleInDialogRequests(options: {
 function contactOf(request: SipRequest): string | undefined {
   const contact = request.headers.contact;
   return Array.isArray(contact) ? contact[0]?.uri : undefined;
-}
-
-function isSdp(request: SipRequest): boolean {
-  return (
-    /^application\/sdp\b/i.test(textHeader(request, "content-type") ?? "") && !!request.content
-  );
 }

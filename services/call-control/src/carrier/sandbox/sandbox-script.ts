@@ -1,4 +1,4 @@
-import type { Hangup } from "../calls/states.js";
+import type { Hangup } from "../../calls/states.js";
 
 /**
  * The sandbox network of docs/api.md, as data: what a destination does after the INVITE, as events
