@@ -201,8 +201,8 @@ describe("outbound calls over SIP (third-party call control)", () => {
   });
 
   it("lets the trunk ring past 64·T1: the phone's 200 is ACKed at once, the trunk's answer reaches it in a re-INVITE (RFC 3725 flow IV)", async () => {
-    // 40 s: longer than the 32 s a phone waits for the ACK of its 200 before it hangs up.
-    const ringMs = 40_000;
+    // 60 s, as PSTN calls ring: far past the 32 s a phone waits for the ACK of its 200.
+    const ringMs = 60_000;
     const sipp = await trunk("trunk-answer-late.xml", { ring: String(ringMs) }, ringMs + 20_000);
     const call = await place(answering.seat, "+15550107011", { timeout_seconds: 90 });
     await statusBecomes(call.id, "ringing");
