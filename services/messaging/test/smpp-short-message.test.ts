@@ -2,13 +2,13 @@ import {
   decodeShortMessage,
   encodeShortMessages,
   udhIndicator,
-} from "@switchboard/messaging/carrier/smpp/short-message";
+} from "../src/carrier/smpp/short-message.js";
 import {
   decodeGsm7,
   encodeGsm7,
   gsm7ExtensionCharacters,
-} from "@switchboard/messaging/encoding/gsm7";
-import { segmentText, splitSegments } from "@switchboard/messaging/encoding/segments";
+} from "../src/encoding/gsm7.js";
+import { segmentText, splitSegments } from "../src/encoding/segments.js";
 import { smppSegmentCases } from "@switchboard/test-support/smpp-segment-cases";
 import { describe, expect, it } from "vitest";
 

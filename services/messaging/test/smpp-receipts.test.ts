@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { submitRefused } from "@switchboard/messaging/carrier/smpp/command-status";
-import { readReceipt } from "@switchboard/messaging/carrier/smpp/receipt";
+import { submitRefused } from "../src/carrier/smpp/command-status.js";
+import { readReceipt } from "../src/carrier/smpp/receipt.js";
 
 const text = (stat: string, id = "4f2a") =>
   `id:${id} sub:001 dlvrd:000 submit date:2611241200 done date:2611241201 stat:${stat} err:001 text:Order 42 shipped`;
