@@ -173,6 +173,13 @@ export async function deliverJob(
   }
 }
 
+/**
+ * Names the subscription whose secrets signed a delivery, so an endpoint that serves several
+ * picks the right secret (docs/api.md "Webhook subscriptions"). Not signed: the signature is
+ * what proves it.
+ */
+export const subscriptionHeader = "switchboard-subscription-id";
+
 /** Guard, sign, send: one HTTP attempt, or the reason it could not be made. */
 async function attemptOnce(
   ctx: WebhookContext,
@@ -197,7 +204,10 @@ async function attemptOnce(
     };
   }
   const keys = caches.keys(row.subscription_id, row.sealed);
-  const headers = signedHeaders(keys, row.event_id, row.payload);
+  const headers = {
+    ...signedHeaders(keys, row.event_id, row.payload),
+    [subscriptionHeader]: row.subscription_id,
+  };
   const remaining = Math.max(1, ctx.settings.timeoutMs - elapsed());
   const sent = await traceHttpClient(
     {
