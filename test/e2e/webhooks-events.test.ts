@@ -1,5 +1,6 @@
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadWebhookSettings } from "@switchboard/webhook";
 import { webhookEventTypes } from "@switchboard/webhook/event-catalog";
 import { fastMessagingEnv } from "@switchboard/test-support/fixtures/messages-platform";
 import {
@@ -49,6 +50,7 @@ describe("every webhook event type against the document (PostgreSQL + Redis)", (
         SANDBOX_RING_DELAY_MS: "50",
         CALL_TIMER_POLL_MS: "100",
         HOLD_SWEEP_INTERVAL_MS: "200",
+        WEBHOOK_SWEEP_INTERVAL: "200ms",
       },
     });
     token = await p.token();
@@ -155,5 +157,102 @@ describe("every webhook event type against the document (PostgreSQL + Redis)", (
         }),
       ).not.toThrow();
     }
+  });
+
+  const list = async (query: string, as = token) => {
+    const response = await p.request(`/v1/api/events${query}`, { token: as });
+    expect(response.status).toBe(200);
+    return (await response.json()) as {
+      data: Event[];
+      next_cursor: string | null;
+      has_more: boolean;
+    };
+  };
+
+  it("GET /v1/api/events lists every event delivered, filters by type and time, pages, re-fetches", async () => {
+    const delivered = received().filter((r) => r.event.type !== "webhook.test");
+    const all: Event[] = [];
+    let cursor: string | null = "";
+    while (cursor !== null) {
+      const page = await list(`?limit=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+      expect(page.data.length).toBeLessThanOrEqual(7);
+      all.push(...page.data);
+      cursor = page.has_more ? page.next_cursor : null;
+    }
+    // Newest first, each exactly the delivered body; webhook.test is not an account event.
+    expect(all.map((e) => e.id)).toEqual([...all.map((e) => e.id)].sort().reverse());
+    const byId = new Map(all.map((e) => [e.id, e]));
+    for (const { request, event } of delivered) {
+      expect(byId.get(event.id), event.type).toEqual(JSON.parse(request.body));
+    }
+    expect(all.some((e) => e.type === "webhook.test")).toBe(false);
+
+    const completed = await list("?type=call.completed");
+    expect(completed.data.length).toBeGreaterThan(0);
+    expect(completed.data.every((e) => e.type === "call.completed")).toBe(true);
+    const numbers = await list("?type=number.*");
+    expect(new Set(numbers.data.map((e) => e.type))).toEqual(
+      new Set(["number.held", "number.released", "number.assigned", "number.hold_expired"]),
+    );
+    const [newest] = all;
+    const older = all.find((e) => e.timestamp < newest!.timestamp)!;
+    const after = await list(`?created_after=${encodeURIComponent(older.timestamp)}`);
+    expect(after.data.every((e) => e.timestamp > older.timestamp)).toBe(true);
+    expect(after.data.map((e) => e.id)).toContain(newest!.id);
+
+    const one = await p.request(`/v1/api/events/${newest!.id}`, { token });
+    expect(one.status).toBe(200);
+    expect(await one.json()).toEqual(newest);
+
+    // Another account sees none of them; bad filters are 422 with a pointer.
+    const other = await p.token(undefined, "other");
+    expect((await list("", other)).data).toEqual([]);
+    expect((await p.request(`/v1/api/events/${newest!.id}`, { token: other })).status).toBe(404);
+    for (const [query, pointer] of [
+      ["type=calls.*", "#/query/type"],
+      ["created_after=yesterday", "#/query/created_after"],
+    ]) {
+      const bad = await p.request(`/v1/api/events?${query}`, { token });
+      expect(bad.status).toBe(422);
+      const problem = (await bad.json()) as { errors: { pointer: string }[] };
+      expect(problem.errors.map((e) => e.pointer)).toEqual([pointer]);
+    }
+    // webhooks:read, not another scope.
+    const reader = await p.token("calls:read");
+    expect((await p.request("/v1/api/events", { token: reader })).status).toBe(403);
+  });
+
+  it("keeps events for the retention (7 days by default, never under 3) and purges older ones", async () => {
+    const payload = (id: string) =>
+      JSON.stringify({
+        id,
+        type: "number.held",
+        timestamp: "",
+        account_id: p.accountId,
+        sequence: 1,
+        data: {},
+      });
+    const keep = async (id: string, age: string) =>
+      p.pools.webhook.query(
+        `INSERT INTO webhook.events (id, account_id, type, occurred_at, payload)
+         VALUES ($1, $2, 'number.held', now() - $3::interval, $4)`,
+        [id, p.accountId, age, payload(id)],
+      );
+    await keep("evt_00000000000000000000000001", "8 days");
+    await keep("evt_00000000000000000000000002", "6 days");
+    const ids = async () =>
+      (
+        await p.pools.webhook.query<{ id: string }>(
+          "SELECT id FROM webhook.events WHERE id LIKE 'evt_0000%'",
+        )
+      ).rows.map((r) => r.id);
+    await waitFor(
+      async () => (await ids()).length === 1,
+      () => "the sweeper's purge",
+    );
+    expect(await ids()).toEqual(["evt_00000000000000000000000002"]);
+    expect(() => loadWebhookSettings({ WEBHOOK_EVENT_RETENTION: "2d" })).toThrow(
+      /WEBHOOK_EVENT_RETENTION/,
+    );
   });
 });

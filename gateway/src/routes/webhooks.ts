@@ -1,5 +1,6 @@
 import { wire } from "@switchboard/proto";
 import { idParam } from "../schemas/common.js";
+import { anyWebhookEvent, eventsPage, eventsQuery } from "../schemas/events.js";
 import {
   createSubscriptionRequest,
   deliveriesPage,
@@ -34,6 +35,8 @@ const createDescription = [
 
 const subscriptionPath = idParam("whs", "subscription_id");
 const deliveryPath = idParam("wdl", "delivery_id");
+const eventPath = idParam("evt", "event_id");
+const parsePayload = (event: { payload: string }) => JSON.parse(event.payload) as unknown;
 const tag = "Webhooks";
 
 /** Webhook subscriptions and their deliveries (webhooks:read / webhooks:write). */
@@ -257,6 +260,47 @@ export const webhookRoutes: RouteSpec[] = [
         deliveryId: ctx.params.delivery_id,
       });
       return accepted(toDelivery(response.delivery));
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/api/events",
+    operationId: "listEvents",
+    summary: "List recent events",
+    description:
+      "The account's events of at least the last 3 days (WEBHOOK_EVENT_RETENTION, 7 days by default), newest first, whether or not a subscription received them: each exactly as its deliveries carry it (webhook.test events, made for one subscription, are not listed). A receiver that was down pages through them (created_after = the timestamp of the last event it processed) and dedupes on id, which is the webhook-id of every delivery of the event.",
+    tag,
+    scope: "webhooks:read",
+    query: eventsQuery,
+    paginated: true,
+    success: { status: 200, description: "A page of events", schema: eventsPage },
+    problems: ["invalid-cursor", "validation-failed"],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.webhook((c) => c.listEvents, {
+        type: ctx.query.type,
+        createdAfter: ctx.query.created_after,
+        limit: ctx.query.limit,
+        cursor: ctx.query.cursor ?? "",
+      });
+      return pageReply(ctx.req, response.events.map(parsePayload), response.nextCursor);
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/api/events/{event_id}",
+    operationId: "getEvent",
+    summary: "Get a recent event",
+    description: "One of the account's events, as its deliveries carry it, while it is kept.",
+    tag,
+    scope: "webhooks:read",
+    params: eventPath,
+    success: { status: 200, description: "The event", schema: anyWebhookEvent },
+    problems: ["not-found"],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.webhook((c) => c.getEvent, {
+        eventId: ctx.params.event_id,
+      });
+      return ok(parsePayload(response.event!));
     },
   }),
 ];

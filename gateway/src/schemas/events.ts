@@ -2,7 +2,7 @@ import { wire } from "@switchboard/proto";
 import { z } from "zod";
 import { call } from "./calls.js";
 import { consent } from "./messages.js";
-import { e164, resourceId, timestamp } from "./common.js";
+import { cursorParam, e164, limitParam, page, resourceId, timestamp } from "./common.js";
 
 /**
  * The events a webhook subscription receives (docs/api.md "Webhook subscriptions"): each one's
@@ -170,3 +170,25 @@ export const anyWebhookEvent = z
     Object.values(webhookEventSchemas) as [EventPayload, ...EventPayload[]],
   )
   .meta({ id: "WebhookEvent" });
+
+export const eventsQuery = z
+  .object({
+    type: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe("Only events of this type (call.completed) or prefix (call.*)"),
+    created_after: z.iso
+      .datetime({
+        offset: true,
+        message: "must be an RFC 3339 date-time such as 2026-11-21T00:00:00Z",
+      })
+      .optional()
+      .describe("Only events committed after this time (exclusive)"),
+    limit: limitParam,
+    cursor: cursorParam,
+  })
+  .strict();
+
+export const eventsPage = page(anyWebhookEvent).meta({ id: "WebhookEventPage" });

@@ -10,6 +10,7 @@ import {
 import { schema, type WebhookContext } from "./context.js";
 import type { DispatchInput } from "./dispatch.js";
 import { isDeliverableType, subscribesTo } from "./event-catalog.js";
+import { keepEvent } from "./events.js";
 import { readActiveSubscriptions, type ActiveSubscriptions } from "./subscription-cache.js";
 
 /** The consumer group the outbox relays feed (platformConsumerGroups) and our consumer name. */
@@ -22,7 +23,8 @@ const consumer = "fan-out";
  * for a subscription paused meanwhile ends without an attempt). The deliveries and the
  * processed-event record commit together (consumeOnce), so a redelivered event adds nothing;
  * the jobs are published after the commit. A redelivery republishes the event's pending deliveries (job ids dedupe),
- * which covers a crash between commit and publish; the sweeper covers the rest.
+ * which covers a crash between commit and publish; the sweeper covers the rest. Every event
+ * taken is also kept for GET /api/events (events.ts), whether or not a subscription wants it.
  */
 export function startFanOut(
   ctx: WebhookContext,
@@ -51,12 +53,13 @@ export async function fanOut(
 ): Promise<number> {
   // webhook.test goes only to the subscription it tests (never through the bus).
   if (!isDeliverableType(event.type) || event.type === "webhook.test") return 0;
+  const payload = JSON.stringify(toPublicEvent(event));
+  await keepEvent(ctx.pool, event, payload);
   const matched = (await subscriptions(event.account_id)).filter((s) =>
     subscribesTo(s.events, event.type),
   );
   // Most events select no subscription: nothing to mark or undo.
   if (matched.length === 0) return 0;
-  const payload = JSON.stringify(toPublicEvent(event));
   const trace = event.trace ? JSON.stringify(event.trace) : null;
   const outcome = await withTransaction(ctx.pool, (client) =>
     consumeOnce(client, schema, consumer, event.id, async () => {

@@ -2,6 +2,7 @@ import { type GrpcService, requireAccount, unary } from "@switchboard/kit";
 import { webhook } from "@switchboard/proto";
 import type { WebhookContext } from "./context.js";
 import { getDelivery, listDeliveries, retryDelivery } from "./deliveries.js";
+import { getEvent, listEvents } from "./events.js";
 import { listSinkReceipts } from "./sink.js";
 import { getSubscription, listSubscriptions } from "./subscription-queries.js";
 import {
@@ -46,6 +47,10 @@ export function createWebhookService(ctx: WebhookContext): GrpcService {
     })),
     retryDelivery: unary(logger, async (request: webhook.RetryDeliveryRequest) => ({
       delivery: await retryDelivery(ctx, request),
+    })),
+    listEvents: unary(logger, (request: webhook.ListEventsRequest) => listEvents(pool, request)),
+    getEvent: unary(logger, async (request: webhook.GetEventRequest) => ({
+      event: await getEvent(pool, request),
     })),
     getInternalSink: unary(logger, async (request: webhook.GetInternalSinkRequest) => {
       requireAccount(request.accountId).throwIfAny();
