@@ -15,7 +15,7 @@ import {
   type WebhookPlatform,
 } from "@switchboard/test-support/fixtures/webhooks-platform";
 
-type Event = { id: string; type: string; data: Record<string, unknown> };
+type Event = { id: string; type: string; timestamp: string; data: Record<string, unknown> };
 
 const waitFor = async (check: () => boolean | Promise<boolean>, what: () => string) => {
   const deadline = Date.now() + 30_000;
