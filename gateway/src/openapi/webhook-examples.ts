@@ -38,6 +38,7 @@ const call = (status: string, times: { answered?: string; ended?: string } = {})
   answered_at: times.answered ?? null,
   ended_at: times.ended ?? null,
   duration_seconds: times.ended ? 95 : null,
+  status_callback: { url: "https://example.com/calls/status", events: [] },
 });
 
 const message = (status: string, updatedAt: string, extra: Record<string, unknown> = {}) => ({
@@ -60,6 +61,7 @@ const message = (status: string, updatedAt: string, extra: Record<string, unknow
   error_code: null,
   error_message: null,
   in_reply_to: null,
+  status_callback: null,
   created_at: "2026-11-24T21:50:00.000Z",
   updated_at: updatedAt,
   ...extra,
@@ -94,6 +96,7 @@ const data: Record<WebhookEventType, Record<string, unknown>> = {
     stir_shaken: null,
     attestation: null,
     client_state: null,
+    status_callback: null,
   },
   "call.initiated": call("initiated"),
   "call.ringing": call("ringing"),

@@ -12,6 +12,7 @@ import {
   webhookDeliveryDetail,
   webhookSubscription,
   webhookSubscriptionWithSecret,
+  statusCallbackSecret,
 } from "../schemas/webhooks.js";
 import { accepted, created, ok, pageReply } from "./replies.js";
 import { defineRoute, type RouteSpec } from "./route-spec.js";
@@ -37,6 +38,13 @@ const subscriptionPath = idParam("whs", "subscription_id");
 const deliveryPath = idParam("wdl", "delivery_id");
 const eventPath = idParam("evt", "event_id");
 const parsePayload = (event: { payload: string }) => JSON.parse(event.payload) as unknown;
+const toCallbackSecret = (
+  secret: { subscriptionId: string; secret: string; previousSecretExpiresAt?: string } | undefined,
+) => ({
+  subscription_id: secret?.subscriptionId ?? "",
+  secret: secret?.secret ?? "",
+  previous_secret_expires_at: secret?.previousSecretExpiresAt ?? null,
+});
 const tag = "Webhooks";
 
 /** Webhook subscriptions and their deliveries (webhooks:read / webhooks:write). */
@@ -301,6 +309,38 @@ export const webhookRoutes: RouteSpec[] = [
         eventId: ctx.params.event_id,
       });
       return ok(parsePayload(response.event!));
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/api/webhooks/status-callback",
+    operationId: "getStatusCallbackSecret",
+    summary: "Get the status-callback signing secret",
+    description:
+      "The secret that signs every status callback of the account (the `status_callback` of calls and messages), created on first use and shown whenever asked, as Twilio and Telnyx show the key their callbacks are verified with; it needs webhooks:write because it is a credential. Verify a status callback like any delivery (Standard Webhooks, the standardwebhooks libraries). subscription_id names the hidden subscription the callbacks are delivered under: their Switchboard-Subscription-Id and delivery log. It is not listed among the subscriptions and cannot be changed, paused or disabled (a 410 from a callback URL fails that delivery only).",
+    tag,
+    scope: "webhooks:write",
+    success: { status: 200, description: "The secret", schema: statusCallbackSecret },
+    problems: [],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.webhook((c) => c.getStatusCallbackSecret, {});
+      return ok(toCallbackSecret(response.secret));
+    },
+  }),
+  defineRoute({
+    method: "post",
+    path: "/api/webhooks/status-callback/rotate-secret",
+    operationId: "rotateStatusCallbackSecret",
+    summary: "Rotate the status-callback signing secret",
+    description:
+      "A new secret; the previous one keeps signing beside it for 24 hours (previous_secret_expires_at), as a subscription's does.",
+    tag,
+    scope: "webhooks:write",
+    success: { status: 200, description: "The new secret", schema: statusCallbackSecret },
+    problems: [],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.webhook((c) => c.rotateStatusCallbackSecret, {});
+      return ok(toCallbackSecret(response.secret));
     },
   }),
 ];

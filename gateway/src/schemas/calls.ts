@@ -1,7 +1,16 @@
 import { wire } from "@switchboard/proto";
 import { z } from "zod";
 import { agentName, seatId } from "./call-resources.js";
-import { cursorParam, e164, limitParam, page, resourceId, timestamp } from "./common.js";
+import {
+  cursorParam,
+  e164,
+  limitParam,
+  page,
+  resourceId,
+  statusCallback,
+  statusCallbackRequest,
+  timestamp,
+} from "./common.js";
 
 /** Calls (docs/api.md "Calls", "Carriers: the real networks and the sandbox"). */
 const direction = z.enum(wire.callDirection.values);
@@ -37,6 +46,7 @@ export const call = z
       .int()
       .nullable()
       .describe("Answered to ended, rounded up; 0 for a call never answered; null while live"),
+    status_callback: statusCallback,
   })
   .meta({ id: "Call" });
 
@@ -65,6 +75,7 @@ export const outboundCallRequest = z
       .refine((value) => Buffer.byteLength(value) <= 1024, "must be at most 1024 bytes (UTF-8)")
       .optional()
       .describe("Opaque, at most 1 KiB; echoed on the call and its events"),
+    status_callback: statusCallbackRequest("call").optional(),
   })
   .strict();
 

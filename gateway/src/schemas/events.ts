@@ -2,7 +2,15 @@ import { wire } from "@switchboard/proto";
 import { z } from "zod";
 import { call } from "./calls.js";
 import { consent } from "./messages.js";
-import { cursorParam, e164, limitParam, page, resourceId, timestamp } from "./common.js";
+import {
+  cursorParam,
+  e164,
+  limitParam,
+  page,
+  resourceId,
+  statusCallback,
+  timestamp,
+} from "./common.js";
 
 /**
  * The events a webhook subscription receives (docs/api.md "Webhook subscriptions"): each one's
@@ -73,6 +81,7 @@ const messageData = z.object({
   keyword: z.string().nullable().optional().describe("Inbound messages only"),
   quantity: z.number().int().optional().describe("message.sent: the segments billed"),
   unit: z.literal("segment").optional(),
+  status_callback: statusCallback,
   created_at: timestamp,
   updated_at: timestamp,
 });

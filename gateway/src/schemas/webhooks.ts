@@ -126,3 +126,17 @@ export const deliveriesQuery = z
 
 export const subscriptionsPage = page(webhookSubscription).meta({ id: "WebhookSubscriptionPage" });
 export const deliveriesPage = page(webhookDelivery).meta({ id: "WebhookDeliveryPage" });
+
+export const statusCallbackSecret = z
+  .object({
+    subscription_id: resourceId("whs").describe(
+      "The subscription status callbacks are delivered under: the Switchboard-Subscription-Id of each, and its deliveries are their log (GET …/subscriptions/{id}/deliveries)",
+    ),
+    secret: z
+      .string()
+      .describe("whsec_<base64>: the Standard Webhooks secret that signs every status callback"),
+    previous_secret_expires_at: timestamp
+      .nullable()
+      .describe("After a rotation: until when the previous secret still signs beside this one"),
+  })
+  .meta({ id: "StatusCallbackSecret" });

@@ -53,7 +53,8 @@ async function loadDeliveries(
 ): Promise<(LoadedDelivery | undefined)[]> {
   const { rows } = await ctx.pool.query<LoadedDelivery>(
     `SELECT d.id, d.account_id, d.subscription_id, d.event_id, d.event_type, d.payload,
-            d.status, d.dispatch, d.cycle_attempts, s.url, s.status AS subscription_status,
+            d.status, d.dispatch, d.cycle_attempts, coalesce(d.target_url, s.url) AS url,
+            s.status AS subscription_status,
             ${sealedSecretsInForce} AS sealed
        FROM webhook.deliveries d JOIN webhook.subscriptions s ON s.id = d.subscription_id
       WHERE d.id = ANY($1::text[])`,

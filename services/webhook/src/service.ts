@@ -4,6 +4,7 @@ import type { WebhookContext } from "./context.js";
 import { getDelivery, listDeliveries, retryDelivery } from "./deliveries.js";
 import { getEvent, listEvents } from "./events.js";
 import { listSinkReceipts } from "./sink.js";
+import { checkStatusCallback, statusCallbackSecret } from "./status-callbacks.js";
 import { getSubscription, listSubscriptions } from "./subscription-queries.js";
 import {
   createSubscription,
@@ -52,6 +53,21 @@ export function createWebhookService(ctx: WebhookContext): GrpcService {
     getEvent: unary(logger, async (request: webhook.GetEventRequest) => ({
       event: await getEvent(pool, request),
     })),
+    checkStatusCallback: unary(logger, async (request: webhook.CheckStatusCallbackRequest) => ({
+      statusCallback: await checkStatusCallback(ctx, request),
+    })),
+    getStatusCallbackSecret: unary(
+      logger,
+      async (request: webhook.GetStatusCallbackSecretRequest) => ({
+        secret: await statusCallbackSecret(ctx, request.accountId, false),
+      }),
+    ),
+    rotateStatusCallbackSecret: unary(
+      logger,
+      async (request: webhook.RotateStatusCallbackSecretRequest) => ({
+        secret: await statusCallbackSecret(ctx, request.accountId, true),
+      }),
+    ),
     getInternalSink: unary(logger, async (request: webhook.GetInternalSinkRequest) => {
       requireAccount(request.accountId).throwIfAny();
       return { url: ctx.sinkUrl };
