@@ -163,15 +163,17 @@ describe("status callbacks on calls and messages (PostgreSQL + Redis)", () => {
         new Webhook(secret.secret).verify(request.body, headersOf(request)),
       ).not.toThrow();
     }
+    // The call's own delivery log: its callbacks, and nothing else.
     const log = (await (
-      await p.request(`/v1/api/webhooks/subscriptions/${secret.subscription_id}/deliveries`, {
-        token,
-      })
+      await p.request(
+        `/v1/api/webhooks/subscriptions/${secret.subscription_id}/deliveries?resource_id=${call.id}`,
+        { token },
+      )
     ).json()) as { data: { event_id: string; event_type: string; status: string }[] };
     const ids = callbacks.received.map((r) => String(r.headers["webhook-id"]));
-    expect(log.data.filter((d) => ids.includes(d.event_id)).map((d) => d.status)).toEqual([
-      "delivered",
-      "delivered",
+    expect(log.data.map((d) => [d.event_id, d.event_type, d.status])).toEqual([
+      [ids[1], "call.completed", "delivered"],
+      [ids[0], "call.answered", "delivered"],
     ]);
     // The hidden subscription is not one of the account's subscriptions.
     const listed = (await (

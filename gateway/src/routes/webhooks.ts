@@ -226,6 +226,7 @@ export const webhookRoutes: RouteSpec[] = [
       const response = await ctx.rpc.webhook((c) => c.listDeliveries, {
         subscriptionId: ctx.params.subscription_id,
         status: ctx.query.status && wire.deliveryStatus.of(ctx.query.status),
+        resourceId: ctx.query.resource_id,
         limit: ctx.query.limit,
         cursor: ctx.query.cursor ?? "",
       });

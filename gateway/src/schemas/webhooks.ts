@@ -119,6 +119,13 @@ export const subscriptionsQuery = z.object({ limit: limitParam, cursor: cursorPa
 export const deliveriesQuery = z
   .object({
     status: z.enum(deliveryStatuses).optional().describe("Only deliveries in this status"),
+    resource_id: z
+      .string()
+      .regex(/^(call|msg)_[0-9a-z]{26}$/, "must be a call or message id (call_…, msg_…)")
+      .optional()
+      .describe(
+        "Only deliveries of this call's or message's events: its status callbacks' log (under the status-callback subscription)",
+      ),
     limit: limitParam,
     cursor: cursorParam,
   })

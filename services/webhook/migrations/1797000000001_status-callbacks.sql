@@ -11,8 +11,12 @@ CREATE UNIQUE INDEX subscriptions_status_callback ON webhook.subscriptions (acco
 ALTER TABLE webhook.deliveries
   ADD COLUMN target_url text CHECK (length(target_url) <= 2048),
   ADD COLUMN resource_id text;
+-- A call's or message's own delivery log (GET …/deliveries?resource_id=).
+CREATE INDEX deliveries_by_resource ON webhook.deliveries (subscription_id, resource_id, id DESC)
+  WHERE resource_id IS NOT NULL;
 
 -- Down Migration
+DROP INDEX IF EXISTS webhook.deliveries_by_resource;
 ALTER TABLE webhook.deliveries DROP COLUMN IF EXISTS resource_id, DROP COLUMN IF EXISTS target_url;
 DROP INDEX IF EXISTS webhook.subscriptions_status_callback;
 ALTER TABLE webhook.subscriptions DROP COLUMN IF EXISTS purpose;
