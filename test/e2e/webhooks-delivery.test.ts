@@ -1,5 +1,5 @@
 import { Webhook } from "standardwebhooks";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { callUnary, createClient } from "@switchboard/kit";
 import { webhook } from "@switchboard/proto";
 import {
@@ -46,8 +46,10 @@ describe("webhook deliveries through the platform (PostgreSQL + Redis)", () => {
   beforeAll(async () => {
     p = await startWebhookPlatform({ seed: 200 });
     token = await p.token();
-    receiver = await startReceiver();
+    receiver = await startReceiver({ contract: p.test.contract });
   });
+  // Every delivery matches its event's entry in the document's webhooks section.
+  afterEach(() => expect(receiver.violations).toEqual([]));
   afterAll(async () => {
     await receiver?.close();
     await p?.stop();
@@ -98,6 +100,7 @@ describe("webhook deliveries through the platform (PostgreSQL + Redis)", () => {
       sequence: 1,
       data: { subscription_id: sub.id },
     });
+    expect(request.headers["switchboard-subscription-id"]).toBe(sub.id);
     expect((await detail(queued.id)).attempt_log).toEqual([
       expect.objectContaining({ attempt: 1, status_code: 200, outcome: "delivered", error: null }),
     ]);
@@ -136,7 +139,7 @@ describe("webhook deliveries through the platform (PostgreSQL + Redis)", () => {
   });
 
   it("a failed delivery is kept and POST …/retry replays it with the same webhook-id", async () => {
-    const failing = await startReceiver({ fallback: 500 });
+    const failing = await startReceiver({ fallback: 500, contract: p.test.contract });
     try {
       const sub = await subscribe(failing.url, ["message.delivered"]);
       const test = (await (
@@ -166,6 +169,7 @@ describe("webhook deliveries through the platform (PostgreSQL + Redis)", () => {
         new Set([test.event_id]),
       );
       expect(failing.received).toHaveLength(4);
+      expect(failing.violations).toEqual([]);
     } finally {
       await failing.close();
     }

@@ -1,5 +1,5 @@
 import { Webhook } from "standardwebhooks";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   startWebhookPlatform,
   type WebhookPlatform,
@@ -14,8 +14,9 @@ describe("webhooks in the embedded mode (PGlite, in-process queue)", () => {
   beforeAll(async () => {
     p = await startWebhookPlatform({ embedded: true, seed: 100 });
     token = await p.token();
-    receiver = await startReceiver();
+    receiver = await startReceiver({ contract: p.test.contract });
   });
+  afterEach(() => expect(receiver.violations).toEqual([]));
   afterAll(async () => {
     await receiver?.close();
     await p?.stop();

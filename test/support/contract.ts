@@ -77,6 +77,33 @@ export class ContractChecker {
     return violations;
   }
 
+  /**
+   * Checks one webhook delivery against the document's `webhooks` entry for its type: the type
+   * is declared, every required header is present and the body validates against its schema.
+   */
+  checkWebhook(headers: Record<string, string | string[] | undefined>, body: string): string[] {
+    let type: unknown;
+    try {
+      type = (JSON.parse(body) as { type?: unknown }).type;
+    } catch {
+      return ["webhook body is not JSON"];
+    }
+    const webhooks = (this.document.webhooks ?? {}) as Record<string, { post?: Json }>;
+    const operation = typeof type === "string" ? webhooks[type]?.post : undefined;
+    if (!operation) return [`webhook type ${String(type)} is not declared in the document`];
+    const missing = ((operation.parameters ?? []) as Json[])
+      .map((parameter) => this.resolve(parameter))
+      .filter((p) => p.in === "header" && p.required === true)
+      .map((p) => String(p.name))
+      .filter((name) => headers[name.toLowerCase()] === undefined)
+      .map((name) => `webhook ${String(type)}: missing header ${name}`);
+    const pointer = `#/webhooks/${pointerEscape(type as string)}/post/requestBody/content/application~1json/schema`;
+    return [
+      ...missing,
+      ...this.validate(pointer, body).map((v) => `webhook ${String(type)}: ${v}`),
+    ];
+  }
+
   /** Every violation recorded, one line each. */
   failures(): string[] {
     return this.records.flatMap((r) =>

@@ -9,6 +9,7 @@ import { commonHeaders, headerComponents, responseHeader } from "./headers.js";
 import { isTokenEndpoint, oauthErrorSchema, withOAuthErrors } from "./oauth.js";
 import { acceptsIdempotencyKey, commonProblems } from "./problems.js";
 import { schemaRegistry, type JsonSchema } from "./schemas.js";
+import { webhooksSection } from "./webhooks.js";
 
 function queryParameters(schema: z.ZodType, toSchema: (s: z.ZodType, io: "input") => JsonSchema) {
   const json = toSchema(schema, "input") as {
@@ -162,6 +163,7 @@ export function buildOpenApiDocument(
     const path = documentPath(route.path);
     paths[path] = { ...(paths[path] ?? {}), [route.method]: operation };
   }
+  const webhooks = webhooksSection(toSchema);
   const document = {
     openapi: "3.1.0",
     info: {
@@ -182,6 +184,7 @@ export function buildOpenApiDocument(
       description: tagDescriptions[name] ?? `${name} operations.`,
     })),
     paths,
+    webhooks,
     components: {
       schemas: {
         ...components,

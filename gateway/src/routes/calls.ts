@@ -10,6 +10,7 @@ import {
 } from "../schemas/calls.js";
 import { idParam } from "../schemas/common.js";
 import { created, ok, pageReply } from "./replies.js";
+import { checkedStatusCallback, statusCallbackDescription } from "./status-callback.js";
 import { defineRoute, type RouteSpec } from "./route-spec.js";
 import { toCall } from "./views/calls.js";
 
@@ -38,6 +39,7 @@ const placeOutboundCall = defineRoute({
     "`from` must be a number assigned to the account (422 caller-id-not-owned); `agent` must name an agent of the account (422 validation-failed at #/agent); `seat_id` must be a seat of the account (422 at #/seat_id); a disabled seat is 409 invalid-state; a seat at max_concurrent_calls is 409 seat-busy. When `seat_id` is omitted the call takes the seat `from` is assigned to, if that is a seat of the account.",
     "With the sip voice carrier the seat's SIP phone is rung first and the destination when the agent answers (RFC 3725); a call with no seat, or whose seat has no registered phone, ends `failed` with hangup_cause seat_unavailable.",
     "Idempotency-Key: the key is also stored with the call (unique per account, 24 hours), so one key places one call on the network even under concurrent retries or if the gateway's store is lost; reusing it for another request is 409 idempotency-mismatch.",
+    statusCallbackDescription("call"),
   ].join("\n\n"),
   tag: "Calls",
   scope: "calls:write",
@@ -48,9 +50,16 @@ const placeOutboundCall = defineRoute({
     schema: callSchema,
     headers: ["Location"],
   },
-  problems: ["validation-failed", "caller-id-not-owned", "seat-busy", "invalid-state"],
+  problems: [
+    "validation-failed",
+    "unsafe-webhook-url",
+    "caller-id-not-owned",
+    "seat-busy",
+    "invalid-state",
+  ],
   handler: async (ctx) => {
     const b = ctx.body;
+    const statusCallback = await checkedStatusCallback(ctx.rpc, b.status_callback, "call");
     const response = await ctx.rpc.callControl((c) => c.createOutboundCall, {
       to: b.to,
       from: b.from,
@@ -59,6 +68,7 @@ const placeOutboundCall = defineRoute({
       timeoutSeconds: b.timeout_seconds,
       timeLimitSeconds: b.time_limit_seconds,
       clientState: b.client_state,
+      statusCallback,
     });
     const body = toCall(response.call);
     return created(`/v1/api/calls/${body.id}`, body);

@@ -12,6 +12,7 @@ import {
 import { consentRoutes } from "./message-consents.js";
 import { templateRoutes } from "./message-templates.js";
 import { created, ok, pageReply } from "./replies.js";
+import { checkedStatusCallback, statusCallbackDescription } from "./status-callback.js";
 import { defineRoute, type RouteSpec } from "./route-spec.js";
 import { toMessageJson, toSettingsJson } from "./views/messages.js";
 
@@ -36,6 +37,7 @@ export const messageRoutes: RouteSpec[] = [
       "Checks, each with its own problem: the template exists, is approved and still matches its signature (422 template-signature-invalid); every variable is supplied and no other (422 validation-failed, #/variables/<name>); the rendered body is at most 1600 characters (#/variables); media: mms needs 1–10, rcs 0–10, sms none, https only (#/media_urls/<i>); `from` is the account's number with the channel's capability (#/from; the fallback channel's too, #/fallback); the recipient has not opted out by STOP (422 recipient-opted-out, checked first: only their START lifts it); the consent is the account's, given by `to`, covers the channel (and the fallback) and is granted (422 consent-required); the platform's carrier can send on the channel, or on the fallback (422 channel-unavailable: the `smpp` carrier sends SMS only, so an RCS message goes as SMS when its `fallback` is `sms` and MMS is refused).",
       "Accepted messages are queued (202) and sent through a queue paced per sending number; carrier errors retry with backoff and a message is never sent twice. `segments` counts SMS segments exactly (GSM-7 160/153 with extension characters counting two, UCS-2 70/67 as soon as one character is outside GSM-7); MMS and RCS count 1. RCS to a recipient that is not RCS-capable falls back to `fallback` (recorded as channel_used and fallback_applied) or fails. `ttl_seconds` (default 36000): a message not handed to the carrier by then expires.",
       "Idempotency-Key is also stored with the message (unique per account): one key sends one message even if the gateway's key store is lost.",
+      statusCallbackDescription("message"),
     ].join("\n\n"),
     tag: "Messages",
     scope: "messages:write",
@@ -48,6 +50,7 @@ export const messageRoutes: RouteSpec[] = [
     },
     problems: [
       "validation-failed",
+      "unsafe-webhook-url",
       "template-signature-invalid",
       "consent-required",
       "recipient-opted-out",
@@ -57,6 +60,7 @@ export const messageRoutes: RouteSpec[] = [
     ],
     handler: async (ctx) => {
       const b = ctx.body;
+      const statusCallback = await checkedStatusCallback(ctx.rpc, b.status_callback, "message");
       const response = await ctx.rpc.messaging((c) => c.sendMessage, {
         channel: wire.channel.of(b.channel),
         to: b.to,
@@ -68,6 +72,7 @@ export const messageRoutes: RouteSpec[] = [
         mediaUrls: b.media_urls,
         fallback: b.fallback ? wire.channel.of(b.fallback) : undefined,
         ttlSeconds: b.ttl_seconds,
+        statusCallback,
       });
       const body = toMessageJson(response.message);
       return { status: 202, body, headers: { Location: `/v1/api/messages/${body.id}` } };

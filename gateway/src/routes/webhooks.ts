@@ -1,5 +1,6 @@
 import { wire } from "@switchboard/proto";
 import { idParam } from "../schemas/common.js";
+import { anyWebhookEvent, eventsPage, eventsQuery } from "../schemas/events.js";
 import {
   createSubscriptionRequest,
   deliveriesPage,
@@ -11,6 +12,7 @@ import {
   webhookDeliveryDetail,
   webhookSubscription,
   webhookSubscriptionWithSecret,
+  statusCallbackSecret,
 } from "../schemas/webhooks.js";
 import { accepted, created, ok, pageReply } from "./replies.js";
 import { defineRoute, type RouteSpec } from "./route-spec.js";
@@ -34,6 +36,15 @@ const createDescription = [
 
 const subscriptionPath = idParam("whs", "subscription_id");
 const deliveryPath = idParam("wdl", "delivery_id");
+const eventPath = idParam("evt", "event_id");
+const parsePayload = (event: { payload: string }) => JSON.parse(event.payload) as unknown;
+const toCallbackSecret = (
+  secret: { subscriptionId: string; secret: string; previousSecretExpiresAt?: string } | undefined,
+) => ({
+  subscription_id: secret?.subscriptionId ?? "",
+  secret: secret?.secret ?? "",
+  previous_secret_expires_at: secret?.previousSecretExpiresAt ?? null,
+});
 const tag = "Webhooks";
 
 /** Webhook subscriptions and their deliveries (webhooks:read / webhooks:write). */
@@ -217,6 +228,7 @@ export const webhookRoutes: RouteSpec[] = [
       const response = await ctx.rpc.webhook((c) => c.listDeliveries, {
         subscriptionId: ctx.params.subscription_id,
         status: ctx.query.status && wire.deliveryStatus.of(ctx.query.status),
+        resourceId: ctx.query.resource_id,
         limit: ctx.query.limit,
         cursor: ctx.query.cursor ?? "",
       });
@@ -259,6 +271,79 @@ export const webhookRoutes: RouteSpec[] = [
         deliveryId: ctx.params.delivery_id,
       });
       return accepted(toDelivery(response.delivery));
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/api/events",
+    operationId: "listEvents",
+    summary: "List recent events",
+    description:
+      "The account's events of at least the last 3 days (WEBHOOK_EVENT_RETENTION, 7 days by default), newest first, whether or not a subscription received them: each exactly as its deliveries carry it (webhook.test events, made for one subscription, are not listed). A receiver that was down pages through them (created_after = the timestamp of the last event it processed) and dedupes on id, which is the webhook-id of every delivery of the event.",
+    tag,
+    scope: "webhooks:read",
+    query: eventsQuery,
+    paginated: true,
+    success: { status: 200, description: "A page of events", schema: eventsPage },
+    problems: ["invalid-cursor", "validation-failed"],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.webhook((c) => c.listEvents, {
+        type: ctx.query.type,
+        createdAfter: ctx.query.created_after,
+        limit: ctx.query.limit,
+        cursor: ctx.query.cursor ?? "",
+      });
+      return pageReply(ctx.req, response.events.map(parsePayload), response.nextCursor);
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/api/events/{event_id}",
+    operationId: "getEvent",
+    summary: "Get a recent event",
+    description: "One of the account's events, as its deliveries carry it, while it is kept.",
+    tag,
+    scope: "webhooks:read",
+    params: eventPath,
+    success: { status: 200, description: "The event", schema: anyWebhookEvent },
+    problems: ["not-found"],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.webhook((c) => c.getEvent, {
+        eventId: ctx.params.event_id,
+      });
+      return ok(parsePayload(response.event!));
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/api/webhooks/status-callback",
+    operationId: "getStatusCallbackSecret",
+    summary: "Get the status-callback signing secret",
+    description:
+      "The secret that signs every status callback of the account (the `status_callback` of calls and messages), created on first use and shown whenever asked, as Twilio and Telnyx show the key their callbacks are verified with; it needs webhooks:write because it is a credential. Verify a status callback like any delivery (Standard Webhooks, the standardwebhooks libraries). subscription_id names the hidden subscription the callbacks are delivered under: their Switchboard-Subscription-Id and delivery log. It is not listed among the subscriptions and cannot be changed, paused or disabled (a 410 from a callback URL fails that delivery only).",
+    tag,
+    scope: "webhooks:write",
+    success: { status: 200, description: "The secret", schema: statusCallbackSecret },
+    problems: [],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.webhook((c) => c.getStatusCallbackSecret, {});
+      return ok(toCallbackSecret(response.secret));
+    },
+  }),
+  defineRoute({
+    method: "post",
+    path: "/api/webhooks/status-callback/rotate-secret",
+    operationId: "rotateStatusCallbackSecret",
+    summary: "Rotate the status-callback signing secret",
+    description:
+      "A new secret; the previous one keeps signing beside it for 24 hours (previous_secret_expires_at), as a subscription's does.",
+    tag,
+    scope: "webhooks:write",
+    success: { status: 200, description: "The new secret", schema: statusCallbackSecret },
+    problems: [],
+    handler: async (ctx) => {
+      const response = await ctx.rpc.webhook((c) => c.rotateStatusCallbackSecret, {});
+      return ok(toCallbackSecret(response.secret));
     },
   }),
 ];

@@ -9,6 +9,8 @@ import {
   limitParam,
   page,
   resourceId,
+  statusCallback,
+  statusCallbackRequest,
   timestamp,
 } from "./common.js";
 
@@ -51,6 +53,7 @@ export const call = z
       .int()
       .nullable()
       .describe("Answered to ended, rounded up; 0 for a call never answered; null while live"),
+    status_callback: statusCallback,
   })
   .meta({ id: "Call" });
 
@@ -81,6 +84,7 @@ export const outboundCallRequest = z
       .meta({ maxLength: 1024 })
       .optional()
       .describe("Opaque, at most 1 KiB; echoed on the call and its events"),
+    status_callback: statusCallbackRequest("call").optional(),
   })
   .strict();
 

@@ -76,3 +76,35 @@ export const problemSchema = z
   })
   .catchall(z.unknown())
   .meta({ id: "Problem", description: "RFC 9457 problem details" });
+
+/** `status_callback` on a call or message request: its events also go to url (docs/api.md). */
+export const statusCallbackRequest = (kind: "call" | "message") =>
+  z
+    .object({
+      url: z
+        .string()
+        .min(1)
+        .max(2048)
+        .describe(
+          "https URL of a public host, checked like a webhook subscription's (422 unsafe-webhook-url)",
+        ),
+      events: z
+        .array(z.string().min(1).max(100))
+        .min(1)
+        .max(100)
+        .optional()
+        .describe(`Which of the ${kind}'s events (${kind}.completed, ${kind}.*); default all`),
+    })
+    .strict()
+    .describe(
+      `Where this ${kind}'s events are also delivered, signed with the account's status-callback secret (GET /v1/api/webhooks/status-callback)`,
+    );
+
+/** `status_callback` as a call or message shows it. */
+export const statusCallback = z
+  .object({
+    url: z.string(),
+    events: z.array(z.string()).describe("Empty: every event of the resource"),
+  })
+  .nullable()
+  .describe("Where the resource's events are also delivered; null when none");

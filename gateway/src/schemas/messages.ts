@@ -1,6 +1,16 @@
 import { wire } from "@switchboard/proto";
 import { z } from "zod";
-import { cursorParam, e164, idOf, limitParam, page, resourceId, timestamp } from "./common.js";
+import {
+  cursorParam,
+  e164,
+  idOf,
+  limitParam,
+  page,
+  resourceId,
+  statusCallback,
+  statusCallbackRequest,
+  timestamp,
+} from "./common.js";
 
 export const messageChannels = wire.channel.values;
 export const messageStatuses = wire.messageStatus.values;
@@ -69,6 +79,7 @@ export const sendRequest = z
       .describe(
         "Seconds the message may wait to be handed to the carrier before it expires (default 36000)",
       ),
+    status_callback: statusCallbackRequest("message").optional(),
   })
   .strict()
   .meta({ id: "SendMessageRequest" });
@@ -112,6 +123,7 @@ export const message = z
     sent_at: timestamp.nullable(),
     delivered_at: timestamp.nullable(),
     read_at: timestamp.nullable(),
+    status_callback: statusCallback,
   })
   .meta({ id: "Message" });
 

@@ -119,6 +119,13 @@ export const subscriptionsQuery = z.object({ limit: limitParam, cursor: cursorPa
 export const deliveriesQuery = z
   .object({
     status: z.enum(deliveryStatuses).optional().describe("Only deliveries in this status"),
+    resource_id: z
+      .string()
+      .regex(/^(call|msg)_[0-9a-z]{26}$/, "must be a call or message id (call_…, msg_…)")
+      .optional()
+      .describe(
+        "Only deliveries of this call's or message's events: its status callbacks' log (under the status-callback subscription)",
+      ),
     limit: limitParam,
     cursor: cursorParam,
   })
@@ -126,3 +133,17 @@ export const deliveriesQuery = z
 
 export const subscriptionsPage = page(webhookSubscription).meta({ id: "WebhookSubscriptionPage" });
 export const deliveriesPage = page(webhookDelivery).meta({ id: "WebhookDeliveryPage" });
+
+export const statusCallbackSecret = z
+  .object({
+    subscription_id: resourceId("whs").describe(
+      "The subscription status callbacks are delivered under: the Switchboard-Subscription-Id of each, and its deliveries are their log (GET …/subscriptions/{id}/deliveries)",
+    ),
+    secret: z
+      .string()
+      .describe("whsec_<base64>: the Standard Webhooks secret that signs every status callback"),
+    previous_secret_expires_at: timestamp
+      .nullable()
+      .describe("After a rotation: until when the previous secret still signs beside this one"),
+  })
+  .meta({ id: "StatusCallbackSecret" });

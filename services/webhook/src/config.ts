@@ -37,6 +37,8 @@ export interface WebhookSettings {
   /** A pending delivery this overdue is handed to a new job (its job was lost). */
   redispatchAfterMs: number;
   sweepIntervalMs: number;
+  /** How long GET /api/events keeps an event (at least 3 days). */
+  eventRetentionMs: number;
   /** The internal sink's loopback listener (0: any free port). */
   sinkPort: number;
   /** Subscriptions per account (deleted ones excluded). */
@@ -44,6 +46,9 @@ export interface WebhookSettings {
   /** Run delivery workers in this process (the mesh may run them apart: worker-main.ts). */
   deliveryWorkers: boolean;
 }
+
+/** docs/api.md: GET /api/events lists at least the last 3 days. */
+const minimumEventRetentionMs = 3 * 24 * 3_600_000;
 
 const duration = (fallback: string) =>
   z
@@ -125,6 +130,11 @@ export const webhookEnvSchema = z
       "overdue pending deliveries get a new job after this",
     ),
     WEBHOOK_SWEEP_INTERVAL: duration("1m").describe("sweep period of overdue deliveries"),
+    WEBHOOK_EVENT_RETENTION: duration("7d")
+      .refine((ms) => ms >= minimumEventRetentionMs, "must be at least 3d (the API's promise)")
+      .describe(
+        "how long `GET /api/events` keeps an event (at least 3d); the sweeper purges older ones",
+      ),
     WEBHOOK_SINK_PORT: env
       .port(0)
       .describe(
@@ -155,6 +165,7 @@ export const webhookEnvSchema = z
     secretKey: signingKeySecretOf(value),
     redispatchAfterMs: value.WEBHOOK_REDISPATCH_AFTER,
     sweepIntervalMs: value.WEBHOOK_SWEEP_INTERVAL,
+    eventRetentionMs: value.WEBHOOK_EVENT_RETENTION,
     sinkPort: value.WEBHOOK_SINK_PORT,
     subscriptionLimit: value.WEBHOOK_SUBSCRIPTION_LIMIT,
     deliveryWorkers: value.WEBHOOK_DELIVERY_WORKERS,

@@ -26,6 +26,10 @@ export async function listDeliveries(
   if (request.status !== undefined && status === undefined) {
     errors.add("#/query/status", `must be one of ${wire.deliveryStatus.values.join(", ")}`);
   }
+  const resourceId = request.resourceId;
+  if (resourceId !== undefined && !/^(call|msg)_[0-9a-z]{26}$/.test(resourceId)) {
+    errors.add("#/query/resource_id", "must be a call or message id (call_…, msg_…)");
+  }
   errors.throwIfAny();
   if (!isId(request.subscriptionId, "whs")) throw notFound("the subscription");
   const owned = await pool.query(
@@ -33,14 +37,14 @@ export async function listDeliveries(
     [request.subscriptionId, request.accountId],
   );
   if (owned.rowCount === 0) throw notFound("the subscription");
-  const binding = `deliveries|${request.accountId}|${request.subscriptionId}|${status ?? ""}`;
+  const binding = `deliveries|${request.accountId}|${request.subscriptionId}|${status ?? ""}|${resourceId ?? ""}`;
   const after = cursorId(request.cursor, binding);
   const { rows } = await pool.query<DeliveryRow>(
     `SELECT ${deliveryColumns} FROM webhook.deliveries d
       WHERE d.subscription_id = $1 AND ($2::text IS NULL OR d.status = $2)
-        AND ($3::text IS NULL OR d.id < $3)
+        AND ($3::text IS NULL OR d.id < $3) AND ($5::text IS NULL OR d.resource_id = $5)
       ORDER BY d.id DESC LIMIT $4`,
-    [request.subscriptionId, status ?? null, after ?? null, size + 1],
+    [request.subscriptionId, status ?? null, after ?? null, size + 1, resourceId ?? null],
   );
   const { items, nextCursor, hasMore } = idPage(rows, size, binding, (row) => toDelivery(row));
   return { deliveries: items, nextCursor, hasMore };

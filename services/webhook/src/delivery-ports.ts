@@ -18,7 +18,7 @@ export const portOf = (url: URL): number =>
   Number(url.port || (url.protocol === "http:" ? 80 : 443));
 
 /** Refuses a target on a port deliveries cannot leave on: 422 unsafe-webhook-url on #/url. */
-export function checkDeliveryPort(url: URL, rules: DeliveryPortRules): void {
+export function checkDeliveryPort(url: URL, rules: DeliveryPortRules, pointer = "#/url"): void {
   if (rules.allowedPorts.length === 0) return;
   if (rules.allowPrivateHosts.some((entry) => allowListMatches(entry, url))) return;
   const port = portOf(url);
@@ -26,7 +26,7 @@ export function checkDeliveryPort(url: URL, rules: DeliveryPortRules): void {
   const allowed = rules.allowedPorts.join(", ");
   const detail = `port ${port} is not allowed: webhooks are delivered to port ${allowed} only`;
   throw new DomainError("unsafe-webhook-url", detail, {
-    errors: [{ pointer: "#/url", detail }],
+    errors: [{ pointer, detail }],
     extensions: { allowedPorts: [...rules.allowedPorts] },
   });
 }

@@ -53,7 +53,8 @@ async function loadDeliveries(
 ): Promise<(LoadedDelivery | undefined)[]> {
   const { rows } = await ctx.pool.query<LoadedDelivery>(
     `SELECT d.id, d.account_id, d.subscription_id, d.event_id, d.event_type, d.payload,
-            d.status, d.dispatch, d.cycle_attempts, s.url, s.status AS subscription_status,
+            d.status, d.dispatch, d.cycle_attempts, coalesce(d.target_url, s.url) AS url,
+            s.status AS subscription_status,
             ${sealedSecretsInForce} AS sealed
        FROM webhook.deliveries d JOIN webhook.subscriptions s ON s.id = d.subscription_id
       WHERE d.id = ANY($1::text[])`,
@@ -173,6 +174,13 @@ export async function deliverJob(
   }
 }
 
+/**
+ * Names the subscription whose secrets signed a delivery, so an endpoint that serves several
+ * picks the right secret (docs/api.md "Webhook subscriptions"). Not signed: the signature is
+ * what proves it.
+ */
+export const subscriptionHeader = "switchboard-subscription-id";
+
 /** Guard, sign, send: one HTTP attempt, or the reason it could not be made. */
 async function attemptOnce(
   ctx: WebhookContext,
@@ -197,7 +205,10 @@ async function attemptOnce(
     };
   }
   const keys = caches.keys(row.subscription_id, row.sealed);
-  const headers = signedHeaders(keys, row.event_id, row.payload);
+  const headers = {
+    ...signedHeaders(keys, row.event_id, row.payload),
+    [subscriptionHeader]: row.subscription_id,
+  };
   const remaining = Math.max(1, ctx.settings.timeoutMs - elapsed());
   const sent = await traceHttpClient(
     {

@@ -10,6 +10,8 @@ import {
 import { schema, type WebhookContext } from "./context.js";
 import type { DispatchInput } from "./dispatch.js";
 import { isDeliverableType, subscribesTo } from "./event-catalog.js";
+import { keepEvent } from "./events.js";
+import { statusCallbackOf, statusCallbackSubscription } from "./status-callbacks.js";
 import { readActiveSubscriptions, type ActiveSubscriptions } from "./subscription-cache.js";
 
 /** The consumer group the outbox relays feed (platformConsumerGroups) and our consumer name. */
@@ -22,7 +24,9 @@ const consumer = "fan-out";
  * for a subscription paused meanwhile ends without an attempt). The deliveries and the
  * processed-event record commit together (consumeOnce), so a redelivered event adds nothing;
  * the jobs are published after the commit. A redelivery republishes the event's pending deliveries (job ids dedupe),
- * which covers a crash between commit and publish; the sweeper covers the rest.
+ * which covers a crash between commit and publish; the sweeper covers the rest. Every event
+ * taken is also kept for GET /api/events (events.ts), whether or not a subscription wants it,
+ * and one whose resource has a status callback that selects it is delivered there too.
  */
 export function startFanOut(
   ctx: WebhookContext,
@@ -51,31 +55,41 @@ export async function fanOut(
 ): Promise<number> {
   // webhook.test goes only to the subscription it tests (never through the bus).
   if (!isDeliverableType(event.type) || event.type === "webhook.test") return 0;
+  const payload = JSON.stringify(toPublicEvent(event));
+  await keepEvent(ctx.pool, event, payload);
   const matched = (await subscriptions(event.account_id)).filter((s) =>
     subscribesTo(s.events, event.type),
   );
+  const callback = statusCallbackOf(event);
   // Most events select no subscription: nothing to mark or undo.
-  if (matched.length === 0) return 0;
-  const payload = JSON.stringify(toPublicEvent(event));
+  if (matched.length === 0 && !callback) return 0;
   const trace = event.trace ? JSON.stringify(event.trace) : null;
   const outcome = await withTransaction(ctx.pool, (client) =>
     consumeOnce(client, schema, consumer, event.id, async () => {
+      const targets = matched.map((s) => ({ subscription: s.id, url: null as string | null }));
+      if (callback) {
+        const owner = await statusCallbackSubscription(client, ctx, event.account_id);
+        targets.push({ subscription: owner.id, url: callback.url });
+      }
       const { rows } = await client.query<Created>(
         `INSERT INTO webhook.deliveries
-           (id, account_id, subscription_id, event_id, event_type, payload, trace_carrier,
-            status, next_attempt_at)
-         SELECT d.id, $3, d.subscription_id, $4, $5, $6, $7::jsonb, 'pending', now()
-           FROM unnest($1::text[], $2::text[]) AS d (id, subscription_id)
+           (id, account_id, subscription_id, target_url, resource_id, event_id, event_type,
+            payload, trace_carrier, status, next_attempt_at)
+         SELECT d.id, $3, d.subscription_id, d.target_url, $9, $4, $5, $6, $7::jsonb,
+                'pending', now()
+           FROM unnest($1::text[], $2::text[], $8::text[]) AS d (id, subscription_id, target_url)
          ON CONFLICT (subscription_id, event_id) DO NOTHING
          RETURNING id, dispatch`,
         [
-          matched.map(() => newId("wdl")),
-          matched.map((s) => s.id),
+          targets.map(() => newId("wdl")),
+          targets.map((t) => t.subscription),
           event.account_id,
           event.id,
           event.type,
           payload,
           trace,
+          targets.map((t) => t.url),
+          event.resource_id,
         ],
       );
       return rows;

@@ -1,5 +1,6 @@
 import type { Logger, Pool } from "@switchboard/kit";
 import type { Dispatcher } from "./dispatch.js";
+import { purgeEvents } from "./events.js";
 
 /**
  * Nothing lost: a pending delivery whose job is gone (the process died between commit and
@@ -74,13 +75,17 @@ const toDispatch = (row: PendingRow) => ({
   trace: row.trace_carrier,
 });
 
-/** Periodic housekeeping: redispatch overdue deliveries, prune the sink's receipts. */
+/**
+ * Periodic housekeeping: redispatch overdue deliveries, prune the sink's receipts and the
+ * events older than their retention.
+ */
 export function startSweeper(options: {
   pool: Pool;
   dispatcher: Dispatcher;
   logger: Logger;
   intervalMs: number;
   overdueMs: number;
+  eventRetentionMs: number;
 }): { stop(): Promise<void> } {
   const { pool, dispatcher, logger } = options;
   let running: Promise<void> = Promise.resolve();
@@ -92,6 +97,7 @@ export function startSweeper(options: {
       await pool.query(
         `DELETE FROM webhook.sink_receipts WHERE received_at < now() - interval '1 day'`,
       );
+      await purgeEvents(pool, options.eventRetentionMs);
     } catch (error) {
       logger.warn({ err: error }, "webhook sweep failed; will retry");
     }

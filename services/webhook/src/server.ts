@@ -104,6 +104,7 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     logger,
     intervalMs: settings.sweepIntervalMs,
     overdueMs: settings.redispatchAfterMs,
+    eventRetentionMs: settings.eventRetentionMs,
   });
   return {
     port: server.port,

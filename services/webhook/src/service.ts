@@ -2,7 +2,9 @@ import { type GrpcService, requireAccount, unary } from "@switchboard/kit";
 import { webhook } from "@switchboard/proto";
 import type { WebhookContext } from "./context.js";
 import { getDelivery, listDeliveries, retryDelivery } from "./deliveries.js";
+import { getEvent, listEvents } from "./events.js";
 import { listSinkReceipts } from "./sink.js";
+import { checkStatusCallback, statusCallbackSecret } from "./status-callbacks.js";
 import { getSubscription, listSubscriptions } from "./subscription-queries.js";
 import {
   createSubscription,
@@ -47,6 +49,25 @@ export function createWebhookService(ctx: WebhookContext): GrpcService {
     retryDelivery: unary(logger, async (request: webhook.RetryDeliveryRequest) => ({
       delivery: await retryDelivery(ctx, request),
     })),
+    listEvents: unary(logger, (request: webhook.ListEventsRequest) => listEvents(pool, request)),
+    getEvent: unary(logger, async (request: webhook.GetEventRequest) => ({
+      event: await getEvent(pool, request),
+    })),
+    checkStatusCallback: unary(logger, async (request: webhook.CheckStatusCallbackRequest) => ({
+      statusCallback: await checkStatusCallback(ctx, request),
+    })),
+    getStatusCallbackSecret: unary(
+      logger,
+      async (request: webhook.GetStatusCallbackSecretRequest) => ({
+        secret: await statusCallbackSecret(ctx, request.accountId, false),
+      }),
+    ),
+    rotateStatusCallbackSecret: unary(
+      logger,
+      async (request: webhook.RotateStatusCallbackSecretRequest) => ({
+        secret: await statusCallbackSecret(ctx, request.accountId, true),
+      }),
+    ),
     getInternalSink: unary(logger, async (request: webhook.GetInternalSinkRequest) => {
       requireAccount(request.accountId).throwIfAny();
       return { url: ctx.sinkUrl };

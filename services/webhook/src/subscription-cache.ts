@@ -18,7 +18,7 @@ export const readActiveSubscriptions =
     (
       await db.query<ActiveSubscription>(
         `SELECT id, events FROM webhook.subscriptions
-          WHERE account_id = $1 AND status = 'active' ORDER BY id`,
+          WHERE account_id = $1 AND status = 'active' AND purpose = 'subscription' ORDER BY id`,
         [accountId],
       )
     ).rows;

@@ -13,15 +13,19 @@ export const maxEventPatterns = 100;
 export const maxDescriptionLength = 500;
 
 /** The URL parsed (syntax only), or a field error. */
-export function parseTargetUrl(raw: string, errors: FieldErrors): URL | undefined {
+export function parseTargetUrl(
+  raw: string,
+  errors: FieldErrors,
+  pointer = "#/url",
+): URL | undefined {
   if (raw.trim() === "") {
-    errors.add("#/url", "is required");
+    errors.add(pointer, "is required");
     return undefined;
   }
   const url = parseUrl(raw.trim());
   if (!url) {
     errors.add(
-      "#/url",
+      pointer,
       raw.length > maxUrlLength
         ? `must be at most ${maxUrlLength} characters`
         : "must be an absolute URL such as https://example.com/webhooks",
@@ -31,14 +35,19 @@ export function parseTargetUrl(raw: string, errors: FieldErrors): URL | undefine
 }
 
 /** The patterns, de-duplicated in order; unknown types and prefixes are field errors. */
-export function checkEventPatterns(patterns: readonly string[], errors: FieldErrors): string[] {
-  if (patterns.length === 0) errors.add("#/events", "must name at least one event type or pattern");
+export function checkEventPatterns(
+  patterns: readonly string[],
+  errors: FieldErrors,
+  pointer = "#/events",
+  problemOf: (pattern: string) => string | undefined = patternProblem,
+): string[] {
+  if (patterns.length === 0) errors.add(pointer, "must name at least one event type or pattern");
   if (patterns.length > maxEventPatterns) {
-    errors.add("#/events", `must have at most ${maxEventPatterns} entries`);
+    errors.add(pointer, `must have at most ${maxEventPatterns} entries`);
   }
   patterns.forEach((pattern, index) => {
-    const problem = patternProblem(pattern);
-    if (problem) errors.add(`#/events/${index}`, problem);
+    const problem = problemOf(pattern);
+    if (problem) errors.add(`${pointer}/${index}`, problem);
   });
   return [...new Set(patterns)];
 }
@@ -54,14 +63,18 @@ export function checkDescription(description: string | undefined, errors: FieldE
  * A host that does not resolve right now is accepted: the guard runs again, and pins the
  * addresses, at every delivery.
  */
-export async function guardTargetUrl(url: URL, guard: GuardOptions): Promise<string> {
+export async function guardTargetUrl(
+  url: URL,
+  guard: GuardOptions,
+  pointer = "#/url",
+): Promise<string> {
   try {
     await checkWebhookUrl(url, guard);
   } catch (error) {
     if (error instanceof UnsafeUrlError && error.kind === "dns") return url.href;
     if (error instanceof UnsafeUrlError) {
       throw new DomainError("unsafe-webhook-url", error.reason, {
-        errors: [{ pointer: "#/url", detail: error.reason }],
+        errors: [{ pointer, detail: error.reason }],
       });
     }
     throw error;

@@ -18,7 +18,8 @@ export async function getSubscription(
   if (!isId(request.subscriptionId, "whs")) throw notFound("the subscription");
   const { rows } = await pool.query<SubscriptionRow>(
     `SELECT ${subscriptionColumns} FROM webhook.subscriptions s
-      WHERE s.id = $1 AND s.account_id = $2 AND s.status <> 'deleted'`,
+      WHERE s.id = $1 AND s.account_id = $2 AND s.status <> 'deleted'
+        AND s.purpose = 'subscription'`,
     [request.subscriptionId, request.accountId],
   );
   if (!rows[0]) throw notFound("the subscription");
@@ -37,7 +38,8 @@ export async function listSubscriptions(
   const after = cursorId(request.cursor, binding);
   const { rows } = await pool.query<SubscriptionRow>(
     `SELECT ${subscriptionColumns} FROM webhook.subscriptions s
-      WHERE s.account_id = $1 AND s.status <> 'deleted' AND ($2::text IS NULL OR s.id < $2)
+      WHERE s.account_id = $1 AND s.status <> 'deleted' AND s.purpose = 'subscription'
+        AND ($2::text IS NULL OR s.id < $2)
       ORDER BY s.id DESC LIMIT $3`,
     [request.accountId, after ?? null, size + 1],
   );

@@ -34,7 +34,7 @@ export async function disableSubscription(
   const { rows } = await client.query<{ account_id: string; url: string; disabled_at: Date }>(
     `UPDATE webhook.subscriptions
         SET status = 'disabled', disabled_reason = $2, disabled_at = now(), updated_at = now()
-      WHERE id = $1 AND status = 'active'
+      WHERE id = $1 AND status = 'active' AND purpose = 'subscription'
       RETURNING account_id, url, disabled_at`,
     [subscriptionId, reason],
   );

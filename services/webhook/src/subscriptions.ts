@@ -48,7 +48,8 @@ export async function lockSubscription(
   if (!isId(id, "whs")) throw notFound("the subscription");
   const { rows } = await client.query<{ id: string }>(
     `SELECT id FROM webhook.subscriptions
-      WHERE id = $1 AND account_id = $2 AND status <> 'deleted' FOR UPDATE`,
+      WHERE id = $1 AND account_id = $2 AND status <> 'deleted' AND purpose = 'subscription'
+      FOR UPDATE`,
     [id, accountId],
   );
   if (!rows[0]) throw notFound("the subscription");
@@ -60,7 +61,7 @@ export async function lockSubscription(
  * own smoke subscription; from the API it is refused exactly as any unlisted loopback port, so
  * the answer does not reveal where the sink listens.
  */
-const targetGuard = (ctx: WebhookContext, internalSink: boolean): GuardOptions =>
+export const targetGuard = (ctx: WebhookContext, internalSink: boolean): GuardOptions =>
   internalSink
     ? ctx.guard
     : { ...ctx.guard, internalOrigins: [], forbiddenOrigins: ctx.guard.internalOrigins ?? [] };
@@ -102,7 +103,7 @@ export async function createSubscription(
     }
     const { rows: counted } = await client.query<{ count: number }>(
       `SELECT count(*)::int AS count FROM webhook.subscriptions
-        WHERE account_id = $1 AND status <> 'deleted'`,
+        WHERE account_id = $1 AND status <> 'deleted' AND purpose = 'subscription'`,
       [request.accountId],
     );
     const limit = ctx.settings.subscriptionLimit;

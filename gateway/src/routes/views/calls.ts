@@ -67,4 +67,7 @@ export const toCall = (c: callcontrol.Call | undefined) => ({
   answered_at: c?.answeredAt ?? null,
   ended_at: c?.endedAt ?? null,
   duration_seconds: c?.durationSeconds ?? null,
+  status_callback: c?.statusCallback
+    ? { url: c.statusCallback.url, events: c.statusCallback.events }
+    : null,
 });

@@ -32,6 +32,9 @@ export const toMessageJson = (m: messaging.Message | undefined) => ({
   sent_at: m?.sentAt ?? null,
   delivered_at: m?.deliveredAt ?? null,
   read_at: m?.readAt ?? null,
+  status_callback: m?.statusCallback
+    ? { url: m.statusCallback.url, events: m.statusCallback.events }
+    : null,
 });
 
 export const toTemplateJson = (t: messaging.Template | undefined) => ({

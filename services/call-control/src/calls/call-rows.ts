@@ -26,12 +26,13 @@ export interface CallRow {
   created_at: Date;
   answered_at: Date | null;
   ended_at: Date | null;
+  status_callback: { url: string; events: string[] } | null;
 }
 
 export const callColumns = `c.id, c.account_id, c.direction, c.status, c.to_number, c.from_number,
   c.agent, c.seat_id, c.seat_claimed, c.route_id, c.attestation, c.identity, c.client_state,
   c.timeout_seconds, c.time_limit_seconds, c.hangup_cause, c.hangup_source, c.sip_code,
-  c.early_media, c.request_fingerprint, c.created_at, c.answered_at, c.ended_at`;
+  c.early_media, c.request_fingerprint, c.created_at, c.answered_at, c.ended_at, c.status_callback`;
 
 /** Billable seconds: answered to ended, rounded up; 0 for a call never answered; null while live. */
 export function durationSeconds(
@@ -71,6 +72,7 @@ export function toCall(row: CallRow): callcontrol.Call {
     answeredAt: row.answered_at?.toISOString(),
     endedAt: row.ended_at?.toISOString(),
     durationSeconds: durationSeconds(row) ?? undefined,
+    statusCallback: row.status_callback ?? undefined,
   };
 }
 
@@ -103,5 +105,6 @@ export function toPublicCall(row: CallRow): Record<string, unknown> {
     answered_at: row.answered_at?.toISOString() ?? null,
     ended_at: row.ended_at?.toISOString() ?? null,
     duration_seconds: durationSeconds(row),
+    status_callback: row.status_callback,
   };
 }

@@ -140,8 +140,9 @@ async function insertCall(
        INSERT INTO call_control.calls
          (id, account_id, direction, status, to_number, from_number, agent, seat_id, seat_claimed,
           attestation, identity, client_state, timeout_seconds, time_limit_seconds,
-          idempotency_key, request_fingerprint)
-       VALUES ($1, $2, 'outbound', 'queued', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+          idempotency_key, request_fingerprint, status_callback)
+       VALUES ($1, $2, 'outbound', 'queued', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
+               $18::jsonb)
        ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
        RETURNING *
      ), dial AS (
@@ -167,6 +168,7 @@ async function insertCall(
       callTimerKinds.dial,
       JSON.stringify({ identity_info: fields.x5u }),
       timerTraceCarrier(),
+      call.statusCallback ? JSON.stringify(call.statusCallback) : null,
     ],
   );
   const row = rows[0];

@@ -16,6 +16,8 @@ export interface OutboundRequest {
   timeoutSeconds: number;
   timeLimitSeconds: number;
   clientState: string | undefined;
+  /** Checked by the webhook service (its SSRF guard) before the request got here. */
+  statusCallback: { url: string; events: string[] } | undefined;
   /** The request's fingerprint: one Idempotency-Key, one request. */
   fingerprint: string;
 }
@@ -44,6 +46,10 @@ export function parseOutboundRequest(
   ) {
     errors.add("#/client_state", `must be at most ${maxClientStateBytes} bytes (UTF-8)`);
   }
+  const callback = request.statusCallback;
+  if (callback && (callback.url === "" || callback.url.length > 2048)) {
+    errors.add("#/status_callback/url", "must be a URL of at most 2048 characters");
+  }
   errors.throwIfAny();
   const parsed = {
     accountId: request.accountId,
@@ -54,6 +60,7 @@ export function parseOutboundRequest(
     timeoutSeconds: request.timeoutSeconds ?? defaultTimeoutSeconds,
     timeLimitSeconds: request.timeLimitSeconds ?? defaultTimeLimitSeconds,
     clientState: request.clientState,
+    statusCallback: callback && { url: callback.url, events: [...callback.events] },
   };
   return {
     ...parsed,
@@ -61,6 +68,7 @@ export function parseOutboundRequest(
       ...parsed,
       seatId: parsed.seatId ?? null,
       clientState: parsed.clientState ?? null,
+      statusCallback: parsed.statusCallback ?? null,
     }),
   };
 }

@@ -35,6 +35,7 @@ export interface MessageRow {
   sent_at: Date | null;
   delivered_at: Date | null;
   read_at: Date | null;
+  status_callback: { url: string; events: string[] } | null;
 }
 
 export const messageColumns = `m.id, m.account_id, m.direction, m.channel, m.channel_used, m.fallback,
@@ -42,7 +43,7 @@ export const messageColumns = `m.id, m.account_id, m.direction, m.channel, m.cha
   m.segments, m.template_id, m.template_version, m.consent_id, m.expires_at, m.error_code,
   m.error_message, m.in_reply_to, m.keyword, m.auto_reply_id, m.attempts, m.lease_until,
   m.provider_message_id, m.scheduled_at, m.request_fingerprint, m.created_at, m.updated_at, m.sent_at,
-  m.delivered_at, m.read_at`;
+  m.delivered_at, m.read_at, m.status_callback`;
 
 export const toMessage = (row: MessageRow): messaging.Message => ({
   id: row.id,
@@ -72,6 +73,7 @@ export const toMessage = (row: MessageRow): messaging.Message => ({
   sentAt: iso(row.sent_at),
   deliveredAt: iso(row.delivered_at),
   readAt: iso(row.read_at),
+  statusCallback: row.status_callback ?? undefined,
 });
 
 /**
@@ -102,6 +104,7 @@ export function messageEventData(row: MessageRow): Record<string, unknown> {
     in_reply_to: row.in_reply_to,
     ...(row.direction === "inbound" ? { body: row.body, keyword: row.keyword } : {}),
     ...(row.status === "sent" ? { quantity: row.segments, unit: "segment" } : {}),
+    status_callback: row.status_callback ?? null,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };

@@ -121,6 +121,10 @@ async function acceptSend(
     template_id: template.id,
     template_version: template.version,
     consent_id: request.consentId,
+    // Checked by the webhook service (its SSRF guard) before the request got here.
+    status_callback: request.statusCallback
+      ? { url: request.statusCallback.url, events: [...request.statusCallback.events] }
+      : null,
     ttlSeconds: request.ttlSeconds ?? defaultTtlSeconds,
     idempotencyKey: idempotencyKey ?? null,
     fingerprint,
