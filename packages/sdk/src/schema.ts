@@ -451,6 +451,8 @@ export interface paths {
      *     With the sip voice carrier the seat's SIP phone is rung first and the destination when the agent answers (RFC 3725); a call with no seat, or whose seat has no registered phone, ends `failed` with hangup_cause seat_unavailable.
      *
      *     Idempotency-Key: the key is also stored with the call (unique per account, 24 hours), so one key places one call on the network even under concurrent retries or if the gateway's store is lost; reusing it for another request is 409 idempotency-mismatch.
+     *
+     *     `status_callback` {url, events?}: this call's events (all of them, or those `events` selects: `call.*` or call event types) are also POSTed to url, as Standard Webhooks deliveries signed with the account's status-callback secret (GET /v1/api/webhooks/status-callback; Switchboard-Subscription-Id names its subscription, whose delivery log lists them: ?resource_id= for this call's), with a subscription's retries. The url is checked like a subscription's (422 unsafe-webhook-url at #/status_callback/url); a 410 ends that delivery only.
      */
     post: operations["placeOutboundCall"];
     delete?: never;
@@ -517,6 +519,46 @@ export interface paths {
      * @description granted → revoked (consent.revoked). Revoking a revoked consent is 409 invalid-state.
      */
     post: operations["revokeConsent"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/api/events": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List recent events
+     * @description The account's events of at least the last 3 days (WEBHOOK_EVENT_RETENTION, 7 days by default), newest first, whether or not a subscription received them: each exactly as its deliveries carry it (webhook.test events, made for one subscription, are not listed). A receiver that was down pages through them (created_after = the timestamp of the last event it processed) and dedupes on id, which is the webhook-id of every delivery of the event.
+     */
+    get: operations["listEvents"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/api/events/{event_id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get a recent event
+     * @description One of the account's events, as its deliveries carry it, while it is kept.
+     */
+    get: operations["getEvent"];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -599,6 +641,8 @@ export interface paths {
      *     Accepted messages are queued (202) and sent through a queue paced per sending number; carrier errors retry with backoff and a message is never sent twice. `segments` counts SMS segments exactly (GSM-7 160/153 with extension characters counting two, UCS-2 70/67 as soon as one character is outside GSM-7); MMS and RCS count 1. RCS to a recipient that is not RCS-capable falls back to `fallback` (recorded as channel_used and fallback_applied) or fails. `ttl_seconds` (default 36000): a message not handed to the carrier by then expires.
      *
      *     Idempotency-Key is also stored with the message (unique per account): one key sends one message even if the gateway's key store is lost.
+     *
+     *     `status_callback` {url, events?}: this message's events (all of them, or those `events` selects: `message.*` or message event types) are also POSTed to url, as Standard Webhooks deliveries signed with the account's status-callback secret (GET /v1/api/webhooks/status-callback; Switchboard-Subscription-Id names its subscription, whose delivery log lists them: ?resource_id= for this message's), with a subscription's retries. The url is checked like a subscription's (422 unsafe-webhook-url at #/status_callback/url); a 410 ends that delivery only.
      */
     post: operations["sendMessage"];
     delete?: never;
@@ -1099,6 +1143,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/api/webhooks/status-callback": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get the status-callback signing secret
+     * @description The secret that signs every status callback of the account (the `status_callback` of calls and messages), created on first use and shown whenever asked, as Twilio and Telnyx show the key their callbacks are verified with; it needs webhooks:write because it is a credential. Verify a status callback like any delivery (Standard Webhooks, the standardwebhooks libraries). subscription_id names the hidden subscription the callbacks are delivered under: their Switchboard-Subscription-Id and delivery log. It is not listed among the subscriptions and cannot be changed, paused or disabled (a 410 from a callback URL fails that delivery only).
+     */
+    get: operations["getStatusCallbackSecret"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/api/webhooks/status-callback/rotate-secret": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Rotate the status-callback signing secret
+     * @description A new secret; the previous one keeps signing beside it for 24 hours (previous_secret_expires_at), as a subscription's does.
+     */
+    post: operations["rotateStatusCallbackSecret"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/api/webhooks/subscriptions": {
     parameters: {
       query?: never;
@@ -1252,7 +1336,348 @@ export interface paths {
     trace?: never;
   };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+  "call.answered": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The call was answered
+     * @description POSTed as JSON to each active subscription whose events select this type, signed per Standard Webhooks 1.0. Answer 2xx within 10 s; anything else is retried on the retry schedule (410 disables the subscription). Deliveries can arrive more than once and out of order: dedupe on webhook-id, order a resource's events by sequence.
+     */
+    post: operations["callAnsweredWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "call.completed": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The call ended (answered or not)
+     * @description POSTed as JSON to each active subscription whose events select this type, signed per Standard Webhooks 1.0. Answer 2xx within 10 s; anything else is retried on the retry schedule (410 disables the subscription). Deliveries can arrive more than once and out of order: dedupe on webhook-id, order a resource's events by sequence.
+     */
+    post: operations["callCompletedWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "call.incoming": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * An inbound call is ringing on one of your numbers
+     * @description POSTed as JSON to each active subscription whose events select this type, signed per Standard Webhooks 1.0. Answer 2xx within 10 s; anything else is retried on the retry schedule (410 disables the subscription). Deliveries can arrive more than once and out of order: dedupe on webhook-id, order a resource's events by sequence.
+     */
+    post: operations["callIncomingWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "call.initiated": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * An outbound call was handed to the carrier
+     * @description POSTed as JSON to each active subscription whose events select this type, signed per Standard Webhooks 1.0. Answer 2xx within 10 s; anything else is retried on the retry schedule (410 disables the subscription). Deliveries can arrive more than once and out of order: dedupe on webhook-id, order a resource's events by sequence.
+     */
+    post: operations["callInitiatedWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "call.ringing": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The called party is ringing
+     * @description POSTed as JSON to each active subscription whose events select this type, signed per Standard Webhooks 1.0. Answer 2xx within 10 s; anything else is retried on the retry schedule (410 disables the subscription). Deliveries can arrive more than once and out of order: dedupe on webhook-id, order a resource's events by sequence.
+     */
+    post: operations["callRingingWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "consent.revoked": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A recipient's consent was revoked (STOP, or through the API)
+     * @description POSTed as JSON to each active subscription whose events select this type, signed per Standard Webhooks 1.0. Answer 2xx within 10 s; anything else is retried on the retry schedule (410 disables the subscription). Deliveries can arrive more than once and out of order: dedupe on webhook-id, order a resource's events by sequence.
+     */
+    post: operations["consentRevokedWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "message.delivered": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The handset confirmed delivery
+     * @description POSTed as JSON to each active subscription whose events select this type, signed per Standard Webhooks 1.0. Answer 2xx within 10 s; anything else is retried on the retry schedule (410 disables the subscription). Deliveries can arrive more than once and out of order: dedupe on webhook-id, order a resource's events by sequence.
+     */
+    post: operations["messageDeliveredWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "message.failed": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The message could not be sent
+     * @description POSTed as JSON to each active subscription whose events select this type, signed per Standard Webhooks 1.0. Answer 2xx within 10 s; anything else is retried on the retry schedule (410 disables the subscription). Deliveries can arrive more than once and out of order: dedupe on webhook-id, order a resource's events by sequence.
+     */
+    post: operations["messageFailedWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "message.queued": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * An outbound message was accepted
+     * @description POSTed as JSON to each active subscription whose events select this type, signed per Standard Webhooks 1.0. Answer 2xx within 10 s; anything else is retried on the retry schedule (410 disables the subscription). Deliveries can arrive more than once and out of order: dedupe on webhook-id, order a resource's events by sequence.
+     */
+    post: operations["messageQueuedWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "message.received": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * An inbound message arrived
+     * @description POSTed as JSON to each active subscription whose events select this type, signed per Standard Webhooks 1.0. Answer 2xx within 10 s; anything else is retried on the retry schedule (410 disables the subscription). Deliveries can arrive more than once and out of order: dedupe on webhook-id, order a resource's events by sequence.
+     */
+    post: operations["messageReceivedWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "message.sent": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The carrier accepted the message
+     * @description POSTed as JSON to each active subscription whose events select this type, signed per Standard Webhooks 1.0. Answer 2xx within 10 s; anything else is retried on the retry schedule (410 disables the subscription). Deliveries can arrive more than once and out of order: dedupe on webhook-id, order a resource's events by sequence.
+     */
+    post: operations["messageSentWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "number.assigned": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A held number was assigned to the account
+     * @description POSTed as JSON to each active subscription whose events select this type, signed per Standard Webhooks 1.0. Answer 2xx within 10 s; anything else is retried on the retry schedule (410 disables the subscription). Deliveries can arrive more than once and out of order: dedupe on webhook-id, order a resource's events by sequence.
+     */
+    post: operations["numberAssignedWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "number.held": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A number was held for the account
+     * @description POSTed as JSON to each active subscription whose events select this type, signed per Standard Webhooks 1.0. Answer 2xx within 10 s; anything else is retried on the retry schedule (410 disables the subscription). Deliveries can arrive more than once and out of order: dedupe on webhook-id, order a resource's events by sequence.
+     */
+    post: operations["numberHeldWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "number.hold_expired": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A hold lapsed without being assigned or released
+     * @description POSTed as JSON to each active subscription whose events select this type, signed per Standard Webhooks 1.0. Answer 2xx within 10 s; anything else is retried on the retry schedule (410 disables the subscription). Deliveries can arrive more than once and out of order: dedupe on webhook-id, order a resource's events by sequence.
+     */
+    post: operations["numberHoldExpiredWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "number.released": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A hold was released, or an assigned number given back
+     * @description POSTed as JSON to each active subscription whose events select this type, signed per Standard Webhooks 1.0. Answer 2xx within 10 s; anything else is retried on the retry schedule (410 disables the subscription). Deliveries can arrive more than once and out of order: dedupe on webhook-id, order a resource's events by sequence.
+     */
+    post: operations["numberReleasedWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "webhook.subscription_disabled": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The platform disabled a subscription (410 Gone, or failing for days)
+     * @description POSTed as JSON to each active subscription whose events select this type, signed per Standard Webhooks 1.0. Answer 2xx within 10 s; anything else is retried on the retry schedule (410 disables the subscription). Deliveries can arrive more than once and out of order: dedupe on webhook-id, order a resource's events by sequence.
+     */
+    post: operations["webhookSubscriptionDisabledWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "webhook.test": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A test event sent to one subscription
+     * @description POSTed as JSON to each active subscription whose events select this type, signed per Standard Webhooks 1.0. Answer 2xx within 10 s; anything else is retried on the retry schedule (410 disables the subscription). Deliveries can arrive more than once and out of order: dedupe on webhook-id, order a resource's events by sequence.
+     */
+    post: operations["webhookTestWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+}
 export interface components {
   schemas: {
     Account: {
@@ -1404,6 +1829,12 @@ export interface components {
         | "failed"
         | "canceled"
         | "rejected";
+      /** @description Where the resource's events are also delivered; null when none */
+      status_callback: {
+        /** @description Empty: every event of the resource */
+        events: string[];
+        url: string;
+      } | null;
       /** @description Outbound calls: the signed identity; null for inbound calls */
       stir_shaken: {
         /** @enum {string} */
@@ -1418,10 +1849,540 @@ export interface components {
       /** @example +14155550123 */
       to: string;
     };
+    /** @description The call was answered */
+    CallAnsweredEvent: {
+      /** @description The account the event belongs to */
+      account_id: string;
+      data: {
+        agent: string | null;
+        answered_at: string | null;
+        /** @description STIR/SHAKEN level, outbound */
+        attestation: ("A" | "B" | "C") | null;
+        /**
+         * @description The call's id (same as id)
+         * @example call_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        call_id: string;
+        client_state: string | null;
+        /**
+         * @description RFC 3339 UTC time
+         * @example 2026-11-24T21:45:44.123Z
+         */
+        created_at: string;
+        /** @enum {string} */
+        direction: "outbound" | "inbound";
+        /** @description Answered to ended, rounded up; 0 for a call never answered; null while live */
+        duration_seconds: number | null;
+        /** @description The far end sent early media (a 183 with SDP) that reached the other side before the answer */
+        early_media: boolean;
+        ended_at: string | null;
+        /**
+         * @description E.164, or "anonymous" for a caller who withholds the number (inbound calls)
+         * @example +14155550123
+         */
+        from: string | "anonymous";
+        hangup_cause:
+          | (
+              | "normal_clearing"
+              | "user_busy"
+              | "no_answer"
+              | "timeout"
+              | "time_limit"
+              | "originator_cancel"
+              | "call_rejected"
+              | "no_route"
+              | "network_error"
+              | "seat_unavailable"
+            )
+          | null;
+        hangup_source: ("caller" | "callee" | "platform") | null;
+        /**
+         * @description call_<ULID>
+         * @example call_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        id: string;
+        /** @description Inbound: the route the call rings under */
+        route_id: string | null;
+        seat_id: string | null;
+        sip_code: number | null;
+        /** @enum {string} */
+        status:
+          | "queued"
+          | "initiated"
+          | "ringing"
+          | "in_progress"
+          | "completed"
+          | "busy"
+          | "no_answer"
+          | "failed"
+          | "canceled"
+          | "rejected";
+        /** @description Where the resource's events are also delivered; null when none */
+        status_callback: {
+          /** @description Empty: every event of the resource */
+          events: string[];
+          url: string;
+        } | null;
+        /** @description Outbound calls: the signed identity; null for inbound calls */
+        stir_shaken: {
+          /** @enum {string} */
+          attestation: "A" | "B" | "C";
+          /** @description The PASSporT (RFC 8225/8588, ES256) handed to the carrier */
+          identity: string;
+        } | null;
+        /** Format: int64 */
+        time_limit_seconds: number;
+        /** Format: int64 */
+        timeout_seconds: number;
+        /** @example +14155550123 */
+        to: string;
+      };
+      /**
+       * @description evt_<ULID>: also the webhook-id header; dedupe on it
+       * @example evt_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
+      id: string;
+      /**
+       * Format: int64
+       * @description 1, 2, 3… per resource: order a resource's events by it
+       */
+      sequence: number;
+      /**
+       * @description When the change was committed
+       * @example 2026-11-24T21:45:44.123Z
+       */
+      timestamp: string;
+      /** @constant */
+      type: "call.answered";
+    };
+    /** @description The call ended (answered or not) */
+    CallCompletedEvent: {
+      /** @description The account the event belongs to */
+      account_id: string;
+      data: {
+        agent: string | null;
+        answered_at: string | null;
+        /** @description STIR/SHAKEN level, outbound */
+        attestation: ("A" | "B" | "C") | null;
+        /**
+         * @description The call's id (same as id)
+         * @example call_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        call_id: string;
+        client_state: string | null;
+        /**
+         * @description RFC 3339 UTC time
+         * @example 2026-11-24T21:45:44.123Z
+         */
+        created_at: string;
+        /** @enum {string} */
+        direction: "outbound" | "inbound";
+        /** @description Answered to ended, rounded up; 0 for a call never answered; null while live */
+        duration_seconds: number | null;
+        /** @description The far end sent early media (a 183 with SDP) that reached the other side before the answer */
+        early_media: boolean;
+        ended_at: string | null;
+        /**
+         * @description E.164, or "anonymous" for a caller who withholds the number (inbound calls)
+         * @example +14155550123
+         */
+        from: string | "anonymous";
+        hangup_cause:
+          | (
+              | "normal_clearing"
+              | "user_busy"
+              | "no_answer"
+              | "timeout"
+              | "time_limit"
+              | "originator_cancel"
+              | "call_rejected"
+              | "no_route"
+              | "network_error"
+              | "seat_unavailable"
+            )
+          | null;
+        hangup_source: ("caller" | "callee" | "platform") | null;
+        /**
+         * @description call_<ULID>
+         * @example call_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        id: string;
+        /** @description Inbound: the route the call rings under */
+        route_id: string | null;
+        seat_id: string | null;
+        sip_code: number | null;
+        /** @enum {string} */
+        status:
+          | "queued"
+          | "initiated"
+          | "ringing"
+          | "in_progress"
+          | "completed"
+          | "busy"
+          | "no_answer"
+          | "failed"
+          | "canceled"
+          | "rejected";
+        /** @description Where the resource's events are also delivered; null when none */
+        status_callback: {
+          /** @description Empty: every event of the resource */
+          events: string[];
+          url: string;
+        } | null;
+        /** @description Outbound calls: the signed identity; null for inbound calls */
+        stir_shaken: {
+          /** @enum {string} */
+          attestation: "A" | "B" | "C";
+          /** @description The PASSporT (RFC 8225/8588, ES256) handed to the carrier */
+          identity: string;
+        } | null;
+        /** Format: int64 */
+        time_limit_seconds: number;
+        /** Format: int64 */
+        timeout_seconds: number;
+        /** @example +14155550123 */
+        to: string;
+      };
+      /**
+       * @description evt_<ULID>: also the webhook-id header; dedupe on it
+       * @example evt_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
+      id: string;
+      /**
+       * Format: int64
+       * @description 1, 2, 3… per resource: order a resource's events by it
+       */
+      sequence: number;
+      /**
+       * @description When the change was committed
+       * @example 2026-11-24T21:45:44.123Z
+       */
+      timestamp: string;
+      /** @constant */
+      type: "call.completed";
+    };
+    /** @description An inbound call is ringing on one of your numbers */
+    CallIncomingEvent: {
+      /** @description The account the event belongs to */
+      account_id: string;
+      data: {
+        agent: string | null;
+        answered_at: string | null;
+        /** @description STIR/SHAKEN level, outbound */
+        attestation: ("A" | "B" | "C") | null;
+        /**
+         * @description The call's id (same as id)
+         * @example call_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        call_id: string;
+        client_state: string | null;
+        /**
+         * @description RFC 3339 UTC time
+         * @example 2026-11-24T21:45:44.123Z
+         */
+        created_at: string;
+        /** @enum {string} */
+        direction: "outbound" | "inbound";
+        /** @description Answered to ended, rounded up; 0 for a call never answered; null while live */
+        duration_seconds: number | null;
+        /** @description The far end sent early media (a 183 with SDP) that reached the other side before the answer */
+        early_media: boolean;
+        ended_at: string | null;
+        /**
+         * @description E.164, or "anonymous" for a caller who withholds the number (inbound calls)
+         * @example +14155550123
+         */
+        from: string | "anonymous";
+        hangup_cause:
+          | (
+              | "normal_clearing"
+              | "user_busy"
+              | "no_answer"
+              | "timeout"
+              | "time_limit"
+              | "originator_cancel"
+              | "call_rejected"
+              | "no_route"
+              | "network_error"
+              | "seat_unavailable"
+            )
+          | null;
+        hangup_source: ("caller" | "callee" | "platform") | null;
+        /**
+         * @description call_<ULID>
+         * @example call_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        id: string;
+        /** @description Inbound: the route the call rings under */
+        route_id: string | null;
+        seat_id: string | null;
+        sip_code: number | null;
+        /** @enum {string} */
+        status:
+          | "queued"
+          | "initiated"
+          | "ringing"
+          | "in_progress"
+          | "completed"
+          | "busy"
+          | "no_answer"
+          | "failed"
+          | "canceled"
+          | "rejected";
+        /** @description Where the resource's events are also delivered; null when none */
+        status_callback: {
+          /** @description Empty: every event of the resource */
+          events: string[];
+          url: string;
+        } | null;
+        /** @description Outbound calls: the signed identity; null for inbound calls */
+        stir_shaken: {
+          /** @enum {string} */
+          attestation: "A" | "B" | "C";
+          /** @description The PASSporT (RFC 8225/8588, ES256) handed to the carrier */
+          identity: string;
+        } | null;
+        /** Format: int64 */
+        time_limit_seconds: number;
+        /** Format: int64 */
+        timeout_seconds: number;
+        /** @example +14155550123 */
+        to: string;
+      };
+      /**
+       * @description evt_<ULID>: also the webhook-id header; dedupe on it
+       * @example evt_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
+      id: string;
+      /**
+       * Format: int64
+       * @description 1, 2, 3… per resource: order a resource's events by it
+       */
+      sequence: number;
+      /**
+       * @description When the change was committed
+       * @example 2026-11-24T21:45:44.123Z
+       */
+      timestamp: string;
+      /** @constant */
+      type: "call.incoming";
+    };
+    /** @description An outbound call was handed to the carrier */
+    CallInitiatedEvent: {
+      /** @description The account the event belongs to */
+      account_id: string;
+      data: {
+        agent: string | null;
+        answered_at: string | null;
+        /** @description STIR/SHAKEN level, outbound */
+        attestation: ("A" | "B" | "C") | null;
+        /**
+         * @description The call's id (same as id)
+         * @example call_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        call_id: string;
+        client_state: string | null;
+        /**
+         * @description RFC 3339 UTC time
+         * @example 2026-11-24T21:45:44.123Z
+         */
+        created_at: string;
+        /** @enum {string} */
+        direction: "outbound" | "inbound";
+        /** @description Answered to ended, rounded up; 0 for a call never answered; null while live */
+        duration_seconds: number | null;
+        /** @description The far end sent early media (a 183 with SDP) that reached the other side before the answer */
+        early_media: boolean;
+        ended_at: string | null;
+        /**
+         * @description E.164, or "anonymous" for a caller who withholds the number (inbound calls)
+         * @example +14155550123
+         */
+        from: string | "anonymous";
+        hangup_cause:
+          | (
+              | "normal_clearing"
+              | "user_busy"
+              | "no_answer"
+              | "timeout"
+              | "time_limit"
+              | "originator_cancel"
+              | "call_rejected"
+              | "no_route"
+              | "network_error"
+              | "seat_unavailable"
+            )
+          | null;
+        hangup_source: ("caller" | "callee" | "platform") | null;
+        /**
+         * @description call_<ULID>
+         * @example call_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        id: string;
+        /** @description Inbound: the route the call rings under */
+        route_id: string | null;
+        seat_id: string | null;
+        sip_code: number | null;
+        /** @enum {string} */
+        status:
+          | "queued"
+          | "initiated"
+          | "ringing"
+          | "in_progress"
+          | "completed"
+          | "busy"
+          | "no_answer"
+          | "failed"
+          | "canceled"
+          | "rejected";
+        /** @description Where the resource's events are also delivered; null when none */
+        status_callback: {
+          /** @description Empty: every event of the resource */
+          events: string[];
+          url: string;
+        } | null;
+        /** @description Outbound calls: the signed identity; null for inbound calls */
+        stir_shaken: {
+          /** @enum {string} */
+          attestation: "A" | "B" | "C";
+          /** @description The PASSporT (RFC 8225/8588, ES256) handed to the carrier */
+          identity: string;
+        } | null;
+        /** Format: int64 */
+        time_limit_seconds: number;
+        /** Format: int64 */
+        timeout_seconds: number;
+        /** @example +14155550123 */
+        to: string;
+      };
+      /**
+       * @description evt_<ULID>: also the webhook-id header; dedupe on it
+       * @example evt_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
+      id: string;
+      /**
+       * Format: int64
+       * @description 1, 2, 3… per resource: order a resource's events by it
+       */
+      sequence: number;
+      /**
+       * @description When the change was committed
+       * @example 2026-11-24T21:45:44.123Z
+       */
+      timestamp: string;
+      /** @constant */
+      type: "call.initiated";
+    };
     CallPage: {
       data: components["schemas"]["Call"][];
       has_more: boolean;
       next_cursor: string | null;
+    };
+    /** @description The called party is ringing */
+    CallRingingEvent: {
+      /** @description The account the event belongs to */
+      account_id: string;
+      data: {
+        agent: string | null;
+        answered_at: string | null;
+        /** @description STIR/SHAKEN level, outbound */
+        attestation: ("A" | "B" | "C") | null;
+        /**
+         * @description The call's id (same as id)
+         * @example call_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        call_id: string;
+        client_state: string | null;
+        /**
+         * @description RFC 3339 UTC time
+         * @example 2026-11-24T21:45:44.123Z
+         */
+        created_at: string;
+        /** @enum {string} */
+        direction: "outbound" | "inbound";
+        /** @description Answered to ended, rounded up; 0 for a call never answered; null while live */
+        duration_seconds: number | null;
+        /** @description The far end sent early media (a 183 with SDP) that reached the other side before the answer */
+        early_media: boolean;
+        ended_at: string | null;
+        /**
+         * @description E.164, or "anonymous" for a caller who withholds the number (inbound calls)
+         * @example +14155550123
+         */
+        from: string | "anonymous";
+        hangup_cause:
+          | (
+              | "normal_clearing"
+              | "user_busy"
+              | "no_answer"
+              | "timeout"
+              | "time_limit"
+              | "originator_cancel"
+              | "call_rejected"
+              | "no_route"
+              | "network_error"
+              | "seat_unavailable"
+            )
+          | null;
+        hangup_source: ("caller" | "callee" | "platform") | null;
+        /**
+         * @description call_<ULID>
+         * @example call_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        id: string;
+        /** @description Inbound: the route the call rings under */
+        route_id: string | null;
+        seat_id: string | null;
+        sip_code: number | null;
+        /** @enum {string} */
+        status:
+          | "queued"
+          | "initiated"
+          | "ringing"
+          | "in_progress"
+          | "completed"
+          | "busy"
+          | "no_answer"
+          | "failed"
+          | "canceled"
+          | "rejected";
+        /** @description Where the resource's events are also delivered; null when none */
+        status_callback: {
+          /** @description Empty: every event of the resource */
+          events: string[];
+          url: string;
+        } | null;
+        /** @description Outbound calls: the signed identity; null for inbound calls */
+        stir_shaken: {
+          /** @enum {string} */
+          attestation: "A" | "B" | "C";
+          /** @description The PASSporT (RFC 8225/8588, ES256) handed to the carrier */
+          identity: string;
+        } | null;
+        /** Format: int64 */
+        time_limit_seconds: number;
+        /** Format: int64 */
+        timeout_seconds: number;
+        /** @example +14155550123 */
+        to: string;
+      };
+      /**
+       * @description evt_<ULID>: also the webhook-id header; dedupe on it
+       * @example evt_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
+      id: string;
+      /**
+       * Format: int64
+       * @description 1, 2, 3… per resource: order a resource's events by it
+       */
+      sequence: number;
+      /**
+       * @description When the change was committed
+       * @example 2026-11-24T21:45:44.123Z
+       */
+      timestamp: string;
+      /** @constant */
+      type: "call.ringing";
     };
     Client: {
       /** @description acct_… */
@@ -1492,6 +2453,50 @@ export interface components {
       data: components["schemas"]["Consent"][];
       has_more: boolean;
       next_cursor: string | null;
+    };
+    /** @description A recipient's consent was revoked (STOP, or through the API) */
+    ConsentRevokedEvent: {
+      /** @description The account the event belongs to */
+      account_id: string;
+      data: {
+        /**
+         * @description RFC 3339 UTC time
+         * @example 2026-11-24T21:45:44.123Z
+         */
+        captured_at: string;
+        channels: ("sms" | "mms" | "rcs")[];
+        /**
+         * @description cns_<ULID>
+         * @example cns_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        id: string;
+        /** @example +14155550123 */
+        phone_number: string;
+        revocation_keyword: string | null;
+        revocation_source: ("api" | "keyword") | null;
+        revoked_at: string | null;
+        /** @enum {string} */
+        source: "web_form" | "api" | "keyword" | "import" | "verbal";
+        /** @enum {string} */
+        status: "granted" | "revoked";
+      };
+      /**
+       * @description evt_<ULID>: also the webhook-id header; dedupe on it
+       * @example evt_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
+      id: string;
+      /**
+       * Format: int64
+       * @description 1, 2, 3… per resource: order a resource's events by it
+       */
+      sequence: number;
+      /**
+       * @description When the change was committed
+       * @example 2026-11-24T21:45:44.123Z
+       */
+      timestamp: string;
+      /** @constant */
+      type: "consent.revoked";
     };
     CreateAccountRequest: {
       name: string;
@@ -1738,6 +2743,12 @@ export interface components {
         | "expired"
         | "read"
         | "received";
+      /** @description Where the resource's events are also delivered; null when none */
+      status_callback: {
+        /** @description Empty: every event of the resource */
+        events: string[];
+        url: string;
+      } | null;
       template_id: string | null;
       template_version: number | null;
       /** @example +14155550123 */
@@ -1748,10 +2759,485 @@ export interface components {
        */
       updated_at: string;
     };
+    /** @description The handset confirmed delivery */
+    MessageDeliveredEvent: {
+      /** @description The account the event belongs to */
+      account_id: string;
+      data: {
+        /** @description Inbound messages only: the text received */
+        body?: string;
+        /** @enum {string} */
+        channel: "sms" | "mms" | "rcs";
+        channel_used: ("sms" | "mms" | "rcs") | null;
+        consent_id: string | null;
+        /**
+         * @description RFC 3339 UTC time
+         * @example 2026-11-24T21:45:44.123Z
+         */
+        created_at: string;
+        /** @enum {string} */
+        direction: "outbound" | "inbound";
+        /** @enum {string} */
+        encoding: "GSM-7" | "UCS-2";
+        error_code: string | null;
+        error_message: string | null;
+        fallback: ("sms" | "mms" | "rcs") | null;
+        fallback_applied: boolean;
+        /** @example +14155550123 */
+        from: string;
+        /**
+         * @description msg_<ULID>
+         * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        id: string;
+        in_reply_to: string | null;
+        /** @description Inbound messages only */
+        keyword?: string | null;
+        /** Format: int64 */
+        media_count: number;
+        /**
+         * @description The message's id (same as id)
+         * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        message_id: string;
+        /**
+         * Format: int64
+         * @description message.sent: the segments billed
+         */
+        quantity?: number;
+        /** Format: int64 */
+        segments: number;
+        /** @enum {string} */
+        status:
+          | "queued"
+          | "sending"
+          | "sent"
+          | "delivered"
+          | "undelivered"
+          | "failed"
+          | "expired"
+          | "read"
+          | "received";
+        /** @description Where the resource's events are also delivered; null when none */
+        status_callback: {
+          /** @description Empty: every event of the resource */
+          events: string[];
+          url: string;
+        } | null;
+        template_id: string | null;
+        template_version: number | null;
+        /** @example +14155550123 */
+        to: string;
+        /** @constant */
+        unit?: "segment";
+        /**
+         * @description RFC 3339 UTC time
+         * @example 2026-11-24T21:45:44.123Z
+         */
+        updated_at: string;
+      };
+      /**
+       * @description evt_<ULID>: also the webhook-id header; dedupe on it
+       * @example evt_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
+      id: string;
+      /**
+       * Format: int64
+       * @description 1, 2, 3… per resource: order a resource's events by it
+       */
+      sequence: number;
+      /**
+       * @description When the change was committed
+       * @example 2026-11-24T21:45:44.123Z
+       */
+      timestamp: string;
+      /** @constant */
+      type: "message.delivered";
+    };
+    /** @description The message could not be sent */
+    MessageFailedEvent: {
+      /** @description The account the event belongs to */
+      account_id: string;
+      data: {
+        /** @description Inbound messages only: the text received */
+        body?: string;
+        /** @enum {string} */
+        channel: "sms" | "mms" | "rcs";
+        channel_used: ("sms" | "mms" | "rcs") | null;
+        consent_id: string | null;
+        /**
+         * @description RFC 3339 UTC time
+         * @example 2026-11-24T21:45:44.123Z
+         */
+        created_at: string;
+        /** @enum {string} */
+        direction: "outbound" | "inbound";
+        /** @enum {string} */
+        encoding: "GSM-7" | "UCS-2";
+        error_code: string | null;
+        error_message: string | null;
+        fallback: ("sms" | "mms" | "rcs") | null;
+        fallback_applied: boolean;
+        /** @example +14155550123 */
+        from: string;
+        /**
+         * @description msg_<ULID>
+         * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        id: string;
+        in_reply_to: string | null;
+        /** @description Inbound messages only */
+        keyword?: string | null;
+        /** Format: int64 */
+        media_count: number;
+        /**
+         * @description The message's id (same as id)
+         * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        message_id: string;
+        /**
+         * Format: int64
+         * @description message.sent: the segments billed
+         */
+        quantity?: number;
+        /** Format: int64 */
+        segments: number;
+        /** @enum {string} */
+        status:
+          | "queued"
+          | "sending"
+          | "sent"
+          | "delivered"
+          | "undelivered"
+          | "failed"
+          | "expired"
+          | "read"
+          | "received";
+        /** @description Where the resource's events are also delivered; null when none */
+        status_callback: {
+          /** @description Empty: every event of the resource */
+          events: string[];
+          url: string;
+        } | null;
+        template_id: string | null;
+        template_version: number | null;
+        /** @example +14155550123 */
+        to: string;
+        /** @constant */
+        unit?: "segment";
+        /**
+         * @description RFC 3339 UTC time
+         * @example 2026-11-24T21:45:44.123Z
+         */
+        updated_at: string;
+      };
+      /**
+       * @description evt_<ULID>: also the webhook-id header; dedupe on it
+       * @example evt_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
+      id: string;
+      /**
+       * Format: int64
+       * @description 1, 2, 3… per resource: order a resource's events by it
+       */
+      sequence: number;
+      /**
+       * @description When the change was committed
+       * @example 2026-11-24T21:45:44.123Z
+       */
+      timestamp: string;
+      /** @constant */
+      type: "message.failed";
+    };
     MessagePage: {
       data: components["schemas"]["Message"][];
       has_more: boolean;
       next_cursor: string | null;
+    };
+    /** @description An outbound message was accepted */
+    MessageQueuedEvent: {
+      /** @description The account the event belongs to */
+      account_id: string;
+      data: {
+        /** @description Inbound messages only: the text received */
+        body?: string;
+        /** @enum {string} */
+        channel: "sms" | "mms" | "rcs";
+        channel_used: ("sms" | "mms" | "rcs") | null;
+        consent_id: string | null;
+        /**
+         * @description RFC 3339 UTC time
+         * @example 2026-11-24T21:45:44.123Z
+         */
+        created_at: string;
+        /** @enum {string} */
+        direction: "outbound" | "inbound";
+        /** @enum {string} */
+        encoding: "GSM-7" | "UCS-2";
+        error_code: string | null;
+        error_message: string | null;
+        fallback: ("sms" | "mms" | "rcs") | null;
+        fallback_applied: boolean;
+        /** @example +14155550123 */
+        from: string;
+        /**
+         * @description msg_<ULID>
+         * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        id: string;
+        in_reply_to: string | null;
+        /** @description Inbound messages only */
+        keyword?: string | null;
+        /** Format: int64 */
+        media_count: number;
+        /**
+         * @description The message's id (same as id)
+         * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        message_id: string;
+        /**
+         * Format: int64
+         * @description message.sent: the segments billed
+         */
+        quantity?: number;
+        /** Format: int64 */
+        segments: number;
+        /** @enum {string} */
+        status:
+          | "queued"
+          | "sending"
+          | "sent"
+          | "delivered"
+          | "undelivered"
+          | "failed"
+          | "expired"
+          | "read"
+          | "received";
+        /** @description Where the resource's events are also delivered; null when none */
+        status_callback: {
+          /** @description Empty: every event of the resource */
+          events: string[];
+          url: string;
+        } | null;
+        template_id: string | null;
+        template_version: number | null;
+        /** @example +14155550123 */
+        to: string;
+        /** @constant */
+        unit?: "segment";
+        /**
+         * @description RFC 3339 UTC time
+         * @example 2026-11-24T21:45:44.123Z
+         */
+        updated_at: string;
+      };
+      /**
+       * @description evt_<ULID>: also the webhook-id header; dedupe on it
+       * @example evt_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
+      id: string;
+      /**
+       * Format: int64
+       * @description 1, 2, 3… per resource: order a resource's events by it
+       */
+      sequence: number;
+      /**
+       * @description When the change was committed
+       * @example 2026-11-24T21:45:44.123Z
+       */
+      timestamp: string;
+      /** @constant */
+      type: "message.queued";
+    };
+    /** @description An inbound message arrived */
+    MessageReceivedEvent: {
+      /** @description The account the event belongs to */
+      account_id: string;
+      data: {
+        /** @description Inbound messages only: the text received */
+        body?: string;
+        /** @enum {string} */
+        channel: "sms" | "mms" | "rcs";
+        channel_used: ("sms" | "mms" | "rcs") | null;
+        consent_id: string | null;
+        /**
+         * @description RFC 3339 UTC time
+         * @example 2026-11-24T21:45:44.123Z
+         */
+        created_at: string;
+        /** @enum {string} */
+        direction: "outbound" | "inbound";
+        /** @enum {string} */
+        encoding: "GSM-7" | "UCS-2";
+        error_code: string | null;
+        error_message: string | null;
+        fallback: ("sms" | "mms" | "rcs") | null;
+        fallback_applied: boolean;
+        /** @example +14155550123 */
+        from: string;
+        /**
+         * @description msg_<ULID>
+         * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        id: string;
+        in_reply_to: string | null;
+        /** @description Inbound messages only */
+        keyword?: string | null;
+        /** Format: int64 */
+        media_count: number;
+        /**
+         * @description The message's id (same as id)
+         * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        message_id: string;
+        /**
+         * Format: int64
+         * @description message.sent: the segments billed
+         */
+        quantity?: number;
+        /** Format: int64 */
+        segments: number;
+        /** @enum {string} */
+        status:
+          | "queued"
+          | "sending"
+          | "sent"
+          | "delivered"
+          | "undelivered"
+          | "failed"
+          | "expired"
+          | "read"
+          | "received";
+        /** @description Where the resource's events are also delivered; null when none */
+        status_callback: {
+          /** @description Empty: every event of the resource */
+          events: string[];
+          url: string;
+        } | null;
+        template_id: string | null;
+        template_version: number | null;
+        /** @example +14155550123 */
+        to: string;
+        /** @constant */
+        unit?: "segment";
+        /**
+         * @description RFC 3339 UTC time
+         * @example 2026-11-24T21:45:44.123Z
+         */
+        updated_at: string;
+      };
+      /**
+       * @description evt_<ULID>: also the webhook-id header; dedupe on it
+       * @example evt_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
+      id: string;
+      /**
+       * Format: int64
+       * @description 1, 2, 3… per resource: order a resource's events by it
+       */
+      sequence: number;
+      /**
+       * @description When the change was committed
+       * @example 2026-11-24T21:45:44.123Z
+       */
+      timestamp: string;
+      /** @constant */
+      type: "message.received";
+    };
+    /** @description The carrier accepted the message */
+    MessageSentEvent: {
+      /** @description The account the event belongs to */
+      account_id: string;
+      data: {
+        /** @description Inbound messages only: the text received */
+        body?: string;
+        /** @enum {string} */
+        channel: "sms" | "mms" | "rcs";
+        channel_used: ("sms" | "mms" | "rcs") | null;
+        consent_id: string | null;
+        /**
+         * @description RFC 3339 UTC time
+         * @example 2026-11-24T21:45:44.123Z
+         */
+        created_at: string;
+        /** @enum {string} */
+        direction: "outbound" | "inbound";
+        /** @enum {string} */
+        encoding: "GSM-7" | "UCS-2";
+        error_code: string | null;
+        error_message: string | null;
+        fallback: ("sms" | "mms" | "rcs") | null;
+        fallback_applied: boolean;
+        /** @example +14155550123 */
+        from: string;
+        /**
+         * @description msg_<ULID>
+         * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        id: string;
+        in_reply_to: string | null;
+        /** @description Inbound messages only */
+        keyword?: string | null;
+        /** Format: int64 */
+        media_count: number;
+        /**
+         * @description The message's id (same as id)
+         * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        message_id: string;
+        /**
+         * Format: int64
+         * @description message.sent: the segments billed
+         */
+        quantity?: number;
+        /** Format: int64 */
+        segments: number;
+        /** @enum {string} */
+        status:
+          | "queued"
+          | "sending"
+          | "sent"
+          | "delivered"
+          | "undelivered"
+          | "failed"
+          | "expired"
+          | "read"
+          | "received";
+        /** @description Where the resource's events are also delivered; null when none */
+        status_callback: {
+          /** @description Empty: every event of the resource */
+          events: string[];
+          url: string;
+        } | null;
+        template_id: string | null;
+        template_version: number | null;
+        /** @example +14155550123 */
+        to: string;
+        /** @constant */
+        unit?: "segment";
+        /**
+         * @description RFC 3339 UTC time
+         * @example 2026-11-24T21:45:44.123Z
+         */
+        updated_at: string;
+      };
+      /**
+       * @description evt_<ULID>: also the webhook-id header; dedupe on it
+       * @example evt_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
+      id: string;
+      /**
+       * Format: int64
+       * @description 1, 2, 3… per resource: order a resource's events by it
+       */
+      sequence: number;
+      /**
+       * @description When the change was committed
+       * @example 2026-11-24T21:45:44.123Z
+       */
+      timestamp: string;
+      /** @constant */
+      type: "message.sent";
     };
     MessagingSettings: {
       /** @description The answer to HELP */
@@ -1761,6 +3247,166 @@ export interface components {
       /** @description The confirmation of STOP and its synonyms */
       stop_reply_text: string;
       updated_at: string | null;
+    };
+    /** @description A held number was assigned to the account */
+    NumberAssignedEvent: {
+      /** @description The account the event belongs to */
+      account_id: string;
+      data: {
+        /**
+         * @description The hold the number was assigned from
+         * @example hld_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        hold_id: string;
+        /** @example +14155550123 */
+        number: string;
+        /**
+         * @description num_<ULID>
+         * @example num_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        number_id: string;
+        seat_id: string | null;
+      };
+      /**
+       * @description evt_<ULID>: also the webhook-id header; dedupe on it
+       * @example evt_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
+      id: string;
+      /**
+       * Format: int64
+       * @description 1, 2, 3… per resource: order a resource's events by it
+       */
+      sequence: number;
+      /**
+       * @description When the change was committed
+       * @example 2026-11-24T21:45:44.123Z
+       */
+      timestamp: string;
+      /** @constant */
+      type: "number.assigned";
+    };
+    /** @description A number was held for the account */
+    NumberHeldEvent: {
+      /** @description The account the event belongs to */
+      account_id: string;
+      data: {
+        /**
+         * @description When the hold lapses unless assigned or released
+         * @example 2026-11-24T21:45:44.123Z
+         */
+        expires_at: string;
+        /**
+         * @description hld_<ULID>
+         * @example hld_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        hold_id: string;
+        /** @example +14155550123 */
+        number: string;
+        /**
+         * @description num_<ULID>
+         * @example num_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        number_id: string;
+      };
+      /**
+       * @description evt_<ULID>: also the webhook-id header; dedupe on it
+       * @example evt_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
+      id: string;
+      /**
+       * Format: int64
+       * @description 1, 2, 3… per resource: order a resource's events by it
+       */
+      sequence: number;
+      /**
+       * @description When the change was committed
+       * @example 2026-11-24T21:45:44.123Z
+       */
+      timestamp: string;
+      /** @constant */
+      type: "number.held";
+    };
+    /** @description A hold lapsed without being assigned or released */
+    NumberHoldExpiredEvent: {
+      /** @description The account the event belongs to */
+      account_id: string;
+      data: {
+        /**
+         * @description RFC 3339 UTC time
+         * @example 2026-11-24T21:45:44.123Z
+         */
+        expired_at: string;
+        /**
+         * @description hld_<ULID>
+         * @example hld_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        hold_id: string;
+        /** @example +14155550123 */
+        number: string;
+        /**
+         * @description num_<ULID>
+         * @example num_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        number_id: string;
+      };
+      /**
+       * @description evt_<ULID>: also the webhook-id header; dedupe on it
+       * @example evt_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
+      id: string;
+      /**
+       * Format: int64
+       * @description 1, 2, 3… per resource: order a resource's events by it
+       */
+      sequence: number;
+      /**
+       * @description When the change was committed
+       * @example 2026-11-24T21:45:44.123Z
+       */
+      timestamp: string;
+      /** @constant */
+      type: "number.hold_expired";
+    };
+    /** @description A hold was released, or an assigned number given back */
+    NumberReleasedEvent: {
+      /** @description The account the event belongs to */
+      account_id: string;
+      data: {
+        /**
+         * @description Present when a hold was released
+         * @example hld_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        hold_id?: string;
+        /** @example +14155550123 */
+        number: string;
+        /**
+         * @description num_<ULID>
+         * @example num_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        number_id: string;
+        /**
+         * @description hold_released: a hold was given up; number_released: an assigned number was
+         * @enum {string}
+         */
+        reason: "hold_released" | "number_released";
+      };
+      /**
+       * @description evt_<ULID>: also the webhook-id header; dedupe on it
+       * @example evt_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
+      id: string;
+      /**
+       * Format: int64
+       * @description 1, 2, 3… per resource: order a resource's events by it
+       */
+      sequence: number;
+      /**
+       * @description When the change was committed
+       * @example 2026-11-24T21:45:44.123Z
+       */
+      timestamp: string;
+      /** @constant */
+      type: "number.released";
     };
     /** @description RFC 6749 §5.2 error response of the token endpoint */
     OAuthError: {
@@ -1808,6 +3454,13 @@ export interface components {
        * @example seat_01jd2k8w7c3q9v0m5n6p7r8s9t
        */
       seat_id?: string;
+      /** @description Where this call's events are also delivered, signed with the account's status-callback secret (GET /v1/api/webhooks/status-callback) */
+      status_callback?: {
+        /** @description Which of the call's events (call.completed, call.*); default all */
+        events?: string[];
+        /** @description https URL of a public host, checked like a webhook subscription's (422 unsafe-webhook-url) */
+        url: string;
+      };
       /**
        * Format: int32
        * @description Longest talk time after answer, 1–14400 (default 14400)
@@ -1982,6 +3635,13 @@ export interface components {
        * @default []
        */
       media_urls?: string[];
+      /** @description Where this message's events are also delivered, signed with the account's status-callback secret (GET /v1/api/webhooks/status-callback) */
+      status_callback?: {
+        /** @description Which of the message's events (message.completed, message.*); default all */
+        events?: string[];
+        /** @description https URL of a public host, checked like a webhook subscription's (422 unsafe-webhook-url) */
+        url: string;
+      };
       /** @example tpl_01jd2k8w7c3q9v0m5n6p7r8s9t */
       template_id: string;
       /**
@@ -2106,6 +3766,17 @@ export interface components {
         | "cleanup";
       /** @enum {string} */
       status: "pass" | "fail" | "skipped";
+    };
+    StatusCallbackSecret: {
+      /** @description After a rotation: until when the previous secret still signs beside this one */
+      previous_secret_expires_at: string | null;
+      /** @description whsec_<base64>: the Standard Webhooks secret that signs every status callback */
+      secret: string;
+      /**
+       * @description The subscription status callbacks are delivered under: the Switchboard-Subscription-Id of each, and its deliveries are their log (GET …/subscriptions/{id}/deliveries)
+       * @example whs_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
+      subscription_id: string;
     };
     Template: {
       /**
@@ -2349,6 +4020,29 @@ export interface components {
       has_more: boolean;
       next_cursor: string | null;
     };
+    WebhookEvent:
+      | components["schemas"]["NumberHeldEvent"]
+      | components["schemas"]["NumberHoldExpiredEvent"]
+      | components["schemas"]["NumberReleasedEvent"]
+      | components["schemas"]["NumberAssignedEvent"]
+      | components["schemas"]["CallIncomingEvent"]
+      | components["schemas"]["CallInitiatedEvent"]
+      | components["schemas"]["CallRingingEvent"]
+      | components["schemas"]["CallAnsweredEvent"]
+      | components["schemas"]["CallCompletedEvent"]
+      | components["schemas"]["MessageQueuedEvent"]
+      | components["schemas"]["MessageSentEvent"]
+      | components["schemas"]["MessageDeliveredEvent"]
+      | components["schemas"]["MessageFailedEvent"]
+      | components["schemas"]["MessageReceivedEvent"]
+      | components["schemas"]["ConsentRevokedEvent"]
+      | components["schemas"]["WebhookTestEvent"]
+      | components["schemas"]["WebhookSubscriptionDisabledEvent"];
+    WebhookEventPage: {
+      data: components["schemas"]["WebhookEvent"][];
+      has_more: boolean;
+      next_cursor: string | null;
+    };
     WebhookSubscription: {
       /**
        * @description RFC 3339 UTC time
@@ -2379,6 +4073,43 @@ export interface components {
       updated_at: string;
       /** @description The https endpoint deliveries are POSTed to */
       url: string;
+    };
+    /** @description The platform disabled a subscription (410 Gone, or failing for days) */
+    WebhookSubscriptionDisabledEvent: {
+      /** @description The account the event belongs to */
+      account_id: string;
+      data: {
+        /**
+         * @description RFC 3339 UTC time
+         * @example 2026-11-24T21:45:44.123Z
+         */
+        disabled_at: string;
+        /** @enum {string} */
+        reason: "gone" | "failing";
+        /**
+         * @description whs_<ULID>
+         * @example whs_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        subscription_id: string;
+        url: string;
+      };
+      /**
+       * @description evt_<ULID>: also the webhook-id header; dedupe on it
+       * @example evt_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
+      id: string;
+      /**
+       * Format: int64
+       * @description 1, 2, 3… per resource: order a resource's events by it
+       */
+      sequence: number;
+      /**
+       * @description When the change was committed
+       * @example 2026-11-24T21:45:44.123Z
+       */
+      timestamp: string;
+      /** @constant */
+      type: "webhook.subscription_disabled";
     };
     WebhookSubscriptionPage: {
       data: components["schemas"]["WebhookSubscription"][];
@@ -2417,6 +4148,36 @@ export interface components {
       updated_at: string;
       /** @description The https endpoint deliveries are POSTed to */
       url: string;
+    };
+    /** @description A test event sent to one subscription */
+    WebhookTestEvent: {
+      /** @description The account the event belongs to */
+      account_id: string;
+      data: {
+        message: string;
+        /**
+         * @description whs_<ULID>
+         * @example whs_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
+        subscription_id: string;
+      };
+      /**
+       * @description evt_<ULID>: also the webhook-id header; dedupe on it
+       * @example evt_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
+      id: string;
+      /**
+       * Format: int64
+       * @description 1, 2, 3… per resource: order a resource's events by it
+       */
+      sequence: number;
+      /**
+       * @description When the change was committed
+       * @example 2026-11-24T21:45:44.123Z
+       */
+      timestamp: string;
+      /** @constant */
+      type: "webhook.test";
     };
   };
   responses: never;
@@ -6705,7 +8466,13 @@ export interface operations {
            *           "created_at": "2026-11-24T21:45:44.123Z",
            *           "answered_at": "2026-11-24T21:45:44.123Z",
            *           "ended_at": "2026-11-24T21:45:44.123Z",
-           *           "duration_seconds": 0
+           *           "duration_seconds": 0,
+           *           "status_callback": {
+           *             "url": "string",
+           *             "events": [
+           *               "string"
+           *             ]
+           *           }
            *         }
            *       ],
            *       "next_cursor": "string",
@@ -6904,7 +8671,13 @@ export interface operations {
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "answered_at": "2026-11-24T21:45:44.123Z",
            *       "ended_at": "2026-11-24T21:45:44.123Z",
-           *       "duration_seconds": 0
+           *       "duration_seconds": 0,
+           *       "status_callback": {
+           *         "url": "string",
+           *         "events": [
+           *           "string"
+           *         ]
+           *       }
            *     } */
           "application/json": components["schemas"]["Call"];
         };
@@ -7103,7 +8876,13 @@ export interface operations {
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "answered_at": "2026-11-24T21:45:44.123Z",
            *       "ended_at": "2026-11-24T21:45:44.123Z",
-           *       "duration_seconds": 0
+           *       "duration_seconds": 0,
+           *       "status_callback": {
+           *         "url": "string",
+           *         "events": [
+           *           "string"
+           *         ]
+           *       }
            *     } */
           "application/json": components["schemas"]["Call"];
         };
@@ -7331,7 +9110,13 @@ export interface operations {
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "answered_at": "2026-11-24T21:45:44.123Z",
            *       "ended_at": "2026-11-24T21:45:44.123Z",
-           *       "duration_seconds": 0
+           *       "duration_seconds": 0,
+           *       "status_callback": {
+           *         "url": "string",
+           *         "events": [
+           *           "string"
+           *         ]
+           *       }
            *     } */
           "application/json": components["schemas"]["Call"];
         };
@@ -7615,7 +9400,13 @@ export interface operations {
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "answered_at": "2026-11-24T21:45:44.123Z",
            *       "ended_at": "2026-11-24T21:45:44.123Z",
-           *       "duration_seconds": 0
+           *       "duration_seconds": 0,
+           *       "status_callback": {
+           *         "url": "string",
+           *         "events": [
+           *           "string"
+           *         ]
+           *       }
            *     } */
           "application/json": components["schemas"]["Call"];
         };
@@ -7730,7 +9521,7 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description Problem: validation-failed, caller-id-not-owned */
+      /** @description Problem: validation-failed, unsafe-webhook-url, caller-id-not-owned */
       422: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -8683,6 +10474,386 @@ export interface operations {
       };
     };
   };
+  listEvents: {
+    parameters: {
+      query?: {
+        /** @description Only events committed after this time (exclusive) */
+        created_after?: string;
+        /** @description Opaque cursor from the previous page's next_cursor; bound to the same filters. */
+        cursor?: string;
+        /** @description Page size, 1–200 (default 50). */
+        limit?: number;
+        /** @description Only events of this type (call.completed) or prefix (call.*) */
+        type?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of events */
+      200: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          Link: components["headers"]["Link"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          /** @example {
+           *       "data": [
+           *         {
+           *           "id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *           "type": "number.held",
+           *           "timestamp": "2026-11-24T21:45:44.123Z",
+           *           "account_id": "string",
+           *           "sequence": 1,
+           *           "data": {
+           *             "number_id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *             "number": "+14155550123",
+           *             "hold_id": "hld_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *             "expires_at": "2026-11-24T21:45:44.123Z"
+           *           }
+           *         }
+           *       ],
+           *       "next_cursor": "string",
+           *       "has_more": true
+           *     } */
+          "application/json": components["schemas"]["WebhookEventPage"];
+        };
+      };
+      /** @description Problem: invalid-cursor */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: unauthenticated, invalid-token */
+      401: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: insufficient-scope */
+      403: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: validation-failed */
+      422: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: rate-limited */
+      429: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: internal */
+      500: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: service-unavailable */
+      503: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: upstream-timeout */
+      504: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  getEvent: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        event_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The event */
+      200: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          /** @example {
+           *       "id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "type": "number.held",
+           *       "timestamp": "2026-11-24T21:45:44.123Z",
+           *       "account_id": "string",
+           *       "sequence": 1,
+           *       "data": {
+           *         "number_id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *         "number": "+14155550123",
+           *         "hold_id": "hld_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *         "expires_at": "2026-11-24T21:45:44.123Z"
+           *       }
+           *     } */
+          "application/json": components["schemas"]["WebhookEvent"];
+        };
+      };
+      /** @description Problem: malformed-request */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: unauthenticated, invalid-token */
+      401: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: insufficient-scope */
+      403: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: not-found */
+      404: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: rate-limited */
+      429: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: internal */
+      500: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: service-unavailable */
+      503: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: upstream-timeout */
+      504: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   getHealth: {
     parameters: {
       query?: never;
@@ -8827,7 +10998,13 @@ export interface operations {
            *           "updated_at": "2026-11-24T21:45:44.123Z",
            *           "sent_at": "2026-11-24T21:45:44.123Z",
            *           "delivered_at": "2026-11-24T21:45:44.123Z",
-           *           "read_at": "2026-11-24T21:45:44.123Z"
+           *           "read_at": "2026-11-24T21:45:44.123Z",
+           *           "status_callback": {
+           *             "url": "string",
+           *             "events": [
+           *               "string"
+           *             ]
+           *           }
            *         }
            *       ],
            *       "next_cursor": "string",
@@ -9032,7 +11209,13 @@ export interface operations {
            *       "updated_at": "2026-11-24T21:45:44.123Z",
            *       "sent_at": "2026-11-24T21:45:44.123Z",
            *       "delivered_at": "2026-11-24T21:45:44.123Z",
-           *       "read_at": "2026-11-24T21:45:44.123Z"
+           *       "read_at": "2026-11-24T21:45:44.123Z",
+           *       "status_callback": {
+           *         "url": "string",
+           *         "events": [
+           *           "string"
+           *         ]
+           *       }
            *     } */
           "application/json": components["schemas"]["Message"];
         };
@@ -9250,7 +11433,13 @@ export interface operations {
            *       "updated_at": "2026-11-24T21:45:44.123Z",
            *       "sent_at": "2026-11-24T21:45:44.123Z",
            *       "delivered_at": "2026-11-24T21:45:44.123Z",
-           *       "read_at": "2026-11-24T21:45:44.123Z"
+           *       "read_at": "2026-11-24T21:45:44.123Z",
+           *       "status_callback": {
+           *         "url": "string",
+           *         "events": [
+           *           "string"
+           *         ]
+           *       }
            *     } */
           "application/json": components["schemas"]["Message"];
         };
@@ -9365,7 +11554,7 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description Problem: validation-failed, template-signature-invalid, consent-required, recipient-opted-out, channel-unavailable */
+      /** @description Problem: validation-failed, unsafe-webhook-url, template-signature-invalid, consent-required, recipient-opted-out, channel-unavailable */
       422: {
         headers: {
           "API-Version": components["headers"]["API-Version"];
@@ -12730,7 +14919,13 @@ export interface operations {
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "answered_at": "2026-11-24T21:45:44.123Z",
            *       "ended_at": "2026-11-24T21:45:44.123Z",
-           *       "duration_seconds": 0
+           *       "duration_seconds": 0,
+           *       "status_callback": {
+           *         "url": "string",
+           *         "events": [
+           *           "string"
+           *         ]
+           *       }
            *     } */
           "application/json": components["schemas"]["Call"];
         };
@@ -13019,7 +15214,13 @@ export interface operations {
            *       "updated_at": "2026-11-24T21:45:44.123Z",
            *       "sent_at": "2026-11-24T21:45:44.123Z",
            *       "delivered_at": "2026-11-24T21:45:44.123Z",
-           *       "read_at": "2026-11-24T21:45:44.123Z"
+           *       "read_at": "2026-11-24T21:45:44.123Z",
+           *       "status_callback": {
+           *         "url": "string",
+           *         "events": [
+           *           "string"
+           *         ]
+           *       }
            *     } */
           "application/json": components["schemas"]["Message"];
         };
@@ -16321,6 +18522,326 @@ export interface operations {
       };
     };
   };
+  getStatusCallbackSecret: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The secret */
+      200: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          /** @example {
+           *       "subscription_id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "secret": "string",
+           *       "previous_secret_expires_at": "2026-11-24T21:45:44.123Z"
+           *     } */
+          "application/json": components["schemas"]["StatusCallbackSecret"];
+        };
+      };
+      /** @description Problem: unauthenticated, invalid-token */
+      401: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: insufficient-scope */
+      403: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: rate-limited */
+      429: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: internal */
+      500: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: service-unavailable */
+      503: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: upstream-timeout */
+      504: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  rotateStatusCallbackSecret: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description 1–255 of A-Z a-z 0-9 _ : . - (an RFC 8941 quoted string is accepted). Scoped to the account and honoured for 24 hours from first use: a retry by the same credential with the same key, method, path and body replays the stored response (2xx and the operation's 4xx) with Idempotent-Replayed: true; the same key with another body, or from another client or service token of the account, is 409 idempotency-mismatch (a creation's secret is replayed only to its creator); while the first request still runs a retry waits up to 10 s, then 409 idempotency-in-progress whose Retry-After is the seconds until the key frees should the first request have been lost (its lease, 60 s by default, runs out). */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The new secret */
+      200: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          /** @example {
+           *       "subscription_id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "secret": "string",
+           *       "previous_secret_expires_at": "2026-11-24T21:45:44.123Z"
+           *     } */
+          "application/json": components["schemas"]["StatusCallbackSecret"];
+        };
+      };
+      /** @description Problem: invalid-idempotency-key */
+      400: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: unauthenticated, invalid-token */
+      401: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: insufficient-scope */
+      403: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: idempotency-mismatch, idempotency-in-progress */
+      409: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          /** @description Seconds to wait before retrying */
+          "Retry-After"?: number;
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: rate-limited */
+      429: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: internal */
+      500: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: service-unavailable */
+      503: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "Retry-After": components["headers"]["Retry-After"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Problem: upstream-timeout */
+      504: {
+        headers: {
+          "API-Version": components["headers"]["API-Version"];
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "X-RateLimit-Resource": components["headers"]["X-RateLimit-Resource"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   listWebhookSubscriptions: {
     parameters: {
       query?: {
@@ -17430,6 +19951,8 @@ export interface operations {
         cursor?: string;
         /** @description Page size, 1–200 (default 50). */
         limit?: number;
+        /** @description Only deliveries of this call's or message's events: its status callbacks' log (under the status-callback subscription) */
+        resource_id?: string;
         /** @description Only deliveries in this status */
         status?: "pending" | "delivered" | "failed";
       };
@@ -18272,6 +20795,1290 @@ export interface operations {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
+      };
+    };
+  };
+  callAnsweredWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The subscription (whs_…) whose secret signed this delivery: pick the secret by it when one endpoint serves several subscriptions. Not covered by the signature; the signature is what proves it.
+         * @example whs_01jd2k6e7f8g9h0j1k2m3n4p5q
+         */
+        "Switchboard-Subscription-Id": string;
+        /**
+         * @description The event id (evt_…): the same on every retry and replay; dedupe on it
+         * @example evt_01jd2kd4e5f6g7h8j9k0m1n2p3
+         */
+        "webhook-id": string;
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>` entries, one per secret that signs (two during a rotation's overlap); the key is the base64 after whsec_
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        "webhook-signature": string;
+        /**
+         * @description Unix seconds when this attempt was signed; refuse deliveries older than a few minutes
+         * @example 1795038344
+         */
+        "webhook-timestamp": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /** @example {
+         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "type": "call.answered",
+         *       "timestamp": "2026-11-24T21:45:44.123Z",
+         *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *       "sequence": 4,
+         *       "data": {
+         *         "id": "call_01jd2kb0q1r2s3t4v5w6x7y8z9",
+         *         "call_id": "call_01jd2kb0q1r2s3t4v5w6x7y8z9",
+         *         "direction": "outbound",
+         *         "status": "in_progress",
+         *         "to": "+14155550188",
+         *         "from": "+14155550123",
+         *         "agent": "support-bot",
+         *         "seat_id": null,
+         *         "route_id": null,
+         *         "stir_shaken": {
+         *           "attestation": "A",
+         *           "identity": "eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiJ9…"
+         *         },
+         *         "attestation": "A",
+         *         "client_state": "order-4711",
+         *         "timeout_seconds": 30,
+         *         "time_limit_seconds": 14400,
+         *         "hangup_cause": null,
+         *         "hangup_source": null,
+         *         "sip_code": null,
+         *         "created_at": "2026-11-24T21:46:00.000Z",
+         *         "answered_at": "2026-11-24T21:46:04.000Z",
+         *         "ended_at": null,
+         *         "duration_seconds": null,
+         *         "status_callback": {
+         *           "url": "https://example.com/calls/status",
+         *           "events": []
+         *         }
+         *       }
+         *     } */
+        "application/json": components["schemas"]["CallAnsweredEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered (the body is ignored) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the subscription is disabled, with no further attempts */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  callCompletedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The subscription (whs_…) whose secret signed this delivery: pick the secret by it when one endpoint serves several subscriptions. Not covered by the signature; the signature is what proves it.
+         * @example whs_01jd2k6e7f8g9h0j1k2m3n4p5q
+         */
+        "Switchboard-Subscription-Id": string;
+        /**
+         * @description The event id (evt_…): the same on every retry and replay; dedupe on it
+         * @example evt_01jd2kd4e5f6g7h8j9k0m1n2p3
+         */
+        "webhook-id": string;
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>` entries, one per secret that signs (two during a rotation's overlap); the key is the base64 after whsec_
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        "webhook-signature": string;
+        /**
+         * @description Unix seconds when this attempt was signed; refuse deliveries older than a few minutes
+         * @example 1795038344
+         */
+        "webhook-timestamp": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /** @example {
+         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "type": "call.completed",
+         *       "timestamp": "2026-11-24T21:47:39.000Z",
+         *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *       "sequence": 5,
+         *       "data": {
+         *         "id": "call_01jd2kb0q1r2s3t4v5w6x7y8z9",
+         *         "call_id": "call_01jd2kb0q1r2s3t4v5w6x7y8z9",
+         *         "direction": "outbound",
+         *         "status": "completed",
+         *         "to": "+14155550188",
+         *         "from": "+14155550123",
+         *         "agent": "support-bot",
+         *         "seat_id": null,
+         *         "route_id": null,
+         *         "stir_shaken": {
+         *           "attestation": "A",
+         *           "identity": "eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiJ9…"
+         *         },
+         *         "attestation": "A",
+         *         "client_state": "order-4711",
+         *         "timeout_seconds": 30,
+         *         "time_limit_seconds": 14400,
+         *         "hangup_cause": "normal_clearing",
+         *         "hangup_source": "callee",
+         *         "sip_code": 200,
+         *         "created_at": "2026-11-24T21:46:00.000Z",
+         *         "answered_at": "2026-11-24T21:46:04.000Z",
+         *         "ended_at": "2026-11-24T21:47:39.000Z",
+         *         "duration_seconds": 95,
+         *         "status_callback": {
+         *           "url": "https://example.com/calls/status",
+         *           "events": []
+         *         }
+         *       }
+         *     } */
+        "application/json": components["schemas"]["CallCompletedEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered (the body is ignored) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the subscription is disabled, with no further attempts */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  callIncomingWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The subscription (whs_…) whose secret signed this delivery: pick the secret by it when one endpoint serves several subscriptions. Not covered by the signature; the signature is what proves it.
+         * @example whs_01jd2k6e7f8g9h0j1k2m3n4p5q
+         */
+        "Switchboard-Subscription-Id": string;
+        /**
+         * @description The event id (evt_…): the same on every retry and replay; dedupe on it
+         * @example evt_01jd2kd4e5f6g7h8j9k0m1n2p3
+         */
+        "webhook-id": string;
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>` entries, one per secret that signs (two during a rotation's overlap); the key is the base64 after whsec_
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        "webhook-signature": string;
+        /**
+         * @description Unix seconds when this attempt was signed; refuse deliveries older than a few minutes
+         * @example 1795038344
+         */
+        "webhook-timestamp": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /** @example {
+         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "type": "call.incoming",
+         *       "timestamp": "2026-11-24T21:45:44.123Z",
+         *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *       "sequence": 1,
+         *       "data": {
+         *         "id": "call_01jd2kb0q1r2s3t4v5w6x7y8z9",
+         *         "call_id": "call_01jd2kb0q1r2s3t4v5w6x7y8z9",
+         *         "direction": "inbound",
+         *         "status": "ringing",
+         *         "to": "+14155550123",
+         *         "from": "+14155550188",
+         *         "agent": "support-bot",
+         *         "seat_id": null,
+         *         "route_id": "rte_01jd2k4b5c6d7e8f9g0h1j2k3m",
+         *         "stir_shaken": null,
+         *         "attestation": null,
+         *         "client_state": null,
+         *         "timeout_seconds": 30,
+         *         "time_limit_seconds": 14400,
+         *         "hangup_cause": null,
+         *         "hangup_source": null,
+         *         "sip_code": null,
+         *         "created_at": "2026-11-24T21:46:00.000Z",
+         *         "answered_at": null,
+         *         "ended_at": null,
+         *         "duration_seconds": null,
+         *         "status_callback": null
+         *       }
+         *     } */
+        "application/json": components["schemas"]["CallIncomingEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered (the body is ignored) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the subscription is disabled, with no further attempts */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  callInitiatedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The subscription (whs_…) whose secret signed this delivery: pick the secret by it when one endpoint serves several subscriptions. Not covered by the signature; the signature is what proves it.
+         * @example whs_01jd2k6e7f8g9h0j1k2m3n4p5q
+         */
+        "Switchboard-Subscription-Id": string;
+        /**
+         * @description The event id (evt_…): the same on every retry and replay; dedupe on it
+         * @example evt_01jd2kd4e5f6g7h8j9k0m1n2p3
+         */
+        "webhook-id": string;
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>` entries, one per secret that signs (two during a rotation's overlap); the key is the base64 after whsec_
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        "webhook-signature": string;
+        /**
+         * @description Unix seconds when this attempt was signed; refuse deliveries older than a few minutes
+         * @example 1795038344
+         */
+        "webhook-timestamp": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /** @example {
+         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "type": "call.initiated",
+         *       "timestamp": "2026-11-24T21:45:44.123Z",
+         *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *       "sequence": 2,
+         *       "data": {
+         *         "id": "call_01jd2kb0q1r2s3t4v5w6x7y8z9",
+         *         "call_id": "call_01jd2kb0q1r2s3t4v5w6x7y8z9",
+         *         "direction": "outbound",
+         *         "status": "initiated",
+         *         "to": "+14155550188",
+         *         "from": "+14155550123",
+         *         "agent": "support-bot",
+         *         "seat_id": null,
+         *         "route_id": null,
+         *         "stir_shaken": {
+         *           "attestation": "A",
+         *           "identity": "eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiJ9…"
+         *         },
+         *         "attestation": "A",
+         *         "client_state": "order-4711",
+         *         "timeout_seconds": 30,
+         *         "time_limit_seconds": 14400,
+         *         "hangup_cause": null,
+         *         "hangup_source": null,
+         *         "sip_code": null,
+         *         "created_at": "2026-11-24T21:46:00.000Z",
+         *         "answered_at": null,
+         *         "ended_at": null,
+         *         "duration_seconds": null,
+         *         "status_callback": {
+         *           "url": "https://example.com/calls/status",
+         *           "events": []
+         *         }
+         *       }
+         *     } */
+        "application/json": components["schemas"]["CallInitiatedEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered (the body is ignored) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the subscription is disabled, with no further attempts */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  callRingingWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The subscription (whs_…) whose secret signed this delivery: pick the secret by it when one endpoint serves several subscriptions. Not covered by the signature; the signature is what proves it.
+         * @example whs_01jd2k6e7f8g9h0j1k2m3n4p5q
+         */
+        "Switchboard-Subscription-Id": string;
+        /**
+         * @description The event id (evt_…): the same on every retry and replay; dedupe on it
+         * @example evt_01jd2kd4e5f6g7h8j9k0m1n2p3
+         */
+        "webhook-id": string;
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>` entries, one per secret that signs (two during a rotation's overlap); the key is the base64 after whsec_
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        "webhook-signature": string;
+        /**
+         * @description Unix seconds when this attempt was signed; refuse deliveries older than a few minutes
+         * @example 1795038344
+         */
+        "webhook-timestamp": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /** @example {
+         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "type": "call.ringing",
+         *       "timestamp": "2026-11-24T21:45:44.123Z",
+         *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *       "sequence": 3,
+         *       "data": {
+         *         "id": "call_01jd2kb0q1r2s3t4v5w6x7y8z9",
+         *         "call_id": "call_01jd2kb0q1r2s3t4v5w6x7y8z9",
+         *         "direction": "outbound",
+         *         "status": "ringing",
+         *         "to": "+14155550188",
+         *         "from": "+14155550123",
+         *         "agent": "support-bot",
+         *         "seat_id": null,
+         *         "route_id": null,
+         *         "stir_shaken": {
+         *           "attestation": "A",
+         *           "identity": "eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiJ9…"
+         *         },
+         *         "attestation": "A",
+         *         "client_state": "order-4711",
+         *         "timeout_seconds": 30,
+         *         "time_limit_seconds": 14400,
+         *         "hangup_cause": null,
+         *         "hangup_source": null,
+         *         "sip_code": null,
+         *         "created_at": "2026-11-24T21:46:00.000Z",
+         *         "answered_at": null,
+         *         "ended_at": null,
+         *         "duration_seconds": null,
+         *         "status_callback": {
+         *           "url": "https://example.com/calls/status",
+         *           "events": []
+         *         }
+         *       }
+         *     } */
+        "application/json": components["schemas"]["CallRingingEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered (the body is ignored) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the subscription is disabled, with no further attempts */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  consentRevokedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The subscription (whs_…) whose secret signed this delivery: pick the secret by it when one endpoint serves several subscriptions. Not covered by the signature; the signature is what proves it.
+         * @example whs_01jd2k6e7f8g9h0j1k2m3n4p5q
+         */
+        "Switchboard-Subscription-Id": string;
+        /**
+         * @description The event id (evt_…): the same on every retry and replay; dedupe on it
+         * @example evt_01jd2kd4e5f6g7h8j9k0m1n2p3
+         */
+        "webhook-id": string;
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>` entries, one per secret that signs (two during a rotation's overlap); the key is the base64 after whsec_
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        "webhook-signature": string;
+        /**
+         * @description Unix seconds when this attempt was signed; refuse deliveries older than a few minutes
+         * @example 1795038344
+         */
+        "webhook-timestamp": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /** @example {
+         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "type": "consent.revoked",
+         *       "timestamp": "2026-11-24T21:45:44.123Z",
+         *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *       "sequence": 2,
+         *       "data": {
+         *         "id": "cns_01jd2k7m8n9p0q1r2s3t4v5w6x",
+         *         "phone_number": "+14155550177",
+         *         "channels": [
+         *           "sms"
+         *         ],
+         *         "source": "web_form",
+         *         "status": "revoked",
+         *         "captured_at": "2026-11-20T10:00:00.000Z",
+         *         "revoked_at": "2026-11-25T08:12:00.000Z",
+         *         "revocation_source": "keyword",
+         *         "revocation_keyword": "stop"
+         *       }
+         *     } */
+        "application/json": components["schemas"]["ConsentRevokedEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered (the body is ignored) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the subscription is disabled, with no further attempts */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  messageDeliveredWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The subscription (whs_…) whose secret signed this delivery: pick the secret by it when one endpoint serves several subscriptions. Not covered by the signature; the signature is what proves it.
+         * @example whs_01jd2k6e7f8g9h0j1k2m3n4p5q
+         */
+        "Switchboard-Subscription-Id": string;
+        /**
+         * @description The event id (evt_…): the same on every retry and replay; dedupe on it
+         * @example evt_01jd2kd4e5f6g7h8j9k0m1n2p3
+         */
+        "webhook-id": string;
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>` entries, one per secret that signs (two during a rotation's overlap); the key is the base64 after whsec_
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        "webhook-signature": string;
+        /**
+         * @description Unix seconds when this attempt was signed; refuse deliveries older than a few minutes
+         * @example 1795038344
+         */
+        "webhook-timestamp": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /** @example {
+         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "type": "message.delivered",
+         *       "timestamp": "2026-11-24T21:50:03.000Z",
+         *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *       "sequence": 4,
+         *       "data": {
+         *         "id": "msg_01jd2kc3a4b5c6d7e8f9g0h1j2",
+         *         "message_id": "msg_01jd2kc3a4b5c6d7e8f9g0h1j2",
+         *         "direction": "outbound",
+         *         "status": "delivered",
+         *         "channel": "sms",
+         *         "channel_used": "sms",
+         *         "fallback": null,
+         *         "fallback_applied": false,
+         *         "to": "+14155550177",
+         *         "from": "+14155550123",
+         *         "encoding": "GSM-7",
+         *         "segments": 1,
+         *         "media_count": 0,
+         *         "template_id": "tpl_01jd2k5c6d7e8f9g0h1j2k3m4n",
+         *         "template_version": 1,
+         *         "consent_id": "cns_01jd2k7m8n9p0q1r2s3t4v5w6x",
+         *         "error_code": null,
+         *         "error_message": null,
+         *         "in_reply_to": null,
+         *         "status_callback": null,
+         *         "created_at": "2026-11-24T21:50:00.000Z",
+         *         "updated_at": "2026-11-24T21:50:03.000Z"
+         *       }
+         *     } */
+        "application/json": components["schemas"]["MessageDeliveredEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered (the body is ignored) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the subscription is disabled, with no further attempts */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  messageFailedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The subscription (whs_…) whose secret signed this delivery: pick the secret by it when one endpoint serves several subscriptions. Not covered by the signature; the signature is what proves it.
+         * @example whs_01jd2k6e7f8g9h0j1k2m3n4p5q
+         */
+        "Switchboard-Subscription-Id": string;
+        /**
+         * @description The event id (evt_…): the same on every retry and replay; dedupe on it
+         * @example evt_01jd2kd4e5f6g7h8j9k0m1n2p3
+         */
+        "webhook-id": string;
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>` entries, one per secret that signs (two during a rotation's overlap); the key is the base64 after whsec_
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        "webhook-signature": string;
+        /**
+         * @description Unix seconds when this attempt was signed; refuse deliveries older than a few minutes
+         * @example 1795038344
+         */
+        "webhook-timestamp": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /** @example {
+         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "type": "message.failed",
+         *       "timestamp": "2026-11-24T21:50:02.000Z",
+         *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *       "sequence": 3,
+         *       "data": {
+         *         "id": "msg_01jd2kc3a4b5c6d7e8f9g0h1j2",
+         *         "message_id": "msg_01jd2kc3a4b5c6d7e8f9g0h1j2",
+         *         "direction": "outbound",
+         *         "status": "failed",
+         *         "channel": "sms",
+         *         "channel_used": "sms",
+         *         "fallback": null,
+         *         "fallback_applied": false,
+         *         "to": "+14155550177",
+         *         "from": "+14155550123",
+         *         "encoding": "GSM-7",
+         *         "segments": 1,
+         *         "media_count": 0,
+         *         "template_id": "tpl_01jd2k5c6d7e8f9g0h1j2k3m4n",
+         *         "template_version": 1,
+         *         "consent_id": "cns_01jd2k7m8n9p0q1r2s3t4v5w6x",
+         *         "error_code": "carrier_rejected",
+         *         "error_message": "The carrier refused the destination",
+         *         "in_reply_to": null,
+         *         "status_callback": null,
+         *         "created_at": "2026-11-24T21:50:00.000Z",
+         *         "updated_at": "2026-11-24T21:50:02.000Z"
+         *       }
+         *     } */
+        "application/json": components["schemas"]["MessageFailedEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered (the body is ignored) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the subscription is disabled, with no further attempts */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  messageQueuedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The subscription (whs_…) whose secret signed this delivery: pick the secret by it when one endpoint serves several subscriptions. Not covered by the signature; the signature is what proves it.
+         * @example whs_01jd2k6e7f8g9h0j1k2m3n4p5q
+         */
+        "Switchboard-Subscription-Id": string;
+        /**
+         * @description The event id (evt_…): the same on every retry and replay; dedupe on it
+         * @example evt_01jd2kd4e5f6g7h8j9k0m1n2p3
+         */
+        "webhook-id": string;
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>` entries, one per secret that signs (two during a rotation's overlap); the key is the base64 after whsec_
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        "webhook-signature": string;
+        /**
+         * @description Unix seconds when this attempt was signed; refuse deliveries older than a few minutes
+         * @example 1795038344
+         */
+        "webhook-timestamp": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /** @example {
+         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "type": "message.queued",
+         *       "timestamp": "2026-11-24T21:50:00.000Z",
+         *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *       "sequence": 1,
+         *       "data": {
+         *         "id": "msg_01jd2kc3a4b5c6d7e8f9g0h1j2",
+         *         "message_id": "msg_01jd2kc3a4b5c6d7e8f9g0h1j2",
+         *         "direction": "outbound",
+         *         "status": "queued",
+         *         "channel": "sms",
+         *         "channel_used": null,
+         *         "fallback": null,
+         *         "fallback_applied": false,
+         *         "to": "+14155550177",
+         *         "from": "+14155550123",
+         *         "encoding": "GSM-7",
+         *         "segments": 1,
+         *         "media_count": 0,
+         *         "template_id": "tpl_01jd2k5c6d7e8f9g0h1j2k3m4n",
+         *         "template_version": 1,
+         *         "consent_id": "cns_01jd2k7m8n9p0q1r2s3t4v5w6x",
+         *         "error_code": null,
+         *         "error_message": null,
+         *         "in_reply_to": null,
+         *         "status_callback": null,
+         *         "created_at": "2026-11-24T21:50:00.000Z",
+         *         "updated_at": "2026-11-24T21:50:00.000Z"
+         *       }
+         *     } */
+        "application/json": components["schemas"]["MessageQueuedEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered (the body is ignored) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the subscription is disabled, with no further attempts */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  messageReceivedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The subscription (whs_…) whose secret signed this delivery: pick the secret by it when one endpoint serves several subscriptions. Not covered by the signature; the signature is what proves it.
+         * @example whs_01jd2k6e7f8g9h0j1k2m3n4p5q
+         */
+        "Switchboard-Subscription-Id": string;
+        /**
+         * @description The event id (evt_…): the same on every retry and replay; dedupe on it
+         * @example evt_01jd2kd4e5f6g7h8j9k0m1n2p3
+         */
+        "webhook-id": string;
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>` entries, one per secret that signs (two during a rotation's overlap); the key is the base64 after whsec_
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        "webhook-signature": string;
+        /**
+         * @description Unix seconds when this attempt was signed; refuse deliveries older than a few minutes
+         * @example 1795038344
+         */
+        "webhook-timestamp": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /** @example {
+         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "type": "message.received",
+         *       "timestamp": "2026-11-25T08:12:00.000Z",
+         *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *       "sequence": 1,
+         *       "data": {
+         *         "id": "msg_01jd3m2n3p4q5r6s7t8v9w0x1y",
+         *         "message_id": "msg_01jd3m2n3p4q5r6s7t8v9w0x1y",
+         *         "direction": "inbound",
+         *         "status": "received",
+         *         "channel": "sms",
+         *         "channel_used": "sms",
+         *         "fallback": null,
+         *         "fallback_applied": false,
+         *         "to": "+14155550123",
+         *         "from": "+14155550177",
+         *         "encoding": "GSM-7",
+         *         "segments": 1,
+         *         "media_count": 0,
+         *         "template_id": null,
+         *         "template_version": null,
+         *         "consent_id": null,
+         *         "error_code": null,
+         *         "error_message": null,
+         *         "in_reply_to": null,
+         *         "status_callback": null,
+         *         "created_at": "2026-11-25T08:12:00.000Z",
+         *         "updated_at": "2026-11-25T08:12:00.000Z",
+         *         "body": "STOP",
+         *         "keyword": "stop"
+         *       }
+         *     } */
+        "application/json": components["schemas"]["MessageReceivedEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered (the body is ignored) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the subscription is disabled, with no further attempts */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  messageSentWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The subscription (whs_…) whose secret signed this delivery: pick the secret by it when one endpoint serves several subscriptions. Not covered by the signature; the signature is what proves it.
+         * @example whs_01jd2k6e7f8g9h0j1k2m3n4p5q
+         */
+        "Switchboard-Subscription-Id": string;
+        /**
+         * @description The event id (evt_…): the same on every retry and replay; dedupe on it
+         * @example evt_01jd2kd4e5f6g7h8j9k0m1n2p3
+         */
+        "webhook-id": string;
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>` entries, one per secret that signs (two during a rotation's overlap); the key is the base64 after whsec_
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        "webhook-signature": string;
+        /**
+         * @description Unix seconds when this attempt was signed; refuse deliveries older than a few minutes
+         * @example 1795038344
+         */
+        "webhook-timestamp": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /** @example {
+         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "type": "message.sent",
+         *       "timestamp": "2026-11-24T21:50:01.000Z",
+         *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *       "sequence": 3,
+         *       "data": {
+         *         "id": "msg_01jd2kc3a4b5c6d7e8f9g0h1j2",
+         *         "message_id": "msg_01jd2kc3a4b5c6d7e8f9g0h1j2",
+         *         "direction": "outbound",
+         *         "status": "sent",
+         *         "channel": "sms",
+         *         "channel_used": "sms",
+         *         "fallback": null,
+         *         "fallback_applied": false,
+         *         "to": "+14155550177",
+         *         "from": "+14155550123",
+         *         "encoding": "GSM-7",
+         *         "segments": 1,
+         *         "media_count": 0,
+         *         "template_id": "tpl_01jd2k5c6d7e8f9g0h1j2k3m4n",
+         *         "template_version": 1,
+         *         "consent_id": "cns_01jd2k7m8n9p0q1r2s3t4v5w6x",
+         *         "error_code": null,
+         *         "error_message": null,
+         *         "in_reply_to": null,
+         *         "status_callback": null,
+         *         "created_at": "2026-11-24T21:50:00.000Z",
+         *         "updated_at": "2026-11-24T21:50:01.000Z",
+         *         "quantity": 1,
+         *         "unit": "segment"
+         *       }
+         *     } */
+        "application/json": components["schemas"]["MessageSentEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered (the body is ignored) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the subscription is disabled, with no further attempts */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  numberAssignedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The subscription (whs_…) whose secret signed this delivery: pick the secret by it when one endpoint serves several subscriptions. Not covered by the signature; the signature is what proves it.
+         * @example whs_01jd2k6e7f8g9h0j1k2m3n4p5q
+         */
+        "Switchboard-Subscription-Id": string;
+        /**
+         * @description The event id (evt_…): the same on every retry and replay; dedupe on it
+         * @example evt_01jd2kd4e5f6g7h8j9k0m1n2p3
+         */
+        "webhook-id": string;
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>` entries, one per secret that signs (two during a rotation's overlap); the key is the base64 after whsec_
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        "webhook-signature": string;
+        /**
+         * @description Unix seconds when this attempt was signed; refuse deliveries older than a few minutes
+         * @example 1795038344
+         */
+        "webhook-timestamp": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /** @example {
+         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "type": "number.assigned",
+         *       "timestamp": "2026-11-24T21:45:44.123Z",
+         *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *       "sequence": 2,
+         *       "data": {
+         *         "number_id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *         "number": "+14155550123",
+         *         "hold_id": "hld_01jd2k9a1b2c3d4e5f6g7h8j9k",
+         *         "seat_id": null
+         *       }
+         *     } */
+        "application/json": components["schemas"]["NumberAssignedEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered (the body is ignored) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the subscription is disabled, with no further attempts */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  numberHeldWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The subscription (whs_…) whose secret signed this delivery: pick the secret by it when one endpoint serves several subscriptions. Not covered by the signature; the signature is what proves it.
+         * @example whs_01jd2k6e7f8g9h0j1k2m3n4p5q
+         */
+        "Switchboard-Subscription-Id": string;
+        /**
+         * @description The event id (evt_…): the same on every retry and replay; dedupe on it
+         * @example evt_01jd2kd4e5f6g7h8j9k0m1n2p3
+         */
+        "webhook-id": string;
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>` entries, one per secret that signs (two during a rotation's overlap); the key is the base64 after whsec_
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        "webhook-signature": string;
+        /**
+         * @description Unix seconds when this attempt was signed; refuse deliveries older than a few minutes
+         * @example 1795038344
+         */
+        "webhook-timestamp": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /** @example {
+         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "type": "number.held",
+         *       "timestamp": "2026-11-24T21:45:44.123Z",
+         *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *       "sequence": 1,
+         *       "data": {
+         *         "number_id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *         "number": "+14155550123",
+         *         "hold_id": "hld_01jd2k9a1b2c3d4e5f6g7h8j9k",
+         *         "expires_at": "2026-11-24T21:55:44.123Z"
+         *       }
+         *     } */
+        "application/json": components["schemas"]["NumberHeldEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered (the body is ignored) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the subscription is disabled, with no further attempts */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  numberHoldExpiredWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The subscription (whs_…) whose secret signed this delivery: pick the secret by it when one endpoint serves several subscriptions. Not covered by the signature; the signature is what proves it.
+         * @example whs_01jd2k6e7f8g9h0j1k2m3n4p5q
+         */
+        "Switchboard-Subscription-Id": string;
+        /**
+         * @description The event id (evt_…): the same on every retry and replay; dedupe on it
+         * @example evt_01jd2kd4e5f6g7h8j9k0m1n2p3
+         */
+        "webhook-id": string;
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>` entries, one per secret that signs (two during a rotation's overlap); the key is the base64 after whsec_
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        "webhook-signature": string;
+        /**
+         * @description Unix seconds when this attempt was signed; refuse deliveries older than a few minutes
+         * @example 1795038344
+         */
+        "webhook-timestamp": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /** @example {
+         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "type": "number.hold_expired",
+         *       "timestamp": "2026-11-24T21:45:44.123Z",
+         *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *       "sequence": 2,
+         *       "data": {
+         *         "number_id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *         "number": "+14155550123",
+         *         "hold_id": "hld_01jd2k9a1b2c3d4e5f6g7h8j9k",
+         *         "expired_at": "2026-11-24T21:55:44.123Z"
+         *       }
+         *     } */
+        "application/json": components["schemas"]["NumberHoldExpiredEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered (the body is ignored) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the subscription is disabled, with no further attempts */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  numberReleasedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The subscription (whs_…) whose secret signed this delivery: pick the secret by it when one endpoint serves several subscriptions. Not covered by the signature; the signature is what proves it.
+         * @example whs_01jd2k6e7f8g9h0j1k2m3n4p5q
+         */
+        "Switchboard-Subscription-Id": string;
+        /**
+         * @description The event id (evt_…): the same on every retry and replay; dedupe on it
+         * @example evt_01jd2kd4e5f6g7h8j9k0m1n2p3
+         */
+        "webhook-id": string;
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>` entries, one per secret that signs (two during a rotation's overlap); the key is the base64 after whsec_
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        "webhook-signature": string;
+        /**
+         * @description Unix seconds when this attempt was signed; refuse deliveries older than a few minutes
+         * @example 1795038344
+         */
+        "webhook-timestamp": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /** @example {
+         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "type": "number.released",
+         *       "timestamp": "2026-11-24T21:45:44.123Z",
+         *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *       "sequence": 2,
+         *       "data": {
+         *         "number_id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *         "number": "+14155550123",
+         *         "hold_id": "hld_01jd2k9a1b2c3d4e5f6g7h8j9k",
+         *         "reason": "hold_released"
+         *       }
+         *     } */
+        "application/json": components["schemas"]["NumberReleasedEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered (the body is ignored) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the subscription is disabled, with no further attempts */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhookSubscriptionDisabledWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The subscription (whs_…) whose secret signed this delivery: pick the secret by it when one endpoint serves several subscriptions. Not covered by the signature; the signature is what proves it.
+         * @example whs_01jd2k6e7f8g9h0j1k2m3n4p5q
+         */
+        "Switchboard-Subscription-Id": string;
+        /**
+         * @description The event id (evt_…): the same on every retry and replay; dedupe on it
+         * @example evt_01jd2kd4e5f6g7h8j9k0m1n2p3
+         */
+        "webhook-id": string;
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>` entries, one per secret that signs (two during a rotation's overlap); the key is the base64 after whsec_
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        "webhook-signature": string;
+        /**
+         * @description Unix seconds when this attempt was signed; refuse deliveries older than a few minutes
+         * @example 1795038344
+         */
+        "webhook-timestamp": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /** @example {
+         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "type": "webhook.subscription_disabled",
+         *       "timestamp": "2026-11-24T21:45:44.123Z",
+         *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *       "sequence": 1,
+         *       "data": {
+         *         "subscription_id": "whs_01jd2k6e7f8g9h0j1k2m3n4p5q",
+         *         "url": "https://example.com/hooks",
+         *         "reason": "gone",
+         *         "disabled_at": "2026-11-26T03:00:00.000Z"
+         *       }
+         *     } */
+        "application/json": components["schemas"]["WebhookSubscriptionDisabledEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered (the body is ignored) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the subscription is disabled, with no further attempts */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhookTestWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description The subscription (whs_…) whose secret signed this delivery: pick the secret by it when one endpoint serves several subscriptions. Not covered by the signature; the signature is what proves it.
+         * @example whs_01jd2k6e7f8g9h0j1k2m3n4p5q
+         */
+        "Switchboard-Subscription-Id": string;
+        /**
+         * @description The event id (evt_…): the same on every retry and replay; dedupe on it
+         * @example evt_01jd2kd4e5f6g7h8j9k0m1n2p3
+         */
+        "webhook-id": string;
+        /**
+         * @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>` entries, one per secret that signs (two during a rotation's overlap); the key is the base64 after whsec_
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        "webhook-signature": string;
+        /**
+         * @description Unix seconds when this attempt was signed; refuse deliveries older than a few minutes
+         * @example 1795038344
+         */
+        "webhook-timestamp": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /** @example {
+         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "type": "webhook.test",
+         *       "timestamp": "2026-11-24T21:45:44.123Z",
+         *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *       "sequence": 1,
+         *       "data": {
+         *         "subscription_id": "whs_01jd2k6e7f8g9h0j1k2m3n4p5q",
+         *         "message": "A test event from Switchboard: your endpoint receives and verifies webhooks."
+         *       }
+         *     } */
+        "application/json": components["schemas"]["WebhookTestEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx: delivered (the body is ignored) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the subscription is disabled, with no further attempts */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
       };
     };
   };
