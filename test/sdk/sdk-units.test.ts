@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { inspect } from "node:util";
 import { Webhook } from "standardwebhooks";
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import {
   createSwitchboard,
   paginate,
@@ -13,6 +13,7 @@ import {
   recentWebhookIds,
   verifyWebhook,
   WebhookReplayError,
+  type WebhookEventType,
   WebhookVerificationError,
 } from "@switchboard/sdk";
 
@@ -158,7 +159,10 @@ describe("@switchboard/sdk helpers", () => {
     });
     const firstDelivery = recentWebhookIds();
     const id = "evt_01jd2k8w7c3q9v0m5n6p7r8s9a";
-    expect(await verifyWebhook(secret, signed(id), payload, { firstDelivery })).toBeTruthy();
+    const event = await verifyWebhook(secret, signed(id), payload, { firstDelivery });
+    // Typed from the document's webhooks section by default.
+    expectTypeOf(event.type).toEqualTypeOf<WebhookEventType>();
+    expect(event.type).toBe("number.assigned");
     await expect(verifyWebhook(secret, signed(id), payload, { firstDelivery })).rejects.toThrow(
       WebhookReplayError,
     );

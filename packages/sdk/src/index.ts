@@ -15,6 +15,8 @@ export {
   verifyWebhook,
   WebhookReplayError,
   WebhookVerificationError,
+  type WebhookEvent,
+  type WebhookEventType,
 } from "./webhooks.js";
 
 export interface SwitchboardOptions extends ClientCredentials {

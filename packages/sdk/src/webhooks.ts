@@ -1,3 +1,11 @@
+import type { components } from "./schema.js";
+
+/** Any event a delivery carries, typed from the OpenAPI document's `webhooks` section. */
+export type WebhookEvent = components["schemas"]["WebhookEvent"];
+
+/** The event types (`number.held`, `call.completed`, …). */
+export type WebhookEventType = WebhookEvent["type"];
+
 /** A webhook that does not verify: wrong signature, stale timestamp or missing headers. */
 export class WebhookVerificationError extends Error {
   override readonly name: string = "WebhookVerificationError";
@@ -48,7 +56,7 @@ function base64Bytes(value: string): Uint8Array<ArrayBuffer> | undefined {
  * (crypto.subtle.verify compares in constant time), so it runs in Node, browsers' workers and
  * edge runtimes alike.
  */
-export async function verifyWebhook<T = unknown>(
+export async function verifyWebhook<T = WebhookEvent>(
   secret: string,
   headers: Record<string, string | string[] | undefined> | Headers,
   body: string,
