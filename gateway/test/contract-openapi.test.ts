@@ -81,6 +81,19 @@ describe("the OpenAPI document against the running gateway", () => {
     expect(report.problems.map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
   });
 
+  it("teaches before it lists: Getting started and Authentication first, every tag described", () => {
+    const { info, tags } = document as unknown as {
+      info: { description: string };
+      tags: { name: string; description: string }[];
+    };
+    const headings = [...info.description.matchAll(/^## (.+)$/gm)].map((m) => m[1]);
+    expect(headings.slice(0, 2)).toEqual(["Getting started", "Authentication"]);
+    expect(info.description).toContain(`${PUBLIC_URL}/oauth/token`);
+    for (const tag of tags) {
+      expect(tag.description, tag.name).not.toBe(`${tag.name} operations.`);
+    }
+  });
+
   it("fits a generated client: examples everywhere, named required bodies, open responses, int formats", async () => {
     const full = (await (await platform.request("/v1/openapi.json")).json()) as {
       servers: { url: string }[];

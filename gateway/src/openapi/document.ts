@@ -79,7 +79,35 @@ const tagDescriptions: Record<string, string> = {
   Numbers: "Number inventory: search, holds, assignment and release.",
   Administration:
     "Accounts, OAuth clients, service tokens and signing keys: scope admin, for credentials of the platform's own account only.",
+  Agents: "The people who take calls, by a name unique in the account.",
+  Seats:
+    "Where an agent sits: a SIP account its phone registers with (its password shown once), and the calls it may hold at once.",
+  Routes: "Which seat an inbound call to one of the account's numbers rings.",
+  Calls:
+    "Outbound calls from a seat (signed with a STIR/SHAKEN PASSporT), inbound calls answered under a route, their status and hangup.",
+  Templates: "Message templates: versioned, signed, with variables; a send names one.",
+  Consents: "A recipient's consent to messages on a channel; STOP revokes it, START restores it.",
+  Messages: "SMS, MMS and RCS sent from the account's numbers with a template and a consent.",
+  Usage: "The signed, append-only ledger of the account's usage: every request and billable fact.",
+  Webhooks:
+    "Subscriptions to the platform's events, signed per Standard Webhooks and retried; their delivery log, and the account's recent events.",
+  Sandbox: "The simulated network's controls (only where a side runs the sandbox carrier).",
+  "Agent smoke":
+    "One request that drives every service through its real path and reports each step.",
 };
+
+/** The reference's first sections (Redoc shows them before the operations). */
+const gettingStarted = (publicUrl: string, permissions: readonly string[]) =>
+  [
+    "## Getting started",
+    "Three requests take you from credentials to a number of your own:",
+    `1. **A token.** \`curl -u "$CLIENT_ID:$CLIENT_SECRET" -d grant_type=client_credentials ${publicUrl}/oauth/token\` answers \`{"access_token": "…", "expires_in": 600}\`.`,
+    `2. **Search.** \`curl -H "Authorization: Bearer $TOKEN" "${publicUrl}/v1/api/numbers/search?country=US&capabilities=sms&limit=3"\`.`,
+    `3. **Hold, then assign.** \`curl -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" -H "Idempotency-Key: $(uuidgen)" -d '{"number":"+1…"}' ${publicUrl}/v1/api/numbers/hold\`, then \`POST /v1/api/numbers/holds/{hold_id}/assign\`.`,
+    "The typed TypeScript client `@switchboard/sdk` does the same with `createSwitchboard({ baseUrl, clientId, clientSecret })` and `numbers.search`, `numbers.hold`.",
+    "## Authentication",
+    `Every operation but the public ones (health, this document, the problem kinds, discovery) needs \`Authorization: Bearer <token>\`: an OAuth 2.1 access token from \`POST ${publicUrl}/oauth/token\` (client credentials; \`client_secret_basic\` or \`client_secret_post\`; \`scope\` may narrow it to some of the client's permissions), or a platform service token (\`sbt_…\`). A token carries its account and permissions (scopes: ${permissions.map((p) => `\`${p}\``).join(", ")}); an operation names the one it needs (403 insufficient-scope otherwise). Access tokens are EdDSA JWTs verifiable with the keys at \`/.well-known/jwks.json\`; a disabled client's tokens stop working on every replica within a second. Five wrong secrets lock a client id for the address that sent them, with exponential backoff.`,
+  ].join("\n\n");
 
 /** The OpenAPI 3.1 document, built at run time from the route table. */
 export function buildOpenApiDocument(
@@ -171,6 +199,8 @@ export function buildOpenApiDocument(
       version: options.version,
       summary: "Telephony and messaging over HTTP.",
       description: [
+        gettingStarted(options.publicUrl, scopes),
+        "## Conventions",
         "The API's paths carry their version (/v1, canonical); each is also served unversioned (by v1). OAuth and discovery live at the root. Every reply carries API-Version, X-Request-Id and the rate-limit headers; every error is RFC 9457 problem+json.",
         "Rate limits: token buckets shared by every gateway replica. An authenticated request counts against the bucket of (its account, the operation's permission), after authentication. Public operations, and every request answered before an operation runs (401/403 from authentication, unknown path, 405, unsupported version, an unparsable body), count against the bucket `public` of the client address (IPv6: its /64). X-RateLimit-Resource names the bucket. An empty bucket answers 429 rate-limited with Retry-After, and the request is not executed.",
         "Idempotency: unsafe operations that need a permission honour Idempotency-Key (see the parameter).",

@@ -34,6 +34,7 @@ const call = (status: string, times: { answered?: string; ended?: string } = {})
   hangup_cause: times.ended ? "normal_clearing" : null,
   hangup_source: times.ended ? "callee" : null,
   sip_code: times.ended ? 200 : null,
+  early_media: false,
   created_at: "2026-11-24T21:46:00.000Z",
   answered_at: times.answered ?? null,
   ended_at: times.ended ?? null,

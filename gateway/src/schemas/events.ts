@@ -193,6 +193,7 @@ export const eventsQuery = z
         offset: true,
         message: "must be an RFC 3339 date-time such as 2026-11-21T00:00:00Z",
       })
+      .max(64)
       .optional()
       .describe("Only events committed after this time (exclusive)"),
     limit: limitParam,

@@ -121,6 +121,7 @@ export const deliveriesQuery = z
     status: z.enum(deliveryStatuses).optional().describe("Only deliveries in this status"),
     resource_id: z
       .string()
+      .max(31)
       .regex(/^(call|msg)_[0-9a-z]{26}$/, "must be a call or message id (call_…, msg_…)")
       .optional()
       .describe(
