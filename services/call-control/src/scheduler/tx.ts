@@ -1,4 +1,12 @@
-import { injectTraceContext, withTransaction, type Pool, type PoolClient } from "@switchboard/kit";
+import {
+  inlineParameters,
+  injectTraceContext,
+  isDependencyUnavailable,
+  outboxWritesCommitted,
+  outboxWritesRolledBack,
+  type Pool,
+  type PoolClient,
+} from "@switchboard/kit";
 
 /** A timer to set: `kind` names its handler; it fires at `at`, or `delayMs` from now. */
 export interface NewAction {
@@ -28,12 +36,27 @@ export interface Waker {
  * rows in call_control.scheduled_actions written in the same transaction as the state change
  * that needs them, so a committed state always has its timers and a rolled-back one has none.
  * After commit the local runner is woken for the earliest of them (other replicas poll).
+ *
+ * Writes whose answer nobody waits for (timers set and dropped, events appended, counters) are
+ * `defer`red: they travel with the transaction's COMMIT, in one round trip, in the order they
+ * were made, after every statement sent directly on `client`.
  */
 export class Tx {
   private readonly wakes: number[] = [];
   private readonly commitHooks: (() => void)[] = [];
+  private readonly deferred: string[] = [];
 
   constructor(readonly client: PoolClient) {}
+
+  /** Sends `text` with the transaction's COMMIT (the caller needs no answer from it). */
+  defer(text: string, values: readonly unknown[] = []): void {
+    this.deferred.push(inlineParameters(text, values));
+  }
+
+  /** The deferred writes followed by `last` (the COMMIT), as one simple query. */
+  closing(last: string): string {
+    return [...this.deferred.splice(0), last].join(";\n");
+  }
 
   async schedule(...actions: NewAction[]): Promise<void> {
     if (actions.length === 0) return;
@@ -53,7 +76,7 @@ export class Tx {
         COALESCE($${base + 4}::timestamptz, now() + make_interval(secs => $${base + 5}::float8 / 1000)),
         $1::jsonb)`;
     });
-    await this.client.query(
+    this.defer(
       `INSERT INTO call_control.scheduled_actions (call_id, kind, payload, due_at, trace_carrier)
        VALUES ${tuples.join(", ")}`,
       values,
@@ -62,7 +85,7 @@ export class Tx {
 
   /** Drops a call's pending timers of the given kinds (e.g. when the call ended). */
   async cancel(callId: string, kinds: readonly string[]): Promise<void> {
-    await this.client.query(
+    this.defer(
       `DELETE FROM call_control.scheduled_actions WHERE call_id = $1 AND kind = ANY($2::text[])`,
       [callId, kinds],
     );
@@ -95,17 +118,34 @@ export class Tx {
   }
 }
 
-/** Runs `work` in one transaction and, once it committed, wakes `waker` for its timers. */
+/**
+ * Runs `work` in one transaction (its deferred writes sent with the COMMIT) and, once it
+ * committed, wakes `waker` for its timers. `opening` follows the BEGIN (e.g. a SET LOCAL);
+ * `closing` precedes the deferred writes' COMMIT. On any error it rolls back and rethrows.
+ */
 export async function inTransaction<T>(
   pool: Pool,
   waker: Waker,
   work: (tx: Tx) => Promise<T>,
+  options: { opening?: string; closing?: string } = {},
 ): Promise<T> {
-  let tx: Tx | undefined;
-  const result = await withTransaction(pool, (client) => {
-    tx = new Tx(client);
-    return work(tx);
-  });
-  tx?.committed(waker);
+  const client = await pool.connect();
+  const tx = new Tx(client);
+  let result: T;
+  try {
+    await client.query(options.opening ? `BEGIN; ${options.opening}` : "BEGIN");
+    result = await work(tx);
+    if (options.closing) tx.defer(options.closing);
+    await client.query(tx.closing("COMMIT"));
+    outboxWritesCommitted(client);
+  } catch (error) {
+    outboxWritesRolledBack(client);
+    await client.query("ROLLBACK").catch(() => undefined);
+    // A connection that failed (lost, or a statement past its deadline) is not reused.
+    client.release(isDependencyUnavailable(error) ? (error as Error) : undefined);
+    throw error;
+  }
+  client.release();
+  tx.committed(waker);
   return result;
 }

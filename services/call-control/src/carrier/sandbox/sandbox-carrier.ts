@@ -94,7 +94,7 @@ export function createSandboxCarrier(timing: SandboxTiming): CarrierAdapter {
 
 /** Drops a call's pending network events, skipping any a runner is firing right now. */
 async function cancelScript(tx: Tx, callId: string) {
-  await tx.client.query(
+  tx.defer(
     `DELETE FROM call_control.scheduled_actions
       WHERE id IN (SELECT id FROM call_control.scheduled_actions
                     WHERE call_id = $1 AND kind = ANY($2::text[])
