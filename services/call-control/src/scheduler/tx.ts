@@ -39,27 +39,78 @@ export interface Waker {
  *
  * Writes whose answer nobody waits for (timers set and dropped, events appended, counters) are
  * `defer`red: they travel with the transaction's COMMIT, in one round trip, in the order they
- * were made, after every statement sent directly on `client`.
+ * were made, after every statement sent directly on `client`. The BEGIN travels with the first
+ * statement (`beginWith`), so a transaction of one statement and deferred writes is two round
+ * trips, and one of deferred writes only is one.
  */
 export class Tx {
   private readonly wakes: number[] = [];
   private readonly commitHooks: (() => void)[] = [];
   private readonly deferred: string[] = [];
+  private opening: string | undefined;
 
   constructor(readonly client: PoolClient) {}
+
+  /**
+   * Holds `opening` (the BEGIN and what goes with it) back until the transaction's first
+   * statement and sends them together: a first statement of text and parameters as one simple
+   * query (its parameters written in, its own result returned), anything else after them.
+   */
+  beginWith(opening: string): void {
+    this.opening = opening;
+    const client = this.client;
+    const query = client.query;
+    const send = (...args: unknown[]) => Reflect.apply(query, client, args) as Promise<unknown>;
+    const first = async (...args: unknown[]) => {
+      const held = this.takeOpening();
+      if (held === undefined) return send(...args);
+      const [text, values] = args;
+      if (typeof text === "string" && args.length <= 2 && (!values || Array.isArray(values))) {
+        const inlined = inlineParameters(text, (values as unknown[] | undefined) ?? []);
+        const results = await send(`${held};\n${inlined}`);
+        return Array.isArray(results) ? results.at(-1) : results;
+      }
+      await send(held);
+      return send(...args);
+    };
+    Object.defineProperty(client, "query", { value: first, configurable: true, writable: true });
+  }
+
+  /** The opening not sent yet (now taken), and the client's own `query` back. */
+  takeOpening(): string | undefined {
+    const held = this.opening;
+    this.opening = undefined;
+    if (Object.hasOwn(this.client, "query")) delete (this.client as { query?: unknown }).query;
+    return held;
+  }
 
   /** Sends `text` with the transaction's COMMIT (the caller needs no answer from it). */
   defer(text: string, values: readonly unknown[] = []): void {
     this.deferred.push(inlineParameters(text, values));
   }
 
-  /** The deferred writes followed by `last` (the COMMIT), as one simple query. */
+  /**
+   * The deferred writes followed by `last` (the COMMIT), as one simple query — after the
+   * opening, where no statement carried it yet.
+   */
   closing(last: string): string {
-    return [...this.deferred.splice(0), last].join(";\n");
+    const held = this.takeOpening();
+    return [...(held ? [held] : []), ...this.deferred.splice(0), last].join(";\n");
   }
 
   async schedule(...actions: NewAction[]): Promise<void> {
-    if (actions.length === 0) return;
+    this.scheduleWhere(undefined, actions);
+  }
+
+  /**
+   * Sets `actions` (with the COMMIT) only where `guard.where` holds — an SQL condition that may
+   * read `guard.with`, a CTE (`name AS (statement)`, e.g. a data-modifying one) sent alongside.
+   */
+  scheduleWhere(guard: { with: string; where: string } | undefined, actions: NewAction[]): void {
+    if (actions.length === 0) {
+      if (guard) this.defer(`WITH ${guard.with} SELECT 1`);
+      return;
+    }
     const traceCarrier = timerTraceCarrier();
     const values: unknown[] = [traceCarrier];
     const tuples = actions.map((action, index) => {
@@ -76,9 +127,14 @@ export class Tx {
         COALESCE($${base + 4}::timestamptz, now() + make_interval(secs => $${base + 5}::float8 / 1000)),
         $1::jsonb)`;
     });
+    const rows = `VALUES ${tuples.join(", ")}`;
     this.defer(
-      `INSERT INTO call_control.scheduled_actions (call_id, kind, payload, due_at, trace_carrier)
-       VALUES ${tuples.join(", ")}`,
+      guard
+        ? `WITH ${guard.with}
+           INSERT INTO call_control.scheduled_actions (call_id, kind, payload, due_at, trace_carrier)
+           SELECT * FROM (${rows}) AS t WHERE ${guard.where}`
+        : `INSERT INTO call_control.scheduled_actions (call_id, kind, payload, due_at, trace_carrier)
+           ${rows}`,
       values,
     );
   }
@@ -131,14 +187,16 @@ export async function inTransaction<T>(
 ): Promise<T> {
   const client = await pool.connect();
   const tx = new Tx(client);
+  tx.beginWith(options.opening ? `BEGIN; ${options.opening}` : "BEGIN");
   let result: T;
   try {
-    await client.query(options.opening ? `BEGIN; ${options.opening}` : "BEGIN");
     result = await work(tx);
     if (options.closing) tx.defer(options.closing);
-    await client.query(tx.closing("COMMIT"));
+    const last = tx.closing("COMMIT");
+    await client.query(last);
     outboxWritesCommitted(client);
   } catch (error) {
+    tx.takeOpening();
     outboxWritesRolledBack(client);
     await client.query("ROLLBACK").catch(() => undefined);
     // A connection that failed (lost, or a statement past its deadline) is not reused.
