@@ -102,7 +102,7 @@ export async function isDatabaseReady(pool: pg.Pool, timeoutMs = 1_000): Promise
  * `text` with its `$n` parameters written in as SQL literals (pg's escapeLiteral), so that
  * several statements can travel in one simple query — one round trip — e.g. a transaction's
  * last writes together with its COMMIT. Values: strings, numbers, booleans, null, Dates, arrays
- * of those (an ARRAY[…]), anything else as its JSON text.
+ * of those (an ARRAY[…]); anything else (a Buffer, an object) throws: see `inlinable`.
  */
 export function inlineParameters(text: string, values: readonly unknown[]): string {
   return text.replace(/\$(\d+)/g, (_, n: string) => {
@@ -122,5 +122,18 @@ function sqlLiteral(value: unknown): string {
   if (value instanceof Date) return pg.escapeLiteral(value.toISOString());
   if (Array.isArray(value)) return `ARRAY[${value.map(sqlLiteral).join(", ")}]`;
   if (typeof value === "string") return pg.escapeLiteral(value);
-  return pg.escapeLiteral(JSON.stringify(value));
+  throw new Error("inlineParameters: only strings, numbers, booleans, null, Dates and arrays");
+}
+
+/** Whether inlineParameters can write `values` in. */
+export function inlinable(values: readonly unknown[]): boolean {
+  return values.every(
+    (value) =>
+      value === null ||
+      value === undefined ||
+      ["string", "boolean"].includes(typeof value) ||
+      (typeof value === "number" && Number.isFinite(value)) ||
+      value instanceof Date ||
+      (Array.isArray(value) && inlinable(value)),
+  );
 }

@@ -1,4 +1,5 @@
 import {
+  inlinable,
   inlineParameters,
   injectTraceContext,
   isDependencyUnavailable,
@@ -64,9 +65,14 @@ export class Tx {
     const first = async (...args: unknown[]) => {
       const held = this.takeOpening();
       if (held === undefined) return send(...args);
-      const [text, values] = args;
-      if (typeof text === "string" && args.length <= 2 && (!values || Array.isArray(values))) {
-        const inlined = inlineParameters(text, (values as unknown[] | undefined) ?? []);
+      const [text, values = []] = args;
+      if (
+        typeof text === "string" &&
+        args.length <= 2 &&
+        Array.isArray(values) &&
+        inlinable(values)
+      ) {
+        const inlined = inlineParameters(text, values);
         const results = await send(`${held};\n${inlined}`);
         return Array.isArray(results) ? results.at(-1) : results;
       }
