@@ -49,6 +49,8 @@ export class Tx {
   private readonly commitHooks: (() => void)[] = [];
   private readonly deferred: string[] = [];
   private opening: string | undefined;
+  /** The client's own `query` property before beginWith (an instance-level wrapper), if any. */
+  private ownQuery: PropertyDescriptor | undefined;
 
   constructor(readonly client: PoolClient) {}
 
@@ -79,6 +81,7 @@ export class Tx {
       await send(held);
       return send(...args);
     };
+    this.ownQuery = Object.getOwnPropertyDescriptor(client, "query");
     Object.defineProperty(client, "query", { value: first, configurable: true, writable: true });
   }
 
@@ -86,7 +89,9 @@ export class Tx {
   takeOpening(): string | undefined {
     const held = this.opening;
     this.opening = undefined;
-    if (Object.hasOwn(this.client, "query")) delete (this.client as { query?: unknown }).query;
+    if (held === undefined) return undefined;
+    if (this.ownQuery) Object.defineProperty(this.client, "query", this.ownQuery);
+    else delete (this.client as { query?: unknown }).query;
     return held;
   }
 
@@ -202,9 +207,10 @@ export async function inTransaction<T>(
     await client.query(last);
     outboxWritesCommitted(client);
   } catch (error) {
-    tx.takeOpening();
+    // Nothing to roll back where the BEGIN never went out (the work threw first).
+    const begun = tx.takeOpening() === undefined;
     outboxWritesRolledBack(client);
-    await client.query("ROLLBACK").catch(() => undefined);
+    if (begun) await client.query("ROLLBACK").catch(() => undefined);
     // A connection that failed (lost, or a statement past its deadline) is not reused.
     client.release(isDependencyUnavailable(error) ? (error as Error) : undefined);
     throw error;
