@@ -21,6 +21,7 @@ import type { RunningCallControl } from "@switchboard/call-control";
 import { machineBusyMs } from "../cpu-time.js";
 import { cpuShares, type CpuShare } from "./cpu-profile.js";
 import { type LoadResult } from "./load.js";
+import { countRoundTrips, roundTripsPerCall } from "./pg-round-trips.js";
 import type { LoadWorkerInput } from "./load-worker.js";
 import { renderReport, type CallsBenchReport, type CallsCarrierRun } from "./report.js";
 import { bound, freeSipPort, runSipp, startSipp, type Sipp } from "./sipp.js";
@@ -67,6 +68,9 @@ const carriers = args.carriers
 const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const sandboxCallSeconds = process.env.SANDBOX_CALL_SECONDS ?? "2";
 const host = "127.0.0.1";
+const observerName = "bench-observer";
+/** Every statement the platform sends to PostgreSQL (the benchmark's observer left out). */
+const roundTrips = countRoundTrips([observerName]);
 
 /** The platform package depends on this one: it is loaded at run time to keep the build graph acyclic. */
 interface PlatformModule {
@@ -247,7 +251,7 @@ async function runCarrier(
     });
     const running = platform;
     const base = running.gateway.url;
-    const observer = createPool(database.url, { max: 2, name: "bench-observer" });
+    const observer = createPool(database.url, { max: 2, name: observerName });
     db = observer;
     const token = await accessToken(base, secret);
     const auth = { Authorization: `Bearer ${token}`, "Content-Type": "application/json" };
@@ -309,6 +313,7 @@ async function runCarrier(
     console.log(`bench:calls — ${carrier}: ${seconds} s measured…`);
     const windowOpened = await databaseNow(observer);
     const start = cpuNow(network);
+    const statementsAtStart = roundTrips.snapshot();
     const run = await load("run", seconds * 1000);
     const placing = cpuNow(network);
     let cpu: CpuShare[] | undefined;
@@ -323,6 +328,7 @@ async function runCarrier(
     const backlogAtEnd = await backlog(observer);
     const settled = await waitForEveryCallToEnd(observer, running.bus, 120_000);
     const end = cpuNow(network);
+    const statements = roundTripsPerCall(statementsAtStart, roundTrips.snapshot(), placed.length);
     const ended = await outcomes(observer, windowOpened);
     // The SIPps print their final counts as they exit.
     await network.stop();
@@ -345,11 +351,12 @@ async function runCarrier(
       outcomes: ended,
       network_counts: network.counts(),
       cpu: cpuPerCall(placed.length, { start, placing, end }, run.generatorCpuMs),
+      postgres_round_trips: statements,
       ...(cpu ? { cpu_during_window: cpu } : {}),
       load_average_at_end: loadAverage(),
     };
     console.log(
-      `bench:calls — ${carrier}: ${result.placed_per_second} calls/s, p99 ${result.latency_ms.p99} ms, ${result.cpu.ms_per_call} cpu-ms per call; ${ended.not_completed} of ${ended.calls} not completed`,
+      `bench:calls — ${carrier}: ${result.placed_per_second} calls/s, p99 ${result.latency_ms.p99} ms, ${result.cpu.ms_per_call} cpu-ms per call, ${statements.per_call} PostgreSQL round trips per call; ${ended.not_completed} of ${ended.calls} not completed`,
     );
     const version = await observer.query<{ version: string }>("SELECT version()");
     return {

@@ -60,6 +60,15 @@ export interface CallsCarrierRun {
     rest_ms_per_call: number;
     left_out: { load_generator_ms: number; network_ms: number; network_ms_per_call: number };
   };
+  /**
+   * Statements the platform sent to PostgreSQL (each a round trip) from the window's start until
+   * every call had ended, per call placed in the window, and by kind (verb and tables).
+   */
+  postgres_round_trips: {
+    per_call: number;
+    total: number;
+    by_kind: { kind: string; per_call: number }[];
+  };
   /** Where the platform process spent the measured window (with --profile). */
   cpu_during_window?: CpuShare[];
   load_average_at_end: number[];
@@ -111,6 +120,7 @@ ${row("left out: the SIPps' processes, ms per call", (x) =>
   x.network_counts === null ? "—" : x.cpu.left_out.network_ms_per_call,
 )}
 ${row("left out: the load generator's thread, ms in all", (x) => x.cpu.left_out.load_generator_ms)}
+${row("**PostgreSQL round trips per call** (statements sent, whole life)", (x) => `**${x.postgres_round_trips.per_call}**`)}
 ${row("measured from the window's start to the last call's end (ms)", (x) => x.cpu.window_ms)}
 ${row("window's calls that ended completed", (x) => `${x.outcomes.completed} of ${x.outcomes.calls}`)}
 ${row("**window's calls that did not end completed**", (x) => `**${x.outcomes.not_completed}**`)}
@@ -137,6 +147,10 @@ ${row("load average (1, 5, 15 min) at the run's end", (x) => x.load_average_at_e
 
 **cpu-ms per call**, over the whole life of the calls placed in the window: the machine's CPU time (\`/proc/stat\`: every process — the platform, PostgreSQL, Redis) from the window's start until every call had ended and its events were relayed and consumed, less the load generator's thread (\`/proc/thread-self/stat\`) and, on sip, less the SIPp processes (\`/proc/<pid>/stat\` utime + stime of each at the window's start and end, as \`npm run bench:messages\` leaves out its SMSC), per call placed. The warm-up's calls ended before the window opened.
 ${busy ? `\n**Note:** the load average was ${load.join(", ")} at the end: the machine was busy with other work during this run (more runnable processes than its ${String(r.machine.cores)} cores). Throughput and latency are worse than on a quiet machine, and since \`/proc/stat\` counts every process, the other work's CPU time inside the window is counted too (in "the rest of the machine"): compare the carriers with each other, from this same run, not with figures of another run.\n` : ""}
+**PostgreSQL round trips per call**: every statement the platform's pg clients sent (\`pg.Client.prototype.query\` wrapped in the benchmark's process; its own observer's polling left out) from the window's start until every call had ended, per call placed in the window — the statements of the requests, of the calls' lives, of the relays and of the usage and webhook consumers. By kind, per call:
+
+${runs.map((x) => `- ${x.carrier}: ${x.postgres_round_trips.by_kind.map((k) => `${k.kind} ${k.per_call}`).join("; ")}`).join("\n")}
+
 ${runs
   .filter((x) => x.cpu_during_window)
   .map((x) => cpuSection(x.carrier, x.cpu_during_window!))

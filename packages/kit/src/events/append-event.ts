@@ -47,6 +47,49 @@ export async function appendEvent<TData>(
   input: AppendEventInput<TData>,
   options: AppendEventOptions = {},
 ): Promise<EventEnvelope<TData>> {
+  const statement = appendEventStatement(schema, input, options);
+  noteOutboxWrite(client, schema);
+  const { rows } = await client.query<{ sequence: number | string; occurred_at: Date }>(
+    statement.text,
+    statement.values,
+  );
+  const row = rows[0];
+  if (!row) throw new Error("appendEvent: the outbox insert returned no row");
+  const { id, type, accountId, resourceId, data, trace } = statement.event;
+  return {
+    id,
+    type,
+    timestamp: row.occurred_at.toISOString(),
+    account_id: accountId,
+    resource_id: resourceId,
+    sequence: Number(row.sequence),
+    data: JSON.parse(data) as TData,
+    ...(trace ? { trace } : {}),
+  };
+}
+
+/**
+ * The statement appendEvent sends (validated input, its sequence upsert and outbox insert), for
+ * a caller that sends it itself — e.g. together with its transaction's COMMIT, to save a round
+ * trip when nothing waits for the event's sequence. The caller must call noteOutboxWrite on the
+ * transaction's client, and send it inside that transaction.
+ */
+export function appendEventStatement<TData>(
+  schema: string,
+  input: AppendEventInput<TData>,
+  options: AppendEventOptions = {},
+): {
+  text: string;
+  values: unknown[];
+  event: {
+    id: string;
+    type: string;
+    accountId: string;
+    resourceId: string;
+    data: string;
+    trace: TraceCarrier | undefined;
+  };
+} {
   if (!isEventType(input.type)) throw new Error(`invalid event type ${JSON.stringify(input.type)}`);
   if (!input.accountId) throw new Error("appendEvent needs an accountId");
   if (!input.resourceId) throw new Error("appendEvent needs a resourceId");
@@ -55,11 +98,9 @@ export async function appendEvent<TData>(
   const data = JSON.stringify(input.data);
   if (data === undefined) throw new Error("event data must be JSON-serialisable");
   const trace = sanitizeTraceCarrier(input.traceCarrier) ?? injectTraceContext();
-
   const notify = options.notify ?? true;
-  noteOutboxWrite(client, schema);
-  const { rows } = await client.query<{ sequence: number | string; occurred_at: Date }>(
-    `WITH next AS (
+  return {
+    text: `WITH next AS (
        INSERT INTO ${qualified(schema, "outbox_sequences")} AS q (resource_id, last_sequence)
        VALUES ($3, 1)
        ON CONFLICT (resource_id) DO UPDATE SET last_sequence = q.last_sequence + 1
@@ -71,7 +112,7 @@ export async function appendEvent<TData>(
        RETURNING sequence, occurred_at
      )
      SELECT event.sequence, event.occurred_at${notify ? ", pg_notify($7, '')" : ""} FROM event`,
-    [
+    values: [
       id,
       input.type,
       input.resourceId,
@@ -80,17 +121,13 @@ export async function appendEvent<TData>(
       trace ? JSON.stringify(trace) : null,
       ...(notify ? [outboxChannel(schema)] : []),
     ],
-  );
-  const row = rows[0];
-  if (!row) throw new Error("appendEvent: the outbox insert returned no row");
-  return {
-    id,
-    type: input.type,
-    timestamp: row.occurred_at.toISOString(),
-    account_id: input.accountId,
-    resource_id: input.resourceId,
-    sequence: Number(row.sequence),
-    data: JSON.parse(data) as TData,
-    ...(trace ? { trace } : {}),
+    event: {
+      id,
+      type: input.type,
+      accountId: input.accountId,
+      resourceId: input.resourceId,
+      data,
+      trace,
+    },
   };
 }

@@ -1,4 +1,9 @@
-import { appendEvent, platformConsumerGroups, type ConsumerGroup } from "@switchboard/kit";
+import {
+  appendEventStatement,
+  noteOutboxWrite,
+  platformConsumerGroups,
+  type ConsumerGroup,
+} from "@switchboard/kit";
 import type { Tx } from "../scheduler/tx.js";
 import { toPublicCall, type CallRow } from "./call-rows.js";
 
@@ -51,11 +56,13 @@ export async function emitCallEvent(
     ...(extra.requestId ? { request_id: extra.requestId } : {}),
   };
   // No NOTIFY (it takes a global lock on every commit of a busy call path): the commit wakes
-  // this process's relay (outbox-signal in the kit); other replicas' relays poll.
-  await appendEvent(
-    tx.client,
+  // this process's relay (outbox-signal in the kit); other replicas' relays poll. The append
+  // travels with the transaction's COMMIT (nothing here waits for its sequence).
+  const append = appendEventStatement(
     callSchema,
     { type, accountId: row.account_id, resourceId: row.id, data },
     { notify: false },
   );
+  noteOutboxWrite(tx.client, callSchema);
+  tx.defer(append.text, append.values);
 }

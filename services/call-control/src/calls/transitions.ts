@@ -140,7 +140,7 @@ export async function endCall(
   );
   if (!row) return undefined;
   if (row.seat_claimed && row.seat_id) {
-    await tx.client.query(
+    tx.defer(
       `UPDATE call_control.seats SET active_calls = active_calls - 1
         WHERE id = $1 AND active_calls > 0`,
       [row.seat_id],
@@ -153,7 +153,7 @@ export async function endCall(
 
 /** Drops pending timers of a call, skipping any a runner is firing now (it will find no work). */
 export async function dropTimers(tx: Tx, callId: string, kinds: readonly string[]): Promise<void> {
-  await tx.client.query(
+  tx.defer(
     `DELETE FROM call_control.scheduled_actions
       WHERE id IN (SELECT id FROM call_control.scheduled_actions
                     WHERE call_id = $1 AND kind = ANY($2::text[])

@@ -1,13 +1,11 @@
 import {
   type Logger,
-  outboxWritesCommitted,
-  outboxWritesRolledBack,
   type Pool,
   runWithTraceContext,
   sanitizeTraceCarrier,
   type TraceCarrier,
 } from "@switchboard/kit";
-import { inTransaction, Tx, type Waker } from "./tx.js";
+import { inTransaction, type Tx, type Waker } from "./tx.js";
 
 export interface DueAction {
   id: string;
@@ -237,29 +235,23 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
   /**
    * One action, one transaction: its effect and its deletion commit together. Losing the last
    * commits to a database crash only makes the timer fire again (handlers are idempotent), so
-   * this path does not wait for the WAL flush. The transaction's bookends travel with their
-   * neighbours (BEGIN with the SET, the DELETE with the COMMIT) to save round trips.
+   * this path does not wait for the WAL flush (SET LOCAL synchronous_commit, sent with the
+   * BEGIN). The deletion travels with the COMMIT and the handler's deferred writes.
    */
   async function runAction(action: DueAction, handler: ActionKind | undefined) {
     if (!/^[0-9]{1,19}$/.test(action.id)) throw new Error(`invalid action id ${action.id}`);
-    const client = await pool.connect();
-    const tx = new Tx(client);
-    try {
-      await client.query("BEGIN; SET LOCAL synchronous_commit TO off");
-      if (handler) await handler.run(tx, action);
-      else logger.error({ kind: action.kind }, "call timers: no handler; action dropped");
-      await client.query(
-        `DELETE FROM call_control.scheduled_actions WHERE id = ${action.id}; COMMIT`,
-      );
-      outboxWritesCommitted(client);
-    } catch (error) {
-      outboxWritesRolledBack(client);
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
-    tx.committed(runner);
+    await inTransaction(
+      pool,
+      runner,
+      async (tx) => {
+        if (handler) await handler.run(tx, action);
+        else logger.error({ kind: action.kind }, "call timers: no handler; action dropped");
+      },
+      {
+        opening: "SET LOCAL synchronous_commit TO off",
+        closing: `DELETE FROM call_control.scheduled_actions WHERE id = ${action.id}`,
+      },
+    );
   }
 
   async function failed(action: DueAction, handler: ActionKind | undefined, error: unknown) {

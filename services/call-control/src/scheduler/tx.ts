@@ -1,4 +1,13 @@
-import { injectTraceContext, withTransaction, type Pool, type PoolClient } from "@switchboard/kit";
+import {
+  inlinable,
+  inlineParameters,
+  injectTraceContext,
+  isDependencyUnavailable,
+  outboxWritesCommitted,
+  outboxWritesRolledBack,
+  type Pool,
+  type PoolClient,
+} from "@switchboard/kit";
 
 /** A timer to set: `kind` names its handler; it fires at `at`, or `delayMs` from now. */
 export interface NewAction {
@@ -28,15 +37,91 @@ export interface Waker {
  * rows in call_control.scheduled_actions written in the same transaction as the state change
  * that needs them, so a committed state always has its timers and a rolled-back one has none.
  * After commit the local runner is woken for the earliest of them (other replicas poll).
+ *
+ * Writes whose answer nobody waits for (timers set and dropped, events appended, counters) are
+ * `defer`red: they travel with the transaction's COMMIT, in one round trip, in the order they
+ * were made, after every statement sent directly on `client`. The BEGIN travels with the first
+ * statement (`beginWith`), so a transaction of one statement and deferred writes is two round
+ * trips, and one of deferred writes only is one.
  */
 export class Tx {
   private readonly wakes: number[] = [];
   private readonly commitHooks: (() => void)[] = [];
+  private readonly deferred: string[] = [];
+  private opening: string | undefined;
+  /** The client's own `query` property before beginWith (an instance-level wrapper), if any. */
+  private ownQuery: PropertyDescriptor | undefined;
 
   constructor(readonly client: PoolClient) {}
 
+  /**
+   * Holds `opening` (the BEGIN and what goes with it) back until the transaction's first
+   * statement and sends them together: a first statement of text and parameters as one simple
+   * query (its parameters written in, its own result returned), anything else after them.
+   */
+  beginWith(opening: string): void {
+    this.opening = opening;
+    const client = this.client;
+    const query = client.query;
+    const send = (...args: unknown[]) => Reflect.apply(query, client, args) as Promise<unknown>;
+    const first = async (...args: unknown[]) => {
+      const held = this.takeOpening();
+      if (held === undefined) return send(...args);
+      const [text, values = []] = args;
+      if (
+        typeof text === "string" &&
+        args.length <= 2 &&
+        Array.isArray(values) &&
+        inlinable(values)
+      ) {
+        const inlined = inlineParameters(text, values);
+        const results = await send(`${held};\n${inlined}`);
+        return Array.isArray(results) ? results.at(-1) : results;
+      }
+      await send(held);
+      return send(...args);
+    };
+    this.ownQuery = Object.getOwnPropertyDescriptor(client, "query");
+    Object.defineProperty(client, "query", { value: first, configurable: true, writable: true });
+  }
+
+  /** The opening not sent yet (now taken), and the client's own `query` back. */
+  takeOpening(): string | undefined {
+    const held = this.opening;
+    this.opening = undefined;
+    if (held === undefined) return undefined;
+    if (this.ownQuery) Object.defineProperty(this.client, "query", this.ownQuery);
+    else delete (this.client as { query?: unknown }).query;
+    return held;
+  }
+
+  /** Sends `text` with the transaction's COMMIT (the caller needs no answer from it). */
+  defer(text: string, values: readonly unknown[] = []): void {
+    this.deferred.push(inlineParameters(text, values));
+  }
+
+  /**
+   * The deferred writes followed by `last` (the COMMIT), as one simple query — after the
+   * opening, where no statement carried it yet.
+   */
+  closing(last: string): string {
+    const held = this.takeOpening();
+    return [...(held ? [held] : []), ...this.deferred.splice(0), last].join(";\n");
+  }
+
   async schedule(...actions: NewAction[]): Promise<void> {
-    if (actions.length === 0) return;
+    this.scheduleWhere(undefined, actions);
+  }
+
+  /**
+   * Sets `actions` (with the COMMIT) only where `guard.where` holds — an SQL condition that may
+   * read `guard.with`, a CTE (`name AS (statement)`, e.g. a data-modifying one) sent alongside.
+   */
+  scheduleWhere(guard: { with: string; where: string } | undefined, actions: NewAction[]): void {
+    if (actions.length === 0) {
+      if (guard) this.defer(`WITH ${guard.with} SELECT 1`);
+      return;
+    }
     const traceCarrier = timerTraceCarrier();
     const values: unknown[] = [traceCarrier];
     const tuples = actions.map((action, index) => {
@@ -53,16 +138,21 @@ export class Tx {
         COALESCE($${base + 4}::timestamptz, now() + make_interval(secs => $${base + 5}::float8 / 1000)),
         $1::jsonb)`;
     });
-    await this.client.query(
-      `INSERT INTO call_control.scheduled_actions (call_id, kind, payload, due_at, trace_carrier)
-       VALUES ${tuples.join(", ")}`,
+    const rows = `VALUES ${tuples.join(", ")}`;
+    this.defer(
+      guard
+        ? `WITH ${guard.with}
+           INSERT INTO call_control.scheduled_actions (call_id, kind, payload, due_at, trace_carrier)
+           SELECT * FROM (${rows}) AS t WHERE ${guard.where}`
+        : `INSERT INTO call_control.scheduled_actions (call_id, kind, payload, due_at, trace_carrier)
+           ${rows}`,
       values,
     );
   }
 
   /** Drops a call's pending timers of the given kinds (e.g. when the call ended). */
   async cancel(callId: string, kinds: readonly string[]): Promise<void> {
-    await this.client.query(
+    this.defer(
       `DELETE FROM call_control.scheduled_actions WHERE call_id = $1 AND kind = ANY($2::text[])`,
       [callId, kinds],
     );
@@ -95,17 +185,37 @@ export class Tx {
   }
 }
 
-/** Runs `work` in one transaction and, once it committed, wakes `waker` for its timers. */
+/**
+ * Runs `work` in one transaction (its deferred writes sent with the COMMIT) and, once it
+ * committed, wakes `waker` for its timers. `opening` follows the BEGIN (e.g. a SET LOCAL);
+ * `closing` precedes the deferred writes' COMMIT. On any error it rolls back and rethrows.
+ */
 export async function inTransaction<T>(
   pool: Pool,
   waker: Waker,
   work: (tx: Tx) => Promise<T>,
+  options: { opening?: string; closing?: string } = {},
 ): Promise<T> {
-  let tx: Tx | undefined;
-  const result = await withTransaction(pool, (client) => {
-    tx = new Tx(client);
-    return work(tx);
-  });
-  tx?.committed(waker);
+  const client = await pool.connect();
+  const tx = new Tx(client);
+  tx.beginWith(options.opening ? `BEGIN; ${options.opening}` : "BEGIN");
+  let result: T;
+  try {
+    result = await work(tx);
+    if (options.closing) tx.defer(options.closing);
+    const last = tx.closing("COMMIT");
+    await client.query(last);
+    outboxWritesCommitted(client);
+  } catch (error) {
+    // Nothing to roll back where the BEGIN never went out (the work threw first).
+    const begun = tx.takeOpening() === undefined;
+    outboxWritesRolledBack(client);
+    if (begun) await client.query("ROLLBACK").catch(() => undefined);
+    // A connection that failed (lost, or a statement past its deadline) is not reused.
+    client.release(isDependencyUnavailable(error) ? (error as Error) : undefined);
+    throw error;
+  }
+  client.release();
+  tx.committed(waker);
   return result;
 }

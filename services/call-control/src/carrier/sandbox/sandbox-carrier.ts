@@ -1,3 +1,4 @@
+import { inlineParameters } from "@switchboard/kit";
 import type { Hangup } from "../../calls/states.js";
 import type { DueAction } from "../../scheduler/action-runner.js";
 import type { Tx } from "../../scheduler/tx.js";
@@ -45,15 +46,13 @@ export function createSandboxCarrier(timing: SandboxTiming): CarrierAdapter {
     }
   };
 
-  const play = (tx: Tx, callId: string, steps: ScriptStep[]) =>
-    tx.schedule(
-      ...steps.map((step) => ({
-        callId,
-        kind: kinds[step.event],
-        delayMs: step.afterMs,
-        ...(step.event === "ended" ? { payload: { ...step.hangup } } : {}),
-      })),
-    );
+  const script = (callId: string, steps: ScriptStep[]) =>
+    steps.map((step) => ({
+      callId,
+      kind: kinds[step.event],
+      delayMs: step.afterMs,
+      ...(step.event === "ended" ? { payload: { ...step.hangup } } : {}),
+    }));
 
   return {
     name: "sandbox",
@@ -63,7 +62,9 @@ export function createSandboxCarrier(timing: SandboxTiming): CarrierAdapter {
       for (const kind of allKinds) timers.register(kind, { run: deliver });
     },
     async dial(tx: Tx, request: DialRequest) {
-      const { rows } = await tx.client.query<{ dials: number }>(
+      // The INVITE's record and the script travel with the COMMIT: a repeated INVITE of the
+      // same dialog is counted, and does not start the script again.
+      const invite = inlineParameters(
         `INSERT INTO call_control.sandbox_dials
            (call_id, to_number, from_number, identity, identity_info)
          VALUES ($1, $2, $3, $4, $5)
@@ -72,11 +73,13 @@ export function createSandboxCarrier(timing: SandboxTiming): CarrierAdapter {
          RETURNING dials`,
         [request.callId, request.to, request.from, request.identity, request.identityInfo],
       );
-      // A repeated INVITE of the same dialog does not start the script again.
-      if (rows[0]?.dials === 1) await play(tx, request.callId, sandboxScript(request.to, timing));
+      tx.scheduleWhere(
+        { with: `invite AS (${invite})`, where: "(SELECT dials FROM invite) = 1" },
+        script(request.callId, sandboxScript(request.to, timing)),
+      );
     },
     async answer(tx: Tx, request: InboundAnswer) {
-      await play(tx, request.callId, [inboundCallerHangup(timing)]);
+      await tx.schedule(...script(request.callId, [inboundCallerHangup(timing)]));
     },
     async hangup(tx: Tx, request: HangupRequest) {
       // The far end hears the BYE/CANCEL: its script stops.
@@ -94,7 +97,7 @@ export function createSandboxCarrier(timing: SandboxTiming): CarrierAdapter {
 
 /** Drops a call's pending network events, skipping any a runner is firing right now. */
 async function cancelScript(tx: Tx, callId: string) {
-  await tx.client.query(
+  tx.defer(
     `DELETE FROM call_control.scheduled_actions
       WHERE id IN (SELECT id FROM call_control.scheduled_actions
                     WHERE call_id = $1 AND kind = ANY($2::text[])
