@@ -3,11 +3,7 @@ import {
   encodeShortMessages,
   udhIndicator,
 } from "../src/carrier/smpp/short-message.js";
-import {
-  decodeGsm7,
-  encodeGsm7,
-  gsm7ExtensionCharacters,
-} from "../src/encoding/gsm7.js";
+import { decodeGsm7, encodeGsm7, gsm7ExtensionCharacters } from "../src/encoding/gsm7.js";
 import { segmentText, splitSegments } from "../src/encoding/segments.js";
 import { smppSegmentCases } from "@switchboard/test-support/smpp-segment-cases";
 import { describe, expect, it } from "vitest";
