@@ -140,6 +140,8 @@ describe.skipIf(!hasPodman && !inCi)("the chart's pods under podman kube play", 
             "ingress.enabled=false",
             "inventorySeed.enabled=true",
             `env.REDIS_QUEUE_PREFIX=${prefix}`,
+            // Rate-limit buckets of this run's own, not those of another release on this Redis.
+            `env.REDIS_KEY_PREFIX=${prefix}:`,
           ],
         }),
       );
@@ -292,8 +294,15 @@ describe.skipIf(!hasPodman && !inCi)("the chart's pods under podman kube play", 
       const timeline: string[] = [];
       const note = (event: string) => timeline.push(`+${Date.now() - started} ms ${event}`);
       let sending = true;
-      /** Sends `request` until the rollout is over, counting its answers by status. */
-      const client = async (request: () => Promise<Response>, expected: number) => {
+      /**
+       * Sends `request` every `pauseMs` until the rollout is over, counting its answers by
+       * status. The four list clients stay under calls:read's 50 a second (429 beyond).
+       */
+      const client = async (
+        request: () => Promise<Response>,
+        expected: number,
+        pauseMs: number,
+      ) => {
         while (sending) {
           const sent = Date.now() - started;
           const status = await request()
@@ -305,12 +314,12 @@ describe.skipIf(!hasPodman && !inCi)("the chart's pods under podman kube play", 
             .catch((error: unknown) => String(error));
           answers.set(status, (answers.get(status) ?? 0) + 1);
           if (status !== "expected") note(`${status} to a request sent at +${sent} ms`);
-          if (expected === 201) await new Promise((resolve) => setTimeout(resolve, 1_000));
+          await new Promise((resolve) => setTimeout(resolve, pauseMs));
         }
       };
       // Four clients list calls; one places a 2 s sandbox call (+1555010xxx0) every second.
       const clients = [
-        ...Array.from({ length: 4 }, () => client(() => api("/v1/api/calls?limit=1"), 200)),
+        ...Array.from({ length: 4 }, () => client(() => api("/v1/api/calls?limit=1"), 200, 150)),
         client(
           () =>
             api("/v1/api/calls/outbound", {
@@ -319,6 +328,7 @@ describe.skipIf(!hasPodman && !inCi)("the chart's pods under podman kube play", 
               body: JSON.stringify({ from: assigned, to: "+15550100000", agent: "alice" }),
             }),
           201,
+          1_000,
         ),
       ];
       const terminations: { exitCode: number; exitMs: number }[] = [];
