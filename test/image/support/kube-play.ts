@@ -8,7 +8,8 @@ import type { IDeployment } from "kubernetes-models/apps/v1";
 import type { IContainer, IPodSpec } from "kubernetes-models/v1";
 import { stringify } from "yaml";
 import { checkHealth, createHealthClient } from "@switchboard/kit";
-import type { K8sObject } from "../../chart/support/render.js";
+import type { IHorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2";
+import { ofKind, type K8sObject } from "../../chart/support/render.js";
 
 const run = promisify(execFile);
 
@@ -18,108 +19,177 @@ export const podman = async (...args: string[]): Promise<string> =>
     await run("podman", ["--runtime", "runc", ...args], { maxBuffer: 64 * 1024 * 1024 })
   ).stdout.trim();
 
-/** A rendered Deployment as the pod that stands for it, and what the kubelet would probe. */
-export interface PlayedPod {
+/** A rendered Deployment as podman plays its pods, and what the kubelet would do with them. */
+export interface PlayableDeployment {
   name: string;
   component: string;
+  /** spec.replicas, or the HorizontalPodAutoscaler's minReplicas when the chart leaves it out. */
+  replicas: number;
   /** The rendered readiness probe: GET `path` on `port`, or the kubelet's plaintext gRPC check. */
   readiness: { http: { path: string; port: number } } | { grpc: { port: number } };
   /** The readiness probe's period. */
   periodMs: number;
+  /** Consecutive failed readiness probes that take a Ready pod out of its Service. */
+  failureThreshold: number;
   /** The startup probe's budget: periodSeconds × failureThreshold. */
   startupBudgetMs: number;
+  /** terminationGracePeriodSeconds. */
+  graceSeconds: number;
+  /** The container's name (podman names it `<pod>-<container>`). */
+  container: string;
+  /** The preStop exec command, if the chart renders one. */
+  preStop?: string[];
+  /** The Pod object of one replica named `podName`. */
+  pod(podName: string): unknown;
 }
 
+/** One played pod of a Deployment. */
+export type PlayedPod = PlayableDeployment & { name: string; deployment: string };
+
+export const podOf = (deployment: PlayableDeployment, name: string): PlayedPod => ({
+  ...deployment,
+  name,
+  deployment: deployment.name,
+});
+
 /**
- * The rendered chart as `podman kube play` (podman 4.3) can run it: its ConfigMaps, and one Pod
- * per Deployment named after the component's Service (so podman's DNS answers the Service name
- * with that pod: one replica, no forwarding stand-in). What podman 4.3 cannot do is done here:
- * `$(VAR)` in env values is expanded, `fieldRef`s other than metadata.name become values,
- * probes and preStop are dropped (the test probes as the kubelet would), containerPorts are
- * dropped (podman would publish them on the host), and Secret volumes become host folders.
+ * The rendered chart as `podman kube play` (podman 4.3) can run it: its ConfigMaps, and each
+ * Deployment as a Pod template whose replicas are played one by one. What podman 4.3 cannot do
+ * is done here: `$(VAR)` in env values is expanded, `fieldRef`s become values (the pod's own
+ * name for POD_NAME), probes and preStop are dropped (the test probes and runs preStop as the
+ * kubelet would), containerPorts are dropped (podman would publish them on the host), Secret
+ * volumes become host folders, and `hostAliases` name each Service after its stand-in's address.
  */
-export function playablePods(
+export function playableDeployments(
   objects: K8sObject[],
   secretFolders: Record<string, string>,
-): { manifest: string; pods: PlayedPod[] } {
-  const documents: unknown[] = objects.filter((object) => object.kind === "ConfigMap");
-  const pods: PlayedPod[] = [];
-  for (const deployment of objects.filter((object) => object.kind === "Deployment") as (
-    IDeployment | K8sObject
-  )[] as (IDeployment & K8sObject)[]) {
-    const template = deployment.spec!.template;
-    const spec = structuredClone(template.spec!) as IPodSpec;
-    const container = spec.containers[0]! as IContainer;
-    const name = deployment.metadata.name;
-    const values: Record<string, string> = {
-      POD_NAME: name,
-      POD_NAMESPACE: "default",
-      NODE_NAME: "podman",
-    };
-    container.env = (container.env ?? []).map((variable) => {
-      if (variable.value !== undefined) {
-        return {
-          ...variable,
-          value: variable.value.replace(/\$\((\w+)\)/g, (_, key: string) => values[key] ?? ""),
-        };
-      }
-      if (variable.valueFrom?.fieldRef)
-        return { name: variable.name, value: values[variable.name] ?? "" };
-      return variable;
-    });
-    const probe = container.readinessProbe!;
-    const portOf = (port: number | string) =>
-      typeof port === "number"
-        ? port
-        : container.ports!.find((candidate) => candidate.name === port)!.containerPort;
-    const readiness = probe.grpc
-      ? { grpc: { port: probe.grpc.port } }
-      : { http: { path: String(probe.httpGet!.path), port: portOf(probe.httpGet!.port) } };
-    const startup = container.startupProbe ?? probe;
-    for (const field of [
-      "readinessProbe",
-      "livenessProbe",
-      "startupProbe",
-      "lifecycle",
-      "ports",
-    ] as const) {
-      delete container[field];
+  serviceAddresses: Record<string, string>,
+): { configMaps: unknown[]; deployments: PlayableDeployment[] } {
+  const minReplicas = new Map(
+    ofKind<IHorizontalPodAutoscaler>(objects, "HorizontalPodAutoscaler").map(
+      ({ spec }) => [spec!.scaleTargetRef.name, spec!.minReplicas ?? 1] as const,
+    ),
+  );
+  const hostAliases = Object.entries(serviceAddresses).map(([hostname, ip]) => ({
+    ip,
+    hostnames: [hostname, `${hostname}.default.svc`, `${hostname}.default.svc.cluster.local`],
+  }));
+  const deployments = ofKind<IDeployment>(objects, "Deployment").map(
+    (deployment): PlayableDeployment => {
+      const template = deployment.spec!.template;
+      const rendered = template.spec!.containers[0]! as IContainer;
+      const name = deployment.metadata.name;
+      const probe = rendered.readinessProbe!;
+      const portOf = (port: number | string) =>
+        typeof port === "number"
+          ? port
+          : rendered.ports!.find((candidate) => candidate.name === port)!.containerPort;
+      const readiness = probe.grpc
+        ? { grpc: { port: probe.grpc.port } }
+        : { http: { path: String(probe.httpGet!.path), port: portOf(probe.httpGet!.port) } };
+      const startup = rendered.startupProbe ?? probe;
+      return {
+        name,
+        component: template.metadata!.labels!["app.kubernetes.io/component"]!,
+        replicas: deployment.spec!.replicas ?? minReplicas.get(name) ?? 1,
+        readiness,
+        periodMs: (probe.periodSeconds ?? 10) * 1000,
+        failureThreshold: probe.failureThreshold ?? 3,
+        startupBudgetMs: (startup?.periodSeconds ?? 10) * (startup?.failureThreshold ?? 3) * 1000,
+        graceSeconds: template.spec!.terminationGracePeriodSeconds ?? 30,
+        container: rendered.name,
+        ...(rendered.lifecycle?.preStop?.exec?.command
+          ? { preStop: rendered.lifecycle.preStop.exec.command }
+          : {}),
+        pod: (podName) => ({
+          apiVersion: "v1",
+          kind: "Pod",
+          metadata: { name: podName, labels: template.metadata!.labels },
+          spec: playableSpec(template.spec!, podName, secretFolders, hostAliases),
+        }),
+      };
+    },
+  );
+  return {
+    configMaps: objects.filter((object) => object.kind === "ConfigMap"),
+    deployments,
+  };
+}
+
+function playableSpec(
+  rendered: IPodSpec,
+  podName: string,
+  secretFolders: Record<string, string>,
+  hostAliases: IPodSpec["hostAliases"],
+): IPodSpec {
+  const spec = structuredClone(rendered);
+  const container = spec.containers[0]! as IContainer;
+  const values: Record<string, string> = {
+    POD_NAME: podName,
+    POD_NAMESPACE: "default",
+    NODE_NAME: "podman",
+  };
+  container.env = (container.env ?? []).map((variable) => {
+    if (variable.value !== undefined) {
+      return {
+        ...variable,
+        value: variable.value.replace(/\$\((\w+)\)/g, (_, key: string) => values[key] ?? ""),
+      };
     }
-    container.imagePullPolicy = "Never";
-    for (const field of [
-      "topologySpreadConstraints",
-      "serviceAccountName",
-      "imagePullSecrets",
-      "nodeSelector",
-      "tolerations",
-      "priorityClassName",
-      "affinity",
-    ] as const) {
-      delete spec[field];
-    }
-    spec.volumes = (spec.volumes ?? []).map((volume) =>
-      volume.secret
-        ? {
-            name: volume.name,
-            hostPath: { path: secretFolders[volume.secret.secretName!]!, type: "Directory" },
-          }
-        : volume,
-    );
-    documents.push({
-      apiVersion: "v1",
-      kind: "Pod",
-      metadata: { name, labels: template.metadata!.labels },
-      spec,
-    });
-    pods.push({
-      name,
-      component: template.metadata!.labels!["app.kubernetes.io/component"]!,
-      readiness,
-      periodMs: (probe.periodSeconds ?? 10) * 1000,
-      startupBudgetMs: (startup?.periodSeconds ?? 10) * (startup?.failureThreshold ?? 3) * 1000,
-    });
+    if (variable.valueFrom?.fieldRef)
+      return { name: variable.name, value: values[variable.name] ?? "" };
+    return variable;
+  });
+  for (const field of [
+    "readinessProbe",
+    "livenessProbe",
+    "startupProbe",
+    "lifecycle",
+    "ports",
+  ] as const) {
+    delete container[field];
   }
-  return { manifest: documents.map((document) => stringify(document)).join("---\n"), pods };
+  container.imagePullPolicy = "Never";
+  for (const field of [
+    "topologySpreadConstraints",
+    "serviceAccountName",
+    "imagePullSecrets",
+    "nodeSelector",
+    "tolerations",
+    "priorityClassName",
+    "affinity",
+  ] as const) {
+    delete spec[field];
+  }
+  spec.hostAliases = hostAliases;
+  spec.volumes = (spec.volumes ?? []).map((volume) =>
+    volume.secret
+      ? {
+          name: volume.name,
+          hostPath: { path: secretFolders[volume.secret.secretName!]!, type: "Directory" },
+        }
+      : volume,
+  );
+  return spec;
+}
+
+/** Plays `pods` (with the ConfigMaps they read) on `network`. */
+export async function playPods(
+  network: string,
+  configMaps: unknown[],
+  pods: unknown[],
+): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "sb-kube-"));
+  const manifest = join(dir, "pods.yaml");
+  writeFileSync(
+    manifest,
+    [...configMaps, ...pods].map((document) => stringify(document)).join("---\n"),
+  );
+  try {
+    await podman("kube", "play", "--network", network, manifest);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** A podman secret as kube play (4.3) reads it for secretKeyRef: JSON of base64 values. */
@@ -156,20 +226,33 @@ export const podAddress = async (pod: string): Promise<string> => {
  * Forwards `host:port` (the podman network's gateway, which exists once a container is on the
  * network) to a loopback server of this machine (PostgreSQL, Redis).
  */
-export async function forward(
+export const forward = (host: string, port: number, target: number) =>
+  forwarder(host, port, () => ({ host: "127.0.0.1", port: target }));
+
+/**
+ * A TCP forwarder listening on `host:port`: each connection goes to the upstream `upstream()`
+ * names at that moment, or is reset when it names none (as kube-proxy rejects a Service
+ * without ready endpoints).
+ */
+export async function forwarder(
   host: string,
   port: number,
-  target: number,
+  upstream: () => { host: string; port: number } | undefined,
 ): Promise<{ close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
-    const upstream = connect(target, "127.0.0.1");
-    for (const socket of [client, upstream]) {
+    const target = upstream();
+    if (!target) return client.resetAndDestroy();
+    const upstreamSocket = connect(target.port, target.host);
+    for (const socket of [client, upstreamSocket]) {
       sockets.add(socket);
       socket.on("close", () => sockets.delete(socket));
-      socket.on("error", () => socket.destroy());
+      socket.on("error", () => {
+        client.destroy();
+        upstreamSocket.destroy();
+      });
     }
-    client.pipe(upstream).pipe(client);
+    client.pipe(upstreamSocket).pipe(client);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -201,18 +284,4 @@ export async function probeReady(pod: PlayedPod, address: string): Promise<boole
     signal: AbortSignal.timeout(2_000),
   }).catch(() => undefined);
   return response?.status === 200;
-}
-
-/** Probes `pod` every period, as the kubelet does, until it is ready or `budgetMs` has passed. */
-export async function waitReady(
-  pod: PlayedPod,
-  address: string,
-  budgetMs: number,
-): Promise<boolean> {
-  const deadline = Date.now() + budgetMs;
-  for (;;) {
-    if (await probeReady(pod, address)) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, pod.periodMs));
-  }
 }
