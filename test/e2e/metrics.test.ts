@@ -63,12 +63,12 @@ describe("metrics on the admin port (PostgreSQL + Redis)", () => {
       samples = await scrape(p.admin!.url);
       return (
         valueOf(samples, "webhook_deliveries_total", { outcome: "delivered" }) >= 1 &&
-        valueOf(samples, "queue_jobs_processed_total", {
-          queue: "usage.records",
-          outcome: "completed",
+        valueOf(samples, "grpc_server_handled_total", {
+          method: "AppendRequestRecords",
+          code: "OK",
         }) >= 1
       );
-    }, "the delivery and the usage records in the metrics");
+    }, "the delivery and the records' hand-off to usage in the metrics");
   });
   afterAll(async () => {
     await p?.stop();
@@ -144,16 +144,25 @@ describe("metrics on the admin port (PostgreSQL + Redis)", () => {
     ]);
   });
 
+  it("the record relay: its hand-offs to the usage ledger as gRPC calls of both sides", () => {
+    const append = { service: "switchboard.usage.v1.UsageService", method: "AppendRequestRecords" };
+    for (const side of ["server", "client"]) {
+      expect(
+        valueOf(samples, `grpc_${side}_handled_total`, { ...append, code: "OK" }),
+      ).toBeGreaterThanOrEqual(1);
+    }
+    expect(samplesOf(samples, "usage_records_unhanded")).toHaveLength(1);
+  });
+
   it("queues: depth per state of the consumed queues, and job outcomes", () => {
     for (const state of ["waiting", "active", "delayed", "failed"]) {
-      expect(samplesOf(samples, "queue_jobs", { queue: "usage.records", state })).toHaveLength(1);
+      expect(samplesOf(samples, "queue_jobs", { queue: "events.usage", state })).toHaveLength(1);
       expect(samplesOf(samples, "queue_jobs", { queue: "webhook.deliveries", state })).toHaveLength(
         1,
       );
     }
     const outcome = (queue: string, name: string) =>
       valueOf(samples, "queue_jobs_processed_total", { queue, outcome: name });
-    expect(outcome("usage.records", "completed")).toBeGreaterThanOrEqual(1);
     expect(outcome("webhook.deliveries", "retry")).toBe(1);
     expect(outcome("webhook.deliveries", "completed")).toBe(1);
   });
