@@ -79,16 +79,12 @@ describe("embedded mode stops its HTTP server like the mesh gateway", () => {
     stopped = true;
     // The idle keep-alive connection is closed by the server, long before its 65 s timeout.
     await idleClosed;
-    // The request in flight still gets its reply, marked as the connection's last.
-    await store.complete(p.accountId, key, claim.leaseId, {
-      status: 201,
-      mediaType: "application/json",
-      body: JSON.stringify({ id: "agt_drained" }),
-      headers: {},
-    });
+    // The request in flight still gets its reply, marked as the connection's last: it was
+    // waiting for a key another gateway holds, so it is told to retry (elsewhere) at once
+    // rather than holding the drain up to IDEMPOTENCY_WAIT_MS.
     const reply = await inFlight;
-    expect(reply.response.statusCode).toBe(201);
-    expect(reply.response.headers["idempotent-replayed"]).toBe("true");
+    expect(reply.response.statusCode).toBe(503);
+    expect(reply.response.headers["retry-after"]).toBe("1");
     expect(reply.response.headers.connection).toBe("close");
     await stopping;
     busy.destroy();

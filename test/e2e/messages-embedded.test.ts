@@ -70,15 +70,13 @@ describe("messaging in the embedded mode (PGlite, in-process queue)", () => {
       json: { from: phone, to: from, body: "STOP" },
     });
     expect(stop.status).toBe(201);
-    const consent = await createConsent(p, token, phone, ["sms"]);
-    const refused = await send(p, token, {
-      channel: "sms",
-      to: phone,
-      from,
-      template_id: template.id,
-      variables: { n: "2" },
-      consent_id: consent.id,
+    // A new consent for an opted-out recipient is refused until they send START (docs/api.md).
+    const refused = await p.request("/v1/api/consents", {
+      method: "POST",
+      token,
+      json: { phone_number: phone, channels: ["sms"], source: "web_form" },
     });
+    expect(refused.status).toBe(422);
     expect((await json(refused)).code).toBe("RECIPIENT_OPTED_OUT");
   });
 });

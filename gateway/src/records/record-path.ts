@@ -15,6 +15,7 @@ import type { usage } from "@switchboard/proto";
 export const recordStage: Stage = async (exchange, next) => {
   const { res, req, route } = exchange;
   res.locals.usageRoute = route.path;
+  if (route.answersWithoutRecord) res.locals.answersWithoutRecord = true;
   const resourceId = resourceIdIn(req.params as Record<string, unknown>);
   if (resourceId) res.locals.usageResourceId = resourceId;
   try {
@@ -77,7 +78,7 @@ export function replyCommitMiddleware(options: {
           (error: unknown) => {
             kept?.failed(error);
             logger.error({ err: error, requestId: req.requestId }, "reply not committed: 503");
-            if (res.headersSent) return send(...args);
+            if (res.headersSent || (res.locals.answersWithoutRecord && !kept)) return send(...args);
             const problem = toProblem(
               new DomainError(
                 "service-unavailable",

@@ -10,6 +10,8 @@ declare module "express-serve-static-core" {
     usageRoute?: string;
     /** Set by the record stage: the id the request's path named. */
     usageResourceId?: string;
+    /** Set by the record stage: the route answers even when its record cannot be stored. */
+    answersWithoutRecord?: boolean;
   }
 }
 

@@ -52,6 +52,7 @@ export function metaRoutes(deps: MetaDeps): RouteSpec[] {
       description: "Redacted: component states only. 503 only while the gateway shuts down.",
       tag: "Platform",
       scope: null,
+      answersWithoutRecord: true,
       success: {
         status: 200,
         description: "pass or warn",

@@ -77,6 +77,11 @@ interface RouteDescription<Path extends string, Q extends z.ZodType, B extends z
   problems: ProblemKind[];
   /** Marks a listing that follows the shared pagination rules. */
   paginated?: boolean;
+  /**
+   * The reply goes out even when its usage record cannot be stored (the record is then lost):
+   * only for the public health, which is how a caller learns that the database is down.
+   */
+  answersWithoutRecord?: boolean;
   /** Examples for the reference: a request body and the success response. */
   examples?: { request?: unknown; response?: unknown };
 }
