@@ -1,16 +1,21 @@
 import { createSocket, type Socket } from "node:dgram";
 import { metricsRegistry } from "@switchboard/kit";
 import { testDatabaseKinds } from "@switchboard/kit/testing";
-import { wire } from "@switchboard/proto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   freeSipPort,
-  startBaresip,
   startSippServer,
   type Baresip,
   type SippRun,
 } from "@switchboard/test-support/sip-peers";
-import { eventually, startServiceHarness, type ServiceHarness } from "./harness.js";
+import {
+  eventually,
+  createSipSeat,
+  registeredPhone,
+  spelledCall,
+  startServiceHarness,
+  type ServiceHarness,
+} from "./harness.js";
 
 const account = "acct_sip_failover";
 const host = "127.0.0.1";
@@ -33,6 +38,19 @@ async function failovers(reason: string): Promise<number> {
   const metric = await metricsRegistry.getSingleMetric("sip_trunk_failovers_total")!.get();
   return metric.values.find((v) => v.labels.reason === reason)?.value ?? 0;
 }
+
+/** `sip_trunk_up` by address, as this process reports it. */
+async function trunkUp(): Promise<Record<string, number>> {
+  const metric = await metricsRegistry.getSingleMetric("sip_trunk_up")!.get();
+  return Object.fromEntries(metric.values.map((v) => [String(v.labels.address), v.value]));
+}
+
+/** OPTIONS every 0.3 s; out after 2 unanswered, back after 2 answered. */
+const pinging = {
+  SIP_TRUNK_OPTIONS_INTERVAL_SECONDS: "0.3",
+  SIP_TRUNK_OPTIONS_DOWN_AFTER: "2",
+  SIP_TRUNK_OPTIONS_UP_AFTER: "2",
+};
 
 const header = (message: string, name: string) =>
   new RegExp(`^${name}:\\s*(.*)$`, "im").exec(message)?.[1]?.trim();
@@ -73,54 +91,21 @@ describe("outbound SIP calls failing over between trunk addresses", () => {
     });
     await h.call(h.client.createAgent, { accountId: account, name: "night-shift" });
     from = await h.assignNumber(account);
-    const created = await h.call(h.client.createSeat, {
-      accountId: account,
-      name: "desk",
-      maxConcurrentCalls: 5,
-    });
-    seatId = created.seat!.id;
-    phone = await startBaresip({
-      username: seatId,
-      password: created.sipPassword,
-      registrar: { host, port: sipPort },
-      answermode: "auto",
-    });
-    await eventually(
-      async () =>
-        (
-          await h.pool.query(`SELECT 1 FROM call_control.sip_registrations WHERE seat_id = $1`, [
-            seatId,
-          ])
-        ).rowCount,
-      (n) => n === 1,
-      15_000,
-    );
+    const seat = await createSipSeat(h, account, "desk");
+    seatId = seat.id;
+    phone = await registeredPhone(h, seat, { host, port: sipPort }, "auto");
   }, 60_000);
   afterAll(async () => {
     await phone?.stop();
     await h?.stop();
   });
 
-  const get = async (callId: string) => {
-    const call = (await h.call(h.client.getCall, { accountId: account, callId })).call!;
-    return {
-      ...call,
-      status: wire.callStatus.spell(call.status),
-      hangupCause: call.hangupCause && wire.hangupCause.spell(call.hangupCause),
-      hangupSource: call.hangupSource && wire.hangupSource.spell(call.hangupSource),
-    };
+  const get = (callId: string) => spelledCall(h, account, callId);
+  const place = async (to: string) => {
+    const request = { accountId: account, to, from, agent: "night-shift", seatId };
+    const placed = await h.call(h.client.createOutboundCall, { ...request, timeoutSeconds: 60 });
+    return placed.call!.id;
   };
-  const place = async (to: string) =>
-    (
-      await h.call(h.client.createOutboundCall, {
-        accountId: account,
-        to,
-        from,
-        agent: "night-shift",
-        seatId,
-        timeoutSeconds: 60,
-      })
-    ).call!.id;
   /** Places a call and waits for its answer: the call and the milliseconds it took. */
   const placeAnswered = async (to: string) => {
     const started = Date.now();
@@ -223,10 +208,14 @@ describe("outbound SIP calls failing over between trunk addresses", () => {
     expect(await trunkRows(callId)).toMatchObject([{ flow_port: second, state: "terminated" }]);
   });
 
-  it("CANCELs the first address when it rings after the call moved on", async () => {
+  /**
+   * The first address answers `scenario` late (after the call moved on); the second answers and
+   * hangs up after `holdMs`. Returns once the first's scenario ended, the call still live.
+   */
+  const lateFirstAddress = async (scenario: string, holdMs: number, to: string) => {
     await trunkAddresses();
     const late = await startSippServer({
-      scenario: "trunk-ring-late.xml",
+      scenario,
       port: first,
       fill: { pause: "3000" },
       timeoutMs: 20_000,
@@ -234,35 +223,34 @@ describe("outbound SIP calls failing over between trunk addresses", () => {
     const answering = await startSippServer({
       scenario: "trunk-answer-bye.xml",
       port: second,
-      fill: { hold: "2500" },
+      fill: { hold: String(holdMs) },
       timeoutMs: 20_000,
     });
-    const { callId } = await placeAnswered("+15550109003");
-    // The first address's 180 met a CANCEL (its scenario ends with the ACK of its 487).
+    const { callId } = await placeAnswered(to);
     await finished(late.done);
     expect((await get(callId)).status).toBe("in_progress");
+    return { callId, answering };
+  };
+
+  it("CANCELs the first address when it rings after the call moved on", async () => {
+    // The first address's 180 met a CANCEL (its scenario ends with the ACK of its 487).
+    const { callId, answering } = await lateFirstAddress(
+      "trunk-ring-late.xml",
+      2_500,
+      "+15550109003",
+    );
     await finished(answering.done);
     expect(await ended(callId)).toMatchObject({ status: "completed" });
     expect(await trunkRows(callId)).toMatchObject([{ flow_port: second }]);
   });
 
   it("ACKs and BYEs a late 200 from the first address: the call keeps its one trunk leg", async () => {
-    await trunkAddresses();
-    const late = await startSippServer({
-      scenario: "trunk-answer-silent.xml",
-      port: first,
-      fill: { pause: "3000" },
-      timeoutMs: 20_000,
-    });
-    const answering = await startSippServer({
-      scenario: "trunk-answer-bye.xml",
-      port: second,
-      fill: { hold: "3000" },
-      timeoutMs: 20_000,
-    });
-    const { callId } = await placeAnswered("+15550109004");
-    await finished(late.done);
-    expect((await get(callId)).status).toBe("in_progress");
+    // The first address's 200 was ACKed, then BYEd (its scenario ends with the 200 to the BYE).
+    const { callId, answering } = await lateFirstAddress(
+      "trunk-answer-silent.xml",
+      3_000,
+      "+15550109004",
+    );
     expect(await trunkRows(callId)).toMatchObject([{ flow_port: second, state: "confirmed" }]);
     await finished(answering.done);
     expect(await ended(callId)).toMatchObject({ status: "completed" });
@@ -290,19 +278,11 @@ describe("outbound SIP calls failing over between trunk addresses", () => {
   });
 
   it("OPTIONS pings take a dead address out (sip_trunk_up 0) and bring it back when it answers", async () => {
-    await trunkAddresses({
-      SIP_TRUNK_OPTIONS_INTERVAL_SECONDS: "0.3",
-      SIP_TRUNK_OPTIONS_DOWN_AFTER: "2",
-      SIP_TRUNK_OPTIONS_UP_AFTER: "2",
-    });
-    const up = async () => {
-      const metric = await metricsRegistry.getSingleMetric("sip_trunk_up")!.get();
-      return Object.fromEntries(metric.values.map((v) => [String(v.labels.address), v.value]));
-    };
+    await trunkAddresses(pinging);
     const firstKey = `${host}:${first}`;
     const secondKey = `${host}:${second}`;
     // Nothing listens on either address: both are taken out.
-    const down = await eventually(up, (s) => s[firstKey] === 0 && s[secondKey] === 0, 10_000);
+    const down = await eventually(trunkUp, (s) => s[firstKey] === 0 && s[secondKey] === 0, 10_000);
     expect(down).toMatchObject({ [firstKey]: 0, [secondKey]: 0 });
     // The first comes back (SIPp answers 10 pings, then exits): up, then down again.
     const revived = await startSippServer({
@@ -311,19 +291,15 @@ describe("outbound SIP calls failing over between trunk addresses", () => {
       calls: 10,
       timeoutMs: 20_000,
     });
-    const back = await eventually(up, (s) => s[firstKey] === 1, 10_000);
+    const back = await eventually(trunkUp, (s) => s[firstKey] === 1, 10_000);
     expect(back).toMatchObject({ [firstKey]: 1, [secondKey]: 0 });
     await finished(revived.done);
-    const gone = await eventually(up, (s) => s[firstKey] === 0, 10_000);
+    const gone = await eventually(trunkUp, (s) => s[firstKey] === 0, 10_000);
     expect(gone).toMatchObject({ [firstKey]: 0, [secondKey]: 0 });
   });
 
   it("sends a new call straight to the address that answers, skipping one the pings took out", async () => {
-    await trunkAddresses({
-      SIP_TRUNK_OPTIONS_INTERVAL_SECONDS: "0.3",
-      SIP_TRUNK_OPTIONS_DOWN_AFTER: "2",
-      SIP_TRUNK_OPTIONS_UP_AFTER: "2",
-    });
+    await trunkAddresses(pinging);
     const dead = await deadAddress(first);
     const answering = await startSippServer({
       scenario: "trunk-options-answer-bye.xml",
@@ -335,14 +311,7 @@ describe("outbound SIP calls failing over between trunk addresses", () => {
     try {
       const firstKey = `${host}:${first}`;
       const secondKey = `${host}:${second}`;
-      await eventually(
-        async () => {
-          const metric = await metricsRegistry.getSingleMetric("sip_trunk_up")!.get();
-          return Object.fromEntries(metric.values.map((v) => [String(v.labels.address), v.value]));
-        },
-        (s) => s[firstKey] === 0 && s[secondKey] === 1,
-        10_000,
-      );
+      await eventually(trunkUp, (s) => s[firstKey] === 0 && s[secondKey] === 1, 10_000);
       const { callId, tookMs } = await placeAnswered("+15550109006");
       console.info(`first trunk address out: answered on the second in ${tookMs} ms`);
       // One INVITE, to the second address: no failover, so no wait for the first.
