@@ -160,9 +160,8 @@ describe("the sip carrier's settings", () => {
       SIP_TRUNK_PASSWORD: "secret",
     });
     expect(parsed.carrier).toBe("sip");
-    expect(parsed.sip.trunk).toEqual({
-      host: "trunk.example.net",
-      port: 5060,
+    expect(parsed.sip.trunk).toMatchObject({
+      uris: [{ host: "trunk.example.net", port: undefined, transport: "udp" }],
       username: "acme",
       password: "secret",
     });
@@ -174,7 +173,7 @@ describe("the sip carrier's settings", () => {
       "SIP_TRUNK_URI: transport: only udp is supported yet",
     ]);
     expect(issues({ ...listening, SIP_TRUNK_URI: "http://trunk" })).toEqual([
-      "SIP_TRUNK_URI: must be a SIP URI: sip:host[:port][;transport=udp]",
+      "SIP_TRUNK_URI: must be SIP URIs: sip:host[:port][;transport=udp], comma-separated",
     ]);
     expect(
       issues({ ...listening, SIP_TRUNK_URI: "sip:trunk:5060", SIP_TRUNK_USERNAME: "acme" }),

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { isIPv6 } from "node:net";
 import type { Logger } from "@switchboard/kit";
 import type { Hangup } from "../../calls/states.js";
 import type { DueAction } from "../../scheduler/action-runner.js";
@@ -18,6 +19,7 @@ import {
   type NewDialog,
 } from "../../sip/dialogs/dialogs.js";
 import type { SipResponse } from "../../sip/stack/message.js";
+import type { SipFlow } from "../../sip/stack/transport.js";
 import { carriesSdp, heldAnswer } from "../../sip/stack/sdp.js";
 import { latestLiveBinding } from "../../sip/registrar/registrations.js";
 import type { RunningSip } from "../../sip/sip-service.js";
@@ -32,6 +34,8 @@ import { createPhoneMedia } from "./sip-phone-media.js";
 import { hangupForFailure, hangupForStatus } from "./sip-causes.js";
 import type { MediaRelay } from "./sip-media.js";
 import { createTrunkResponses } from "./sip-trunk-responses.js";
+import { createTrunkFailover } from "./trunk-failover.js";
+import { createTrunkTargets } from "./trunk-targets.js";
 
 /** The final response a closeLegs action gives a ringing inbound call's INVITE (480 unless named). */
 const finalStatusOf = (payload: Record<string, unknown>): number => {
@@ -106,6 +110,23 @@ export function createSipCarrier(options: {
     stateOf: (callId) => setupOf(callId).phoneMedia,
   });
   let events: CarrierEvents | undefined;
+  const trunkTargets = createTrunkTargets({
+    trunk,
+    endpoint,
+    logger,
+    ipv6: isIPv6(endpoint.transport.host),
+  });
+  const trunkFailover = createTrunkFailover({
+    targets: trunkTargets,
+    endpoint,
+    owner,
+    contact,
+    failoverTimeoutMs: trunk.failoverTimeoutMs,
+    transaction: (work) => attached().transaction(work),
+    lockLiveCall: async (tx, callId) => liveStatuses.includes((await lockCall(tx, callId)) ?? ""),
+    pendingInvite: (callId) => setupOf(callId).invites.trunk,
+    logger,
+  });
 
   const attached = (): CarrierEvents => {
     if (!events) throw new Error("the sip carrier is not attached");
@@ -261,14 +282,19 @@ export function createSipCarrier(options: {
   // ---- the trunk leg ----
 
   const inviteTrunkDialog = (callId: string, dial: DialPayload, offer: string): NewDialog => {
-    const uri = `sip:${dial.to}@${trunk.host}:${trunk.port};user=phone`;
+    const target = trunkFailover.first();
+    const uri = trunkFailover.uriFor(dial.to, target);
     return callingDialog({
       callId,
       leg: "trunk",
       localUri: `sip:${dial.from}@${ownerHost};user=phone`,
       remoteUri: uri,
       inviteUri: uri,
-      flow: { transport: "udp", address: trunk.host, port: trunk.port },
+      flow: {
+        transport: target.transport as SipFlow["transport"],
+        address: target.address,
+        port: target.port,
+      },
       offer,
       owner,
       instance,
@@ -284,11 +310,12 @@ export function createSipCarrier(options: {
     legs.invite(
       dialog,
       inviteOf(dialog, { contact, identity, ...authorization }, dialog.remote_sdp ?? undefined),
-      {
+      trunkFailover.watch(dialog, {
         onResponse: (response) => onTrunkResponse(dialog, dial, response),
         onFailure: (reason) =>
           onLegFailed(dialog.call_id, "trunk", hangupForFailure(reason, "callee")),
-      },
+        retry: (again) => startTrunk(again, dial),
+      }),
     );
   };
 
@@ -562,6 +589,8 @@ export function createSipCarrier(options: {
     },
     async stop() {
       events = undefined;
+      trunkFailover.clear();
+      trunkTargets.stop();
       legs.clear();
       ackWaits.clear();
       trunkResponses.clear();
