@@ -232,7 +232,9 @@ export const forward = (host: string, port: number, target: number) =>
 /**
  * A TCP forwarder listening on `host:port`: each connection goes to the upstream `upstream()`
  * names at that moment, or is reset when it names none (as kube-proxy rejects a Service
- * without ready endpoints).
+ * without ready endpoints). Like kube-proxy's NAT, it passes each side's FIN on its own (a
+ * half-closed connection stays half-closed, the other direction still flows) and a reset as a
+ * reset, and keeps nothing open once both directions are done.
  */
 export async function forwarder(
   host: string,
@@ -240,19 +242,25 @@ export async function forwarder(
   upstream: () => { host: string; port: number } | undefined,
 ): Promise<{ close(): Promise<void> }> {
   const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
+  const server: Server = createServer({ allowHalfOpen: true }, (client) => {
     const target = upstream();
     if (!target) return client.resetAndDestroy();
-    const upstreamSocket = connect(target.port, target.host);
-    for (const socket of [client, upstreamSocket]) {
+    const upstreamSocket = connect({ host: target.host, port: target.port, allowHalfOpen: true });
+    const peers = new Map<Socket, Socket>([
+      [client, upstreamSocket],
+      [upstreamSocket, client],
+    ]);
+    for (const [socket, peer] of peers) {
       sockets.add(socket);
       socket.on("close", () => sockets.delete(socket));
+      // A reset (or a refused upstream) resets the other side too.
       socket.on("error", () => {
-        client.destroy();
-        upstreamSocket.destroy();
+        if (!peer.destroyed) peer.resetAndDestroy();
       });
+      // The FIN of one side ends the other's writing; a socket closes once it has both
+      // received and sent a FIN (autoDestroy).
+      socket.pipe(peer);
     }
-    client.pipe(upstreamSocket).pipe(client);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
