@@ -1,6 +1,7 @@
 import { wire } from "@switchboard/proto";
 import { z } from "zod";
-import { cursorParam, limitParam, page, resourceId, timestamp } from "./common.js";
+import { cursorParam, limitParam, page, resourceId, text, timestamp } from "./common.js";
+import { story } from "./story.js";
 
 /** docs/api.md "Usage": the kinds of record the ledger holds. */
 export const usageKinds = wire.usageKind.values;
@@ -34,9 +35,11 @@ export const usageEventsQuery = z
 export const usageEvent = z
   .object({
     id: resourceId("use"),
-    kind: z.enum(usageKinds),
+    kind: z
+      .enum(usageKinds)
+      .describe("api.request for every request; a business fact's kind otherwise"),
     occurred_at: timestamp.describe("RFC 3339 UTC: when the request arrived or the fact happened"),
-    account_id: z.string(),
+    account_id: text("The account the record belongs to", story.account),
     principal: z
       .string()
       .nullable()
@@ -74,6 +77,30 @@ export const usageEvent = z
         "Compact JWS with detached payload (<header>..<signature>, alg EdDSA, kid) over the RFC 8785 canonical JSON of this record without signature",
       ),
   })
-  .meta({ id: "UsageEvent", description: "One signed, append-only usage record" });
+  .meta({
+    id: "UsageEvent",
+    description: "One signed, append-only usage record",
+    examples: [
+      {
+        id: story.usageId,
+        kind: "api.request",
+        occurred_at: "2026-11-24T21:46:00.012Z",
+        account_id: story.account,
+        principal: story.clientId,
+        request_id: story.requestId,
+        resource_id: story.callId,
+        method: "POST",
+        route: "/api/calls/outbound",
+        status: 201,
+        replayed: false,
+        quantity: 1,
+        unit: "request",
+        attributes: { latency_ms: 38 },
+        kid: "use-key-1",
+        signature:
+          "eyJhbGciOiJFZERTQSIsImtpZCI6InVzZS1rZXktMSIsImI2NCI6ZmFsc2UsImNyaXQiOlsiYjY0Il19..Qm9vdHN0cmFwcGVkIHNpZ25hdHVyZSBvZiB0aGUgcmVjb3JkIGluIHRoZSBzdG9yeQ",
+      },
+    ],
+  });
 
 export const usageEventsPage = page(usageEvent).meta({ id: "UsageEventPage" });

@@ -1,11 +1,15 @@
 import {
-  cursorId,
+  createdKey,
+  createdKeyColumn,
+  createdOrderBinding,
+  createdOrderSql,
   DomainError,
-  idPage,
   isId,
+  keysetPage,
   notFound,
   pageLimit,
   type Pool,
+  readCreatedOrder,
   requireAccount,
   withTransaction,
 } from "@switchboard/kit";
@@ -15,7 +19,10 @@ import { deliveryColumns, toDelivery, type AttemptRow, type DeliveryRow } from "
 
 const maxAttemptLog = 100;
 
-/** A subscription's deliveries, newest first; the subscription must be the account's. */
+/**
+ * A subscription's deliveries, newest first by creation (then id) unless `oldest_first`,
+ * optionally within a creation window; the subscription must be the account's.
+ */
 export async function listDeliveries(
   pool: Pool,
   request: webhook.ListDeliveriesRequest,
@@ -30,6 +37,7 @@ export async function listDeliveries(
   if (resourceId !== undefined && !/^(call|msg)_[0-9a-z]{26}$/.test(resourceId)) {
     errors.add("#/query/resource_id", "must be a call or message id (call_…, msg_…)");
   }
+  const order = readCreatedOrder(request, errors);
   errors.throwIfAny();
   if (!isId(request.subscriptionId, "whs")) throw notFound("the subscription");
   const owned = await pool.query(
@@ -37,16 +45,33 @@ export async function listDeliveries(
     [request.subscriptionId, request.accountId],
   );
   if (owned.rowCount === 0) throw notFound("the subscription");
-  const binding = `deliveries|${request.accountId}|${request.subscriptionId}|${status ?? ""}|${resourceId ?? ""}`;
-  const after = cursorId(request.cursor, binding);
-  const { rows } = await pool.query<DeliveryRow>(
-    `SELECT ${deliveryColumns} FROM webhook.deliveries d
-      WHERE d.subscription_id = $1 AND ($2::text IS NULL OR d.status = $2)
-        AND ($3::text IS NULL OR d.id < $3) AND ($5::text IS NULL OR d.resource_id = $5)
-      ORDER BY d.id DESC LIMIT $4`,
-    [request.subscriptionId, status ?? null, after ?? null, size + 1, resourceId ?? null],
+  const binding = [
+    "deliveries",
+    request.accountId,
+    request.subscriptionId,
+    status ?? "",
+    resourceId ?? "",
+    ...createdOrderBinding(order),
+  ].join("|");
+  const values: unknown[] = [request.subscriptionId];
+  const param = (value: unknown) => `$${values.push(value)}`;
+  const where = ["d.subscription_id = $1"];
+  if (status !== undefined) where.push(`d.status = ${param(status)}`);
+  if (resourceId !== undefined) where.push(`d.resource_id = ${param(resourceId)}`);
+  const sql = createdOrderSql(order, "d", request.cursor, binding, param);
+  const { rows } = await pool.query<DeliveryRow & { created_key: string }>(
+    `SELECT ${deliveryColumns}, ${createdKeyColumn("d")} AS created_key FROM webhook.deliveries d
+      WHERE ${[...where, ...sql.where].join(" AND ")}
+      ORDER BY ${sql.orderBy} LIMIT ${param(size + 1)}`,
+    values,
   );
-  const { items, nextCursor, hasMore } = idPage(rows, size, binding, (row) => toDelivery(row));
+  const { items, nextCursor, hasMore } = keysetPage(
+    rows,
+    size,
+    binding,
+    (row) => toDelivery(row),
+    createdKey,
+  );
   return { deliveries: items, nextCursor, hasMore };
 }
 

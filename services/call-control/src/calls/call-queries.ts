@@ -1,12 +1,16 @@
 import {
-  cursorId,
+  createdKey,
+  createdKeyColumn,
+  createdOrderBinding,
+  createdOrderSql,
   FieldErrors,
   type IdPage,
-  idPage,
+  keysetPage,
   notFound,
   pageLimit,
   type Pool,
   type Queryable,
+  readCreatedOrder,
   requireAccount,
   requireId,
 } from "@switchboard/kit";
@@ -36,7 +40,10 @@ export async function getCall(pool: Pool, request: callcontrol.GetCallRequest): 
   return findCall(pool, request.accountId, request.callId);
 }
 
-/** Newest first (ids are ULIDs); the cursor is bound to the filters. */
+/**
+ * Newest first by creation (then id) unless `oldest_first`, optionally within a creation window;
+ * keyset-paged on (created_at, id), the cursor bound to the filters, window and order.
+ */
 export async function listCalls(
   pool: Pool,
   request: callcontrol.ListCallsRequest,
@@ -50,6 +57,7 @@ export async function listCalls(
   if (request.status !== undefined && status === undefined) {
     errors.add("#/query/status", `must be one of ${callStatuses.join(", ")}`);
   }
+  const order = readCreatedOrder(request, errors);
   errors.throwIfAny();
   const limit = pageLimit(request.limit);
   const binding = JSON.stringify([
@@ -57,16 +65,19 @@ export async function listCalls(
     request.accountId,
     request.direction ?? null,
     request.status ?? null,
+    ...createdOrderBinding(order),
   ]);
-  const after = cursorId(request.cursor, binding);
-  const { rows } = await pool.query<CallRow>(
-    `SELECT ${callColumns} FROM call_control.calls c
-      WHERE c.account_id = $1
-        AND ($2::text IS NULL OR c.direction = $2)
-        AND ($3::text IS NULL OR c.status = $3)
-        AND ($4::text IS NULL OR c.id < $4)
-      ORDER BY c.id DESC LIMIT $5`,
-    [request.accountId, direction ?? null, status ?? null, after ?? null, limit + 1],
+  const values: unknown[] = [request.accountId];
+  const param = (value: unknown) => `$${values.push(value)}`;
+  const where = ["c.account_id = $1"];
+  if (direction !== undefined) where.push(`c.direction = ${param(direction)}`);
+  if (status !== undefined) where.push(`c.status = ${param(status)}`);
+  const sql = createdOrderSql(order, "c", request.cursor, binding, param);
+  const { rows } = await pool.query<CallRow & { created_key: string }>(
+    `SELECT ${callColumns}, ${createdKeyColumn("c")} AS created_key FROM call_control.calls c
+      WHERE ${[...where, ...sql.where].join(" AND ")}
+      ORDER BY ${sql.orderBy} LIMIT ${param(limit + 1)}`,
+    values,
   );
-  return idPage(rows, limit, binding, (row) => row);
+  return keysetPage(rows, limit, binding, (row) => row, createdKey);
 }

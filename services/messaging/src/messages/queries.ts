@@ -1,9 +1,13 @@
 import {
-  cursorId,
+  createdKey,
+  createdKeyColumn,
+  createdOrderBinding,
+  createdOrderSql,
   e164Pattern,
-  idPage,
+  keysetPage,
   notFound,
   pageLimit,
+  readCreatedOrder,
   requireAccount,
 } from "@switchboard/kit";
 import { wire, type messaging } from "@switchboard/proto";
@@ -23,7 +27,10 @@ export async function getMessage(
   return toMessage(rows[0]);
 }
 
-/** ListMessages: newest first, filtered by direction, status, to and from (all optional). */
+/**
+ * ListMessages: newest first by creation (then id) unless `oldest_first`, filtered by direction,
+ * status, to, from and a creation window (all optional); keyset-paged on (created_at, id).
+ */
 export async function listMessages(
   ctx: MessagingContext,
   request: messaging.ListMessagesRequest,
@@ -44,6 +51,7 @@ export async function listMessages(
     if (value !== undefined && !e164Pattern.test(value))
       errors.add(`#/query/${name}`, "must be an E.164 number");
   }
+  const order = readCreatedOrder(request, errors);
   errors.throwIfAny();
   const limit = pageLimit(request.limit);
   const filters = {
@@ -52,24 +60,20 @@ export async function listMessages(
     to_number: request.to,
     from_number: request.from,
   };
-  const binding = `messages:${request.accountId}:${JSON.stringify(filters)}`;
-  const values: unknown[] = [request.accountId, limit + 1];
+  const binding = `messages:${request.accountId}:${JSON.stringify([filters, ...createdOrderBinding(order)])}`;
+  const values: unknown[] = [request.accountId];
+  const param = (value: unknown) => `$${values.push(value)}`;
   const where = ["m.account_id = $1"];
   for (const [column, value] of Object.entries(filters)) {
-    if (value === undefined) continue;
-    values.push(value);
-    where.push(`m.${column} = $${values.length}`);
+    if (value !== undefined) where.push(`m.${column} = ${param(value)}`);
   }
-  const after = cursorId(request.cursor, binding);
-  if (after) {
-    values.push(after);
-    where.push(`m.id < $${values.length}`);
-  }
-  const { rows } = await ctx.pool.query<MessageRow>(
-    `SELECT ${messageColumns} FROM messaging.messages m WHERE ${where.join(" AND ")}
-      ORDER BY m.id DESC LIMIT $2`,
+  const sql = createdOrderSql(order, "m", request.cursor, binding, param);
+  const { rows } = await ctx.pool.query<MessageRow & { created_key: string }>(
+    `SELECT ${messageColumns}, ${createdKeyColumn("m")} AS created_key FROM messaging.messages m
+      WHERE ${[...where, ...sql.where].join(" AND ")}
+      ORDER BY ${sql.orderBy} LIMIT ${param(limit + 1)}`,
     values,
   );
-  const page = idPage(rows, limit, binding, toMessage);
+  const page = keysetPage(rows, limit, binding, toMessage, createdKey);
   return { messages: page.items, nextCursor: page.nextCursor, hasMore: page.hasMore };
 }
