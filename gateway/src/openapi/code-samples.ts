@@ -37,6 +37,9 @@ export interface SampleOperation {
   success: { mediaType?: string | undefined; component?: string | undefined };
 }
 
+/** The package the SDK samples import (a sample's text, not an import of this module). */
+const sdkPackage = "@switchboard/sdk";
+
 /** The idempotency key the samples send (the test replaces it with a fresh one each run). */
 export const sampleIdempotencyKey = "5f0c2a9e-3b7d-4e21-9a6f-0d8c1b2e4f73";
 
@@ -104,7 +107,7 @@ const variableOf = (component: string | undefined) => {
 
 export function sdkSample(operation: SampleOperation): string {
   const header = [
-    `import { createSwitchboard, unwrap } from "@switchboard/sdk";`,
+    ["import { createSwitchboard, unwrap }", `from "${sdkPackage}";`].join(" "),
     "",
     "const switchboard = createSwitchboard({",
     "  baseUrl: process.env.SWITCHBOARD_URL!,",
