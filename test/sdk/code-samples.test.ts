@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { createRequire } from "node:module";
 import { randomUUID } from "node:crypto";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -11,6 +12,7 @@ import { startReceiver, type Receiver } from "@switchboard/test-support/fixtures
 import { startTestPlatform, type TestPlatform } from "@switchboard/test-support/platform";
 
 const run = promisify(execFile);
+const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
 /** Inside the repository, so a sample's `@switchboard/sdk` resolves to the workspace's SDK. */
 const samplesDir = fileURLToPath(new URL(`./.samples-${process.pid}/`, import.meta.url));
 
@@ -364,4 +366,40 @@ describe("the reference's code samples, run", () => {
     const operations = Object.values(document.paths).flatMap((item) => Object.keys(item)).length;
     expect(ran).toHaveLength(operations * 2);
   }, 600_000);
+
+  it("type-checks every SDK sample under strict against the SDK's types", async () => {
+    const dir = join(samplesDir, "typed");
+    await mkdir(dir, { recursive: true });
+    for (const item of Object.values(document.paths)) {
+      for (const operation of Object.values(item)) {
+        const sdk = operation["x-codeSamples"].find((sample) => sample.lang === "TypeScript")!;
+        await writeFile(join(dir, `${operation.operationId}.ts`), sdk.source);
+      }
+    }
+    await writeFile(
+      join(dir, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          target: "es2022",
+          module: "esnext",
+          moduleResolution: "bundler",
+          // The workspace's SDK sources (the published package carries the same types).
+          customConditions: ["source"],
+          types: ["node"],
+          skipLibCheck: true,
+          // Each sample is a program of its own: the same top-level names in each.
+          moduleDetection: "force",
+          isolatedModules: true,
+        },
+        include: ["*.ts"],
+      }),
+    );
+    const checked = await run(process.execPath, [tsc, "-p", dir], { cwd: dir }).then(
+      () => "",
+      (error: { stdout?: string }) => error.stdout ?? String(error),
+    );
+    expect(checked).toBe("");
+  }, 120_000);
 });

@@ -127,15 +127,15 @@ export function sdkSample(operation: SampleOperation): string {
   const options: string[] = [];
   const path = pathValues(operation);
   const query = operation.query ?? {};
-  const params = [
-    ...(Object.keys(path).length > 0 ? [`path: ${literal(path, "      ")}`] : []),
-    ...(Object.keys(query).length > 0 ? [`query: ${literal(query, "      ")}`] : []),
-  ];
-  if (params.length > 0) options.push(`params: { ${params.join(", ")} }`);
+  const params = {
+    ...(Object.keys(path).length > 0 ? { path } : {}),
+    ...(Object.keys(query).length > 0 ? { query } : {}),
+  };
+  if (Object.keys(params).length > 0) options.push(`params: ${literal(params, "    ")}`);
   if (operation.body) options.push(`body: ${literal(operation.body.example, "    ")}`);
   const text = operation.success.mediaType && !operation.success.mediaType.includes("json");
   if (text) options.push(`parseAs: "text"`);
-  const call = `switchboard.api.${operation.method.toUpperCase()}("${operation.path}"${
+  const call = `await switchboard.api.${operation.method.toUpperCase()}("${operation.path}"${
     options.length > 0 ? `, {\n    ${options.join(",\n    ")},\n  }` : ""
   })`;
   const writes = operation.method !== "get";
@@ -146,10 +146,10 @@ export function sdkSample(operation: SampleOperation): string {
       : []),
   ];
   if (operation.success.mediaType === undefined) {
-    lines.push(`unwrap(await ${call});`, `console.log("done");`);
+    lines.push(`unwrap(\n  ${call},\n);`, `console.log("done");`);
   } else {
     const name = variableOf(operation.success.component);
-    lines.push(`const ${name} = unwrap(await ${call});`, `console.log(${name});`);
+    lines.push(`const ${name} = unwrap(\n  ${call},\n);`, `console.log(${name});`);
   }
   return lines.join("\n");
 }
