@@ -30,6 +30,13 @@ const accountId = text("The account's id (acct_…)", story.account);
 const scopeList = z
   .array(z.string().meta({ examples: ["calls:write"] }))
   .describe("Permissions, e.g. numbers:read");
+const optionalName = (example: string) =>
+  z
+    .string()
+    .max(200)
+    .optional()
+    .describe("A name for people")
+    .meta({ examples: [example] });
 const keyPurpose = z
   .string()
   .max(64)
@@ -89,12 +96,7 @@ export const clientWithSecret = client
   .meta({ id: "ClientWithSecret", examples: [{ ...clientExample, client_secret: clientSecret }] });
 export const clientCreate = z
   .object({
-    name: z
-      .string()
-      .max(200)
-      .optional()
-      .describe("A name for people")
-      .meta({ examples: ["Support desk"] }),
+    name: optionalName("Support desk"),
     scopes: requestedScopes.optional(),
   })
   .strict()
@@ -130,12 +132,7 @@ export const serviceTokenWithSecret = serviceToken
   });
 export const serviceTokenCreate = z
   .object({
-    name: z
-      .string()
-      .max(200)
-      .optional()
-      .describe("A name for people")
-      .meta({ examples: ["nightly export"] }),
+    name: optionalName("nightly export"),
     scopes: requestedScopes,
     expires_in: z
       .number()

@@ -43,6 +43,18 @@ export const cursorParam = z
   .optional()
   .describe("Opaque cursor from the previous page's next_cursor; bound to the same filters.");
 
+/** An optional RFC 3339 date-time in a query (a listing's time filter). */
+export const dateTimeParam = (description: string, example = "2026-11-24T00:00:00Z") =>
+  z.iso
+    .datetime({
+      offset: true,
+      message: "must be an RFC 3339 date-time such as 2026-11-21T00:00:00Z",
+    })
+    .max(64)
+    .optional()
+    .describe(description)
+    .meta({ examples: [example] });
+
 /** A string of a response: what it is, and a real example for the reference. */
 export const text = (description: string, example: string) =>
   z

@@ -1,28 +1,18 @@
 import { z } from "zod";
+import { dateTimeParam } from "./common.js";
 
 /**
  * The creation window and order of the calls, messages and webhook-deliveries listings
  * (docs/api.md "Pagination"): `created_after`, `created_before` and `sort`.
  */
-const dateTime = (description: string, example: string) =>
-  z.iso
-    .datetime({
-      offset: true,
-      message: "must be an RFC 3339 date-time such as 2026-11-21T00:00:00Z",
-    })
-    .max(64)
-    .optional()
-    .describe(description)
-    .meta({ examples: [example] });
-
 export const createdSorts = ["-created_at", "created_at"] as const;
 
 export const createdWindowQuery = {
-  created_after: dateTime(
+  created_after: dateTimeParam(
     "RFC 3339: only those created after this time (exclusive).",
     "2026-11-24T00:00:00Z",
   ),
-  created_before: dateTime(
+  created_before: dateTimeParam(
     "RFC 3339: only those created before this time (exclusive); must be later than created_after.",
     "2026-11-25T00:00:00Z",
   ),

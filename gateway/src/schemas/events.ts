@@ -3,7 +3,16 @@ import { z } from "zod";
 import { call } from "./calls.js";
 import { consent, message } from "./messages.js";
 import { story } from "./story.js";
-import { cursorParam, e164, limitParam, page, resourceId, text, timestamp } from "./common.js";
+import {
+  cursorParam,
+  dateTimeParam,
+  e164,
+  limitParam,
+  page,
+  resourceId,
+  text,
+  timestamp,
+} from "./common.js";
 
 /**
  * The events a webhook subscription receives (docs/api.md "Webhook subscriptions"): each one's
@@ -194,14 +203,7 @@ export const eventsQuery = z
       .max(100)
       .optional()
       .describe("Only events of this type (call.completed) or prefix (call.*)"),
-    created_after: z.iso
-      .datetime({
-        offset: true,
-        message: "must be an RFC 3339 date-time such as 2026-11-21T00:00:00Z",
-      })
-      .max(64)
-      .optional()
-      .describe("Only events committed after this time (exclusive)"),
+    created_after: dateTimeParam("Only events committed after this time (exclusive)"),
     limit: limitParam,
     cursor: cursorParam,
   })

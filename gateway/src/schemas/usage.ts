@@ -1,20 +1,18 @@
 import { wire } from "@switchboard/proto";
 import { z } from "zod";
-import { cursorParam, limitParam, page, resourceId, text, timestamp } from "./common.js";
+import {
+  cursorParam,
+  dateTimeParam,
+  limitParam,
+  page,
+  resourceId,
+  text,
+  timestamp,
+} from "./common.js";
 import { story } from "./story.js";
 
 /** docs/api.md "Usage": the kinds of record the ledger holds. */
 export const usageKinds = wire.usageKind.values;
-
-const dateTime = (description: string) =>
-  z.iso
-    .datetime({
-      offset: true,
-      message: "must be an RFC 3339 date-time such as 2026-11-21T00:00:00Z",
-    })
-    .max(64)
-    .optional()
-    .describe(description);
 
 export const usageEventsQuery = z
   .object({
@@ -25,8 +23,8 @@ export const usageEventsQuery = z
       .max(255)
       .optional()
       .describe("Only records about this resource (e.g. a hld_, call_ or num_ id)."),
-    since: dateTime("Only records with occurred_at at or after this time (inclusive)."),
-    until: dateTime("Only records with occurred_at before this time (exclusive)."),
+    since: dateTimeParam("Only records with occurred_at at or after this time (inclusive)."),
+    until: dateTimeParam("Only records with occurred_at before this time (exclusive)."),
     limit: limitParam,
     cursor: cursorParam,
   })

@@ -1,5 +1,7 @@
 import { decodeCursor } from "./cursor.js";
+import type { Queryable } from "./db.js";
 import type { FieldErrors } from "./field-errors.js";
+import { keysetPage, type IdPage } from "./paging.js";
 
 /**
  * The creation-time window and order of a listing (docs/api.md "Pagination": `created_after`,
@@ -55,41 +57,61 @@ export const createdOrderBinding = (order: CreatedOrder): string[] => [
 ];
 
 /** `created_at` of `alias` with microseconds, exact for the keyset comparison (UTC). */
-export const createdKeyColumn = (alias: string) =>
+const createdKeyColumn = (alias: string) =>
   `to_char(${alias}.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
+/** One listing by creation: where its rows come from and what narrows them. */
+export interface CreatedListing {
+  /** `schema.table alias`, e.g. `call_control.calls c`. */
+  from: string;
+  alias: string;
+  /** The selected columns (each qualified by the alias). */
+  columns: string;
+  /** Column (qualified) → value it must equal; undefined values do not filter. */
+  filters: Record<string, unknown>;
+  order: CreatedOrder;
+  cursor: string;
+  /** The cursor's binding: the account, filters, window and order, canonical. */
+  binding: string;
+  limit: number;
+}
+
 /**
- * The SQL of a listing by creation: conditions for the window and the cursor's position (values
- * appended through `param`), and the ORDER BY. Rows must select `createdKeyColumn` as
- * `created_key`; the next cursor carries `[created_key, id]` of the last row shown.
+ * A page of a listing by creation: the filters, the window, the cursor's position (strictly
+ * past the last row served, in the order asked) and `limit + 1` rows in (created_at, id) order;
+ * the next cursor carries the last row's exact created_at and id.
  */
-export function createdOrderSql(
-  order: CreatedOrder,
-  alias: string,
-  cursor: string,
-  binding: string,
-  param: (value: unknown) => string,
-): { where: string[]; orderBy: string } {
-  const where: string[] = [];
+export async function listByCreation<R extends { id: string }, T>(
+  db: Queryable,
+  listing: CreatedListing,
+  map: (row: R) => T,
+): Promise<IdPage<T>> {
+  const { alias, order } = listing;
+  const values: unknown[] = [];
+  const param = (value: unknown) => `$${values.push(value)}`;
+  const where = Object.entries(listing.filters)
+    .filter(([, value]) => value !== undefined)
+    .map(([column, value]) => `${column} = ${param(value)}`);
   if (order.after !== undefined) {
     where.push(`${alias}.created_at > ${param(order.after)}::timestamptz`);
   }
   if (order.before !== undefined) {
     where.push(`${alias}.created_at < ${param(order.before)}::timestamptz`);
   }
-  if (cursor !== "") {
-    const [at, id] = decodeCursor(cursor, binding, ["instant", "id"]);
+  if (listing.cursor !== "") {
+    const [at, id] = decodeCursor(listing.cursor, listing.binding, ["instant", "id"]);
     const past = order.oldestFirst ? ">" : "<";
     where.push(
       `(${alias}.created_at, ${alias}.id) ${past} (${param(at)}::timestamptz, ${param(id)})`,
     );
   }
   const direction = order.oldestFirst ? "ASC" : "DESC";
-  return { where, orderBy: `${alias}.created_at ${direction}, ${alias}.id ${direction}` };
+  const { rows } = await db.query<R & { created_key: string }>(
+    `SELECT ${listing.columns}, ${createdKeyColumn(alias)} AS created_key FROM ${listing.from}
+      WHERE ${where.length > 0 ? where.join(" AND ") : "true"}
+      ORDER BY ${alias}.created_at ${direction}, ${alias}.id ${direction}
+      LIMIT ${param(listing.limit + 1)}`,
+    values,
+  );
+  return keysetPage(rows, listing.limit, listing.binding, map, (row) => [row.created_key, row.id]);
 }
-
-/** The position the next page of a listing by creation starts after. */
-export const createdKey = (row: { created_key: string; id: string }): string[] => [
-  row.created_key,
-  row.id,
-];

@@ -1,11 +1,8 @@
 import {
-  createdKey,
-  createdKeyColumn,
   createdOrderBinding,
-  createdOrderSql,
   DomainError,
   isId,
-  keysetPage,
+  listByCreation,
   notFound,
   pageLimit,
   type Pool,
@@ -53,24 +50,23 @@ export async function listDeliveries(
     resourceId ?? "",
     ...createdOrderBinding(order),
   ].join("|");
-  const values: unknown[] = [request.subscriptionId];
-  const param = (value: unknown) => `$${values.push(value)}`;
-  const where = ["d.subscription_id = $1"];
-  if (status !== undefined) where.push(`d.status = ${param(status)}`);
-  if (resourceId !== undefined) where.push(`d.resource_id = ${param(resourceId)}`);
-  const sql = createdOrderSql(order, "d", request.cursor, binding, param);
-  const { rows } = await pool.query<DeliveryRow & { created_key: string }>(
-    `SELECT ${deliveryColumns}, ${createdKeyColumn("d")} AS created_key FROM webhook.deliveries d
-      WHERE ${[...where, ...sql.where].join(" AND ")}
-      ORDER BY ${sql.orderBy} LIMIT ${param(size + 1)}`,
-    values,
-  );
-  const { items, nextCursor, hasMore } = keysetPage(
-    rows,
-    size,
-    binding,
+  const { items, nextCursor, hasMore } = await listByCreation<DeliveryRow, webhook.Delivery>(
+    pool,
+    {
+      from: "webhook.deliveries d",
+      alias: "d",
+      columns: deliveryColumns,
+      filters: {
+        "d.subscription_id": request.subscriptionId,
+        "d.status": status,
+        "d.resource_id": resourceId,
+      },
+      order,
+      cursor: request.cursor,
+      binding,
+      limit: size,
+    },
     (row) => toDelivery(row),
-    createdKey,
   );
   return { deliveries: items, nextCursor, hasMore };
 }

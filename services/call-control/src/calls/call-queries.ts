@@ -1,11 +1,8 @@
 import {
-  createdKey,
-  createdKeyColumn,
   createdOrderBinding,
-  createdOrderSql,
   FieldErrors,
   type IdPage,
-  keysetPage,
+  listByCreation,
   notFound,
   pageLimit,
   type Pool,
@@ -67,17 +64,18 @@ export async function listCalls(
     request.status ?? null,
     ...createdOrderBinding(order),
   ]);
-  const values: unknown[] = [request.accountId];
-  const param = (value: unknown) => `$${values.push(value)}`;
-  const where = ["c.account_id = $1"];
-  if (direction !== undefined) where.push(`c.direction = ${param(direction)}`);
-  if (status !== undefined) where.push(`c.status = ${param(status)}`);
-  const sql = createdOrderSql(order, "c", request.cursor, binding, param);
-  const { rows } = await pool.query<CallRow & { created_key: string }>(
-    `SELECT ${callColumns}, ${createdKeyColumn("c")} AS created_key FROM call_control.calls c
-      WHERE ${[...where, ...sql.where].join(" AND ")}
-      ORDER BY ${sql.orderBy} LIMIT ${param(limit + 1)}`,
-    values,
+  return listByCreation<CallRow, CallRow>(
+    pool,
+    {
+      from: "call_control.calls c",
+      alias: "c",
+      columns: callColumns,
+      filters: { "c.account_id": request.accountId, "c.direction": direction, "c.status": status },
+      order,
+      cursor: request.cursor,
+      binding,
+      limit,
+    },
+    (row) => row,
   );
-  return keysetPage(rows, limit, binding, (row) => row, createdKey);
 }

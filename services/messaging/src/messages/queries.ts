@@ -1,10 +1,7 @@
 import {
-  createdKey,
-  createdKeyColumn,
   createdOrderBinding,
-  createdOrderSql,
   e164Pattern,
-  keysetPage,
+  listByCreation,
   notFound,
   pageLimit,
   readCreatedOrder,
@@ -61,19 +58,22 @@ export async function listMessages(
     from_number: request.from,
   };
   const binding = `messages:${request.accountId}:${JSON.stringify([filters, ...createdOrderBinding(order)])}`;
-  const values: unknown[] = [request.accountId];
-  const param = (value: unknown) => `$${values.push(value)}`;
-  const where = ["m.account_id = $1"];
-  for (const [column, value] of Object.entries(filters)) {
-    if (value !== undefined) where.push(`m.${column} = ${param(value)}`);
-  }
-  const sql = createdOrderSql(order, "m", request.cursor, binding, param);
-  const { rows } = await ctx.pool.query<MessageRow & { created_key: string }>(
-    `SELECT ${messageColumns}, ${createdKeyColumn("m")} AS created_key FROM messaging.messages m
-      WHERE ${[...where, ...sql.where].join(" AND ")}
-      ORDER BY ${sql.orderBy} LIMIT ${param(limit + 1)}`,
-    values,
+  const page = await listByCreation<MessageRow, messaging.Message>(
+    ctx.pool,
+    {
+      from: "messaging.messages m",
+      alias: "m",
+      columns: messageColumns,
+      filters: {
+        "m.account_id": request.accountId,
+        ...Object.fromEntries(Object.entries(filters).map(([column, v]) => [`m.${column}`, v])),
+      },
+      order,
+      cursor: request.cursor,
+      binding,
+      limit,
+    },
+    toMessage,
   );
-  const page = keysetPage(rows, limit, binding, toMessage, createdKey);
   return { messages: page.items, nextCursor: page.nextCursor, hasMore: page.hasMore };
 }
