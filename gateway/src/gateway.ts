@@ -166,6 +166,7 @@ export async function startGateway(options: {
   openApi.document = buildOpenApiDocument(routes, {
     publicUrl: config.publicUrl,
     version: GATEWAY_VERSION,
+    errorsUrl: config.errorsUrl,
   });
 
   const app = createHttpApp({

@@ -181,6 +181,110 @@ describe("the OpenAPI document against the running gateway", () => {
     expect(text).not.toContain("9007199254740991");
   });
 
+  it("shows real examples only: no placeholder anywhere, one consistent Call, every error shown", async () => {
+    const full = (await (await platform.request("/v1/openapi.json")).json()) as {
+      paths: Record<string, Record<string, Record<string, unknown>>>;
+      components: { schemas: Record<string, { examples?: unknown[] }> };
+    };
+    // What a schema sampler writes when a schema gives it nothing better.
+    const placeholders = new Set([
+      "string",
+      "2019-08-24T14:15:22Z",
+      "2019-08-24",
+      "user@example.com",
+      "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+      "http://example.com",
+    ]);
+    const found: string[] = [];
+    const scan = (value: unknown, where: string, inExample: boolean): void => {
+      if (Array.isArray(value)) {
+        value.forEach((item, i) => scan(item, `${where}/${i}`, inExample));
+      } else if (value !== null && typeof value === "object") {
+        for (const [key, inner] of Object.entries(value)) {
+          scan(inner, `${where}/${key}`, inExample || key === "example" || key === "examples");
+        }
+      } else if (inExample && typeof value === "string" && placeholders.has(value)) {
+        found.push(`${where}: ${value}`);
+      }
+    };
+    scan(full, "#", false);
+    expect(found).toEqual([]);
+
+    // One Call: the component's example is consistent and every operation's call tells its story.
+    const call = full.components.schemas.Call!.examples![0] as Record<string, unknown>;
+    expect(call.to).not.toBe(call.from);
+    expect(call.status).toBe("completed");
+    expect(call.ended_at).not.toBeNull();
+    expect(call.duration_seconds).toBeGreaterThan(0);
+    const json = (path: string, method: string, status: string) =>
+      (
+        full.paths[path]![method]!.responses as Record<
+          string,
+          { content: Record<string, { example: Record<string, unknown> }> }
+        >
+      )[status]!.content["application/json"]!.example;
+    expect(json("/v1/api/calls/{call_id}", "get", "200")).toEqual(call);
+    expect((json("/v1/api/calls", "get", "200").data as unknown[])[0]).toEqual(call);
+    const placed = json("/v1/api/calls/outbound", "post", "201");
+    expect(placed).toMatchObject({ id: call.id, to: call.to, from: call.from, status: "queued" });
+    expect(placed).toMatchObject({ answered_at: null, ended_at: null, hangup_cause: null });
+
+    // Every problem response shows each of its kinds as the gateway answers it.
+    const missing: string[] = [];
+    for (const [path, item] of Object.entries(full.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const responses = operation.responses as Record<
+          string,
+          {
+            "x-problem-kinds"?: string[];
+            content?: Record<string, { example?: unknown; examples?: Record<string, unknown> }>;
+          }
+        >;
+        for (const [status, response] of Object.entries(responses)) {
+          if (status.startsWith("2")) continue;
+          for (const [type, media] of Object.entries(response.content ?? {})) {
+            if (media.example === undefined && media.examples === undefined) {
+              missing.push(`${method} ${path} ${status} ${type}`);
+            }
+          }
+          const problems = response.content?.["application/problem+json"]?.examples ?? {};
+          for (const kind of response["x-problem-kinds"] ?? []) {
+            expect(problems[kind], `${method} ${path} ${status} ${kind}`).toMatchObject({
+              value: {
+                type: `${PUBLIC_URL}/v1/errors/${kind}`,
+                status: Number(status),
+                code: kind.replaceAll("-", "_").toUpperCase(),
+                instance: expect.stringMatching(/^urn:switchboard:request:req_/),
+              },
+            });
+          }
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it("gives every operation a curl and an SDK sample", async () => {
+    const full = (await (await platform.request("/v1/openapi.json")).json()) as {
+      paths: Record<
+        string,
+        Record<string, { "x-codeSamples"?: { lang: string; label: string; source: string }[] }>
+      >;
+    };
+    const without = Object.entries(full.paths).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(
+          ([, operation]) =>
+            operation["x-codeSamples"]?.map((sample) => sample.lang).join() !== "Shell,TypeScript",
+        )
+        .map(([method]) => `${method} ${path}`),
+    );
+    expect(without).toEqual([]);
+    const placeCall = full.paths["/v1/api/calls/outbound"]!.post!["x-codeSamples"]!;
+    expect(placeCall[0]!.source).toContain('curl -X POST "$SWITCHBOARD_URL/v1/api/calls/outbound"');
+    expect(placeCall[1]!.source).toContain('switchboard.api.POST("/v1/api/calls/outbound"');
+  });
+
   it("obtains tokens with openid-client (RFC 8414 discovery, client credentials)", async () => {
     const config = await oidc.discovery(
       new URL(PUBLIC_URL),

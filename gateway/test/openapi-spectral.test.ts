@@ -182,7 +182,11 @@ describe("the OpenAPI document under Spectral (oas + OWASP)", () => {
                     type: "object",
                     properties: {
                       count: { type: "integer", minimum: 0 },
-                      tags: { type: "array", items: { type: "string", enum: ["a"] } },
+                      tags: {
+                        type: "array",
+                        items: { type: "string", enum: ["a"] },
+                        description: "Labels",
+                      },
                     },
                   },
                 },
@@ -199,8 +203,17 @@ describe("the OpenAPI document under Spectral (oas + OWASP)", () => {
       "request-integer-limit",
       "request-array-limit",
       "rate-limit-headers",
+      "oas3-parameter-description",
+      "property-description",
     ]) {
       expect(codes, rule).toContain(rule);
     }
+    // The undescribed property is the one named, not its described sibling.
+    const undescribed = found.filter((result) => result.code === "property-description");
+    expect(
+      undescribed.map((result) =>
+        result.path.includes("count") ? "count" : result.path.join("/"),
+      ),
+    ).toEqual(["count"]);
   });
 });

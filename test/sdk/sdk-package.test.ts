@@ -191,6 +191,16 @@ describe("@switchboard/sdk, packed and installed", () => {
     ) as Record<string, unknown>;
     expect(manifest.private).toBeUndefined();
     expect(manifest).toMatchObject({ license: "Apache-2.0", engines: { node: ">=20" } });
+    // Where a stranger finds the source, the docs and the issue tracker (npm shows all three).
+    expect(manifest).toMatchObject({
+      repository: {
+        type: "git",
+        url: expect.stringMatching(/^git\+https:\/\/.+\.git$/),
+        directory: "packages/sdk",
+      },
+      homepage: expect.stringMatching(/^https:\/\/.+#readme$/),
+      bugs: { url: expect.stringMatching(/^https:\/\/.+\/issues$/) },
+    });
     // Installed outside the workspace: nothing above the project can supply a module.
     expect(app.startsWith(repoRoot)).toBe(false);
   });

@@ -10,6 +10,8 @@ import { isTokenEndpoint, oauthErrorSchema, withOAuthErrors } from "./oauth.js";
 import { acceptsIdempotencyKey, commonProblems } from "./problems.js";
 import { schemaRegistry, type JsonSchema } from "./schemas.js";
 import { webhooksSection } from "./webhooks.js";
+import { codeSamples } from "./code-samples.js";
+import { problemExamples } from "./problem-examples.js";
 
 function queryParameters(schema: z.ZodType, toSchema: (s: z.ZodType, io: "input") => JsonSchema) {
   const json = toSchema(schema, "input") as {
@@ -25,23 +27,51 @@ function queryParameters(schema: z.ZodType, toSchema: (s: z.ZodType, io: "input"
   }));
 }
 
+/** What a path parameter names: `call_id` → "call", `id` → the resource of the path. */
+const nounOf = (name: string, path: string) => {
+  if (name === "kind") return "problem kind";
+  if (name === "id" && path.startsWith("/api/usage")) return "usage record";
+  return name.replace(/_id$/, "").replaceAll("_", " ");
+};
+
 function pathParameters(route: RouteSpec, toSchema: (s: z.ZodType, io: "input") => JsonSchema) {
   const json = route.params
     ? (toSchema(route.params, "input") as { properties?: Record<string, JsonSchema> })
     : { properties: {} };
-  return [...route.path.matchAll(/\{([a-z_]+)\}/g)].map(([, name]) => ({
-    name: name as string,
-    in: "path",
-    required: true,
-    schema: json.properties?.[name as string] ?? { type: "string" },
-  }));
+  return [...route.path.matchAll(/\{([a-z_]+)\}/g)].map(([, name]) => {
+    const schema = json.properties?.[name as string] ?? { type: "string" };
+    const noun = nounOf(name as string, route.path);
+    return {
+      name: name as string,
+      in: "path",
+      required: true,
+      description:
+        typeof schema.description === "string"
+          ? schema.description
+          : noun === "problem kind"
+            ? "A problem kind: the last segment of a problem's `type`"
+            : `The ${noun}'s id`,
+      schema,
+    };
+  });
 }
+
+/** What the last path parameter of a route names, for its not-found example ("the call"). */
+const routeNoun = (route: RouteSpec) => {
+  const names = [...route.path.matchAll(/\{([a-z_]+)\}/g)].map(([, name]) => name as string);
+  const last = names[names.length - 1];
+  return last ? nounOf(last, route.path) : "resource";
+};
 
 /** Statuses a replay of a stored response can have besides the success: the kept 4xx. */
 const replayable = (status: number) =>
   status >= 400 && status < 500 && ![401, 403, 429].includes(status);
 
-function problemResponses(kinds: ProblemKind[], idempotent: boolean) {
+function problemResponses(
+  kinds: ProblemKind[],
+  idempotent: boolean,
+  context: { errorsUrl: string; scope: string | null; noun: string },
+) {
   const byStatus = new Map<number, ProblemKind[]>();
   for (const kind of new Set(kinds)) {
     const status = httpStatusOf(kind);
@@ -60,7 +90,10 @@ function problemResponses(kinds: ProblemKind[], idempotent: boolean) {
           description: `Problem: ${list.join(", ")}`,
           headers: responseHeader(commonHeaders(status), optional),
           content: {
-            "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } },
+            "application/problem+json": {
+              schema: { $ref: "#/components/schemas/Problem" },
+              examples: problemExamples(list, context),
+            },
           },
           "x-problem-kinds": list,
         },
@@ -112,8 +145,9 @@ const gettingStarted = (publicUrl: string, permissions: readonly string[]) =>
 /** The OpenAPI 3.1 document, built at run time from the route table. */
 export function buildOpenApiDocument(
   routes: RouteSpec[],
-  options: { publicUrl: string; version: string },
+  options: { publicUrl: string; version: string; errorsUrl?: string },
 ) {
+  const errorsUrl = options.errorsUrl ?? `${options.publicUrl}/v1/errors`;
   const { components, toSchema } = schemaRegistry();
   toSchema(problemSchema, "output");
   const paths: Record<string, Record<string, unknown>> = {};
@@ -124,6 +158,7 @@ export function buildOpenApiDocument(
       ...(success.headers ?? []),
       ...(route.paginated ? ["Link"] : []),
     ];
+    const problemContext = { errorsUrl, scope: route.scope, noun: routeNoun(route) };
     const operation: Record<string, unknown> = {
       operationId: route.operationId,
       summary: route.summary,
@@ -179,12 +214,17 @@ export function buildOpenApiDocument(
         },
         ...(isTokenEndpoint(route)
           ? withOAuthErrors(
-              problemResponses([...commonProblems(route), ...route.problems], false),
+              problemResponses(
+                [...commonProblems(route), ...route.problems],
+                false,
+                problemContext,
+              ),
               commonHeaders,
             )
           : problemResponses(
               [...commonProblems(route), ...route.problems],
               acceptsIdempotencyKey(route),
+              problemContext,
             )),
       }),
     };
@@ -262,7 +302,41 @@ export function buildOpenApiDocument(
     },
   };
   document.components.headers = headerComponents(document);
-  return withExamples(clientFriendly(document));
+  return withCodeSamples(withExamples(clientFriendly(document)), routes);
+}
+
+type SampledOperation = Operation & {
+  operationId: string;
+  security: unknown[];
+  parameters: { name?: string; in?: string; $ref?: string }[];
+  "x-codeSamples"?: unknown;
+};
+
+/** Every operation's curl and SDK samples (code-samples.ts), from its examples. */
+function withCodeSamples<T>(document: T, routes: RouteSpec[]): T {
+  const byId = new Map(routes.map((route) => [route.operationId, route]));
+  const paths = (document as { paths: Record<string, Record<string, SampledOperation>> }).paths;
+  for (const [path, item] of Object.entries(paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      const route = byId.get(operation.operationId);
+      const body = Object.entries(operation.requestBody?.content ?? {})[0];
+      const success = Object.entries(operation.responses).find(([status]) =>
+        status.startsWith("2"),
+      )?.[1];
+      const [mediaType, media] = Object.entries(success?.content ?? {})[0] ?? [];
+      const ref = (media?.schema as { $ref?: string } | undefined)?.$ref;
+      operation["x-codeSamples"] = codeSamples({
+        method,
+        path,
+        parameters: operation.parameters,
+        body: body ? { mediaType: body[0], example: body[1].example } : undefined,
+        query: route?.examples?.query ?? (route?.paginated ? { limit: 10 } : undefined),
+        authenticated: Boolean(route?.scope),
+        success: { mediaType, component: ref?.split("/").pop() },
+      });
+    }
+  }
+  return document;
 }
 
 type Media = { schema?: unknown; example?: unknown };

@@ -12,14 +12,19 @@ export const oauthErrorSchema = {
     error: {
       type: "string",
       enum: ["invalid_request", "invalid_client", "invalid_scope", "unsupported_grant_type"],
+      description: "The RFC 6749 error code",
     },
-    error_description: { type: "string" },
+    error_description: {
+      type: "string",
+      description: "What went wrong, in words",
+      examples: ["the client could not be authenticated"],
+    },
   },
 };
 
-const oauthContent = {
-  "application/json": { schema: { $ref: "#/components/schemas/OAuthError" } },
-};
+const oauthContent = (example: { error: string; error_description: string }) => ({
+  "application/json": { schema: { $ref: "#/components/schemas/OAuthError" }, example },
+});
 
 /**
  * Adds the token endpoint's RFC 6749 errors to its problem responses: 400 (invalid_request,
@@ -37,7 +42,13 @@ export function withOAuthErrors(
       description: `OAuth error (invalid_request, invalid_scope, unsupported_grant_type)${badRequest ? ` or ${String(badRequest.description)}` : ""}`,
       // Cache-Control: no-store comes with the OAuth errors, not with a problem+json 400.
       headers: responseHeader(commonHeaders(400), ["Cache-Control"]),
-      content: { ...oauthContent, ...((badRequest?.content as object | undefined) ?? {}) },
+      content: {
+        ...oauthContent({
+          error: "invalid_scope",
+          error_description: "the client may not ask for scope admin",
+        }),
+        ...((badRequest?.content as object | undefined) ?? {}),
+      },
       ...(badRequest?.["x-problem-kinds"]
         ? { "x-problem-kinds": badRequest["x-problem-kinds"] }
         : {}),
@@ -45,7 +56,10 @@ export function withOAuthErrors(
     "401": {
       description: "OAuth error invalid_client (client authentication failed)",
       headers: responseHeader([...commonHeaders(401), "Cache-Control"]),
-      content: oauthContent,
+      content: oauthContent({
+        error: "invalid_client",
+        error_description: "the client could not be authenticated",
+      }),
     },
   };
 }

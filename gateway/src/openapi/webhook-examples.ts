@@ -1,45 +1,28 @@
 import type { WebhookEventType } from "../schemas/events.js";
+import { story, storyCall, storyInboundCall } from "../schemas/story.js";
 
 /**
- * One consistent story per event type, for the document's `webhooks` section: the account
- * holds and assigns +14155550123, calls +14155550188 from it, texts +14155550177, who later
- * texts STOP. Every example validates against its event's schema (gateway/test).
+ * One consistent story per event type, for the document's `webhooks` section: the story of
+ * every example (schemas/story.ts): the account holds and assigns +14155550123, calls
+ * +14155550188 from it, texts +14155550177, who later texts STOP. Every example validates
+ * against its event's schema (gateway/test).
  */
-const account = "acct_01jd2k8w7c3q9v0m5n6p7r8s9t";
-const ours = "+14155550123";
-const callee = "+14155550188";
-const recipient = "+14155550177";
-const numberId = "num_01jd2k8w7c3q9v0m5n6p7r8s9t";
-const holdId = "hld_01jd2k9a1b2c3d4e5f6g7h8j9k";
-const callId = "call_01jd2kb0q1r2s3t4v5w6x7y8z9";
-const messageId = "msg_01jd2kc3a4b5c6d7e8f9g0h1j2";
-const consentId = "cns_01jd2k7m8n9p0q1r2s3t4v5w6x";
-const subscriptionId = "whs_01jd2k6e7f8g9h0j1k2m3n4p5q";
+const account = story.account;
+const ours = story.ours;
+const recipient = story.recipient;
+const numberId = story.numberId;
+const holdId = story.holdId;
+const callId = story.callId;
+const messageId = story.messageId;
+const consentId = story.consentId;
+const subscriptionId = story.subscriptionId;
 
+/** The REST call at a stage, plus what its events add (call_id, attestation). */
 const call = (status: string, times: { answered?: string; ended?: string } = {}) => ({
-  id: callId,
-  call_id: callId,
-  direction: "outbound",
+  ...storyCall(times.ended ? "completed" : times.answered ? "in_progress" : "queued"),
   status,
-  to: callee,
-  from: ours,
-  agent: "support-bot",
-  seat_id: null,
-  route_id: null,
-  stir_shaken: { attestation: "A", identity: "eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiJ9…" },
+  call_id: callId,
   attestation: "A",
-  client_state: "order-4711",
-  timeout_seconds: 30,
-  time_limit_seconds: 14400,
-  hangup_cause: times.ended ? "normal_clearing" : null,
-  hangup_source: times.ended ? "callee" : null,
-  sip_code: times.ended ? 200 : null,
-  early_media: false,
-  created_at: "2026-11-24T21:46:00.000Z",
-  answered_at: times.answered ?? null,
-  ended_at: times.ended ?? null,
-  duration_seconds: times.ended ? 95 : null,
-  status_callback: { url: "https://example.com/calls/status", events: [] },
 });
 
 const message = (status: string, updatedAt: string, extra: Record<string, unknown> = {}) => ({
@@ -56,7 +39,7 @@ const message = (status: string, updatedAt: string, extra: Record<string, unknow
   encoding: "GSM-7",
   segments: 1,
   media_count: 0,
-  template_id: "tpl_01jd2k5c6d7e8f9g0h1j2k3m4n",
+  template_id: story.templateId,
   template_version: 1,
   consent_id: consentId,
   error_code: null,
@@ -87,18 +70,13 @@ const data: Record<WebhookEventType, Record<string, unknown>> = {
     hold_id: holdId,
     reason: "hold_released",
   },
-  "number.assigned": { number_id: numberId, number: ours, hold_id: holdId, seat_id: null },
-  "call.incoming": {
-    ...call("ringing"),
-    direction: "inbound",
-    to: ours,
-    from: callee,
-    route_id: "rte_01jd2k4b5c6d7e8f9g0h1j2k3m",
-    stir_shaken: null,
-    attestation: null,
-    client_state: null,
-    status_callback: null,
+  "number.assigned": {
+    number_id: numberId,
+    number: ours,
+    hold_id: holdId,
+    seat_id: story.seatId,
   },
+  "call.incoming": { ...storyInboundCall("ringing"), call_id: callId, attestation: null },
   "call.initiated": call("initiated"),
   "call.ringing": call("ringing"),
   "call.answered": call("in_progress", { answered: "2026-11-24T21:46:04.000Z" }),
@@ -144,7 +122,7 @@ const data: Record<WebhookEventType, Record<string, unknown>> = {
   },
   "webhook.subscription_disabled": {
     subscription_id: subscriptionId,
-    url: "https://example.com/hooks",
+    url: story.webhookUrl,
     reason: "gone",
     disabled_at: "2026-11-26T03:00:00.000Z",
   },
@@ -166,7 +144,7 @@ const sequences: Partial<Record<WebhookEventType, number>> = {
 
 /** The example payload of one event type. */
 export const webhookEventExample = (type: WebhookEventType) => ({
-  id: "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+  id: story.eventId,
   type,
   timestamp:
     (data[type].updated_at as string | undefined) ??

@@ -18,6 +18,8 @@ import {
 } from "../admin/index.js";
 import type { Principal, SigningKeyStore } from "../auth/index.js";
 import {
+  clientExample,
+  serviceTokenExample,
   account,
   accountCreate,
   accountParams,
@@ -172,6 +174,7 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       method: "post",
       path: "/admin/clients/{client_id}/disable",
       operationId: "disableClient",
+      examples: { response: { ...clientExample, disabled_at: "2026-11-24T22:10:00.000Z" } },
       summary: "Disable an OAuth client",
       description:
         "It gets no new tokens, and its access tokens are refused from the next request on.",
@@ -254,6 +257,9 @@ export function adminRoutes(deps: AdminDeps): RouteSpec[] {
       method: "post",
       path: "/admin/service-tokens/{token_id}/revoke",
       operationId: "revokeServiceToken",
+      examples: {
+        response: { ...serviceTokenExample, revoked_at: "2026-11-24T22:10:00.000Z" },
+      },
       summary: "Revoke a service token",
       description: "Refused from the next request on.",
       params: serviceTokenParams,

@@ -9,6 +9,7 @@ import {
   agentUpdate,
   listQuery,
 } from "../schemas/call-resources.js";
+import { story } from "../schemas/story.js";
 
 const agentPath = idParam("agt", "agent_id");
 
@@ -18,7 +19,9 @@ export const callAgentRoutes: RouteSpec[] = [
     method: "post",
     path: "/api/agents",
     operationId: "createAgent",
-    examples: { request: { name: "alice", description: "Front desk" } },
+    examples: {
+      request: { name: story.agent, description: "Answers the front desk line on weekdays" },
+    },
     summary: "Create an agent",
     description: "Names are unique per account (409 conflict).",
     tag: "Agents",

@@ -9,6 +9,8 @@ import {
   sandboxInboundRequest,
 } from "../schemas/calls.js";
 import { idParam } from "../schemas/common.js";
+import { createdWindowRpc } from "../schemas/created-window.js";
+import { story, storyCall, storyInboundCall } from "../schemas/story.js";
 import { created, ok, pageReply } from "./replies.js";
 import { checkedStatusCallback, statusCallbackDescription } from "./status-callback.js";
 import { defineRoute, type RouteSpec } from "./route-spec.js";
@@ -27,11 +29,13 @@ const placeOutboundCall = defineRoute({
   operationId: "placeOutboundCall",
   examples: {
     request: {
-      to: "+15550100000",
-      from: "+14155550123",
-      agent: "alice",
-      client_state: "order-1234",
+      to: story.callee,
+      from: story.ours,
+      agent: story.agent,
+      client_state: "order-4711",
+      status_callback: { url: story.statusCallbackUrl },
     },
+    response: storyCall("queued"),
   },
   summary: "Place a signed outbound call",
   description: [
@@ -80,10 +84,14 @@ const listCalls = defineRoute({
   path: "/api/calls",
   operationId: "listCalls",
   summary: "List calls",
-  description: "Newest first; `direction` and `status` filter (the cursor is bound to them).",
+  description:
+    "Newest first by created_at (then id), or oldest first with `sort=created_at`; `direction`, `status`, `created_after` and `created_before` filter and combine. Keyset-paginated: a walk through the pages in either order neither skips nor repeats a call; the cursor is bound to the filters and the order (another with an old cursor is 400 invalid-cursor).",
   tag: "Calls",
   scope: "calls:read",
   query: callsQuery,
+  examples: {
+    query: { direction: "outbound", created_after: "2026-11-24T00:00:00Z", sort: "-created_at" },
+  },
   paginated: true,
   success: { status: 200, description: "A page of calls", schema: callsPage },
   problems: ["invalid-cursor", "validation-failed"],
@@ -92,6 +100,7 @@ const listCalls = defineRoute({
     const r = await ctx.rpc.callControl((c) => c.listCalls, {
       direction: q.direction && wire.callDirection.of(q.direction),
       status: q.status && wire.callStatus.of(q.status),
+      ...createdWindowRpc(q),
       limit: q.limit,
       cursor: q.cursor ?? "",
     });
@@ -126,6 +135,7 @@ const hangupCall = defineRoute({
   tag: "Calls",
   scope: "calls:write",
   params: callPath,
+  examples: { response: storyCall("completed") },
   success: { status: 200, description: "The ended call", schema: callSchema },
   problems: ["not-found", "invalid-state"],
   handler: async (ctx) => {
@@ -146,6 +156,10 @@ const answerInboundCall = defineRoute({
   tag: "Calls",
   scope: "calls:write",
   body: answerRequest,
+  examples: {
+    request: { call_id: story.callId, agent: story.agent },
+    response: storyInboundCall("in_progress"),
+  },
   success: { status: 200, description: "The call, in_progress", schema: callSchema },
   problems: ["not-found", "validation-failed", "invalid-state", "seat-busy"],
   handler: async (ctx) => {
@@ -196,6 +210,10 @@ const deliverSandboxInboundCall = defineRoute({
   tag: "Sandbox",
   scope: "calls:write",
   body: sandboxInboundRequest,
+  examples: {
+    request: { from: story.callee, to: story.ours },
+    response: storyInboundCall("ringing"),
+  },
   success: {
     status: 201,
     description: "The inbound call",

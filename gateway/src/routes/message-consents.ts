@@ -4,6 +4,7 @@ import { consent, consentListQuery, consentRequest, consentsPage } from "../sche
 import { created, ok, pageReply } from "./replies.js";
 import { defineRoute, type RouteSpec } from "./route-spec.js";
 import { toConsentJson } from "./views/messages.js";
+import { story, storyConsent } from "../schemas/story.js";
 
 const consentPath = idParam("cns", "consent_id");
 
@@ -14,7 +15,12 @@ export const consentRoutes: RouteSpec[] = [
     path: "/api/consents",
     operationId: "createConsent",
     examples: {
-      request: { phone_number: "+15550200000", channels: ["sms"], source: "web_form" },
+      request: {
+        phone_number: story.recipient,
+        channels: ["sms"],
+        source: "web_form",
+        evidence: { form_url: "https://example.com/reminders/signup", ip: "203.0.113.7" },
+      },
     },
     summary: "Record a recipient's consent",
     description:
@@ -83,6 +89,14 @@ export const consentRoutes: RouteSpec[] = [
     method: "post",
     path: "/api/consents/{consent_id}/revoke",
     operationId: "revokeConsent",
+    examples: {
+      response: {
+        ...storyConsent,
+        status: "revoked",
+        revoked_at: "2026-11-25T08:12:00.000Z",
+        revocation_source: "api",
+      },
+    },
     summary: "Revoke a consent",
     description:
       "granted → revoked (consent.revoked). Revoking a revoked consent is 409 invalid-state.",

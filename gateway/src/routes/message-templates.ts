@@ -11,6 +11,7 @@ import {
 import { created, ok, pageReply } from "./replies.js";
 import { defineRoute, type RouteSpec } from "./route-spec.js";
 import { toTemplateJson } from "./views/messages.js";
+import { storyTemplate } from "../schemas/story.js";
 
 const signedNote =
   "Each version is approved and signed by the platform on creation: content_sha256 is the hex SHA-256 of the RFC 8785 canonical JSON {body, channels, name, version}; signature is a compact JWS (EdDSA, kid published in /.well-known/jwks.json) whose payload is that JSON. Sending re-verifies it.";
@@ -23,7 +24,13 @@ export const templateRoutes: RouteSpec[] = [
     method: "post",
     path: "/api/templates",
     operationId: "createTemplate",
-    examples: { request: { name: "otp", channels: ["sms"], body: "Your code is {{code}}" } },
+    examples: {
+      request: {
+        name: "appointment-reminder",
+        channels: ["sms"],
+        body: "Hi {{name}}, your appointment is on {{day}} at {{time}}. Reply STOP to opt out.",
+      },
+    },
     summary: "Create a message template (version 1)",
     description: `Variables are written {{name}} (a letter or _, then letters, digits, _). Names are unique per account (409 conflict). ${signedNote}`,
     tag: "Templates",
@@ -90,6 +97,14 @@ export const templateRoutes: RouteSpec[] = [
     method: "post",
     path: "/api/templates/{template_id}/versions",
     operationId: "createTemplateVersion",
+    examples: {
+      response: {
+        ...storyTemplate,
+        version: 2,
+        latest_version: 2,
+        approved_at: "2026-11-25T09:00:00.000Z",
+      },
+    },
     summary: "Add a new immutable version",
     description: `Versions never change; sends name a version or get the latest. Channels default to the previous version's. ${signedNote}`,
     tag: "Templates",

@@ -1,5 +1,6 @@
 import { wire } from "@switchboard/proto";
 import { idParam } from "../schemas/common.js";
+import { createdWindowRpc } from "../schemas/created-window.js";
 import {
   message,
   messageListQuery,
@@ -15,6 +16,7 @@ import { created, ok, pageReply } from "./replies.js";
 import { checkedStatusCallback, statusCallbackDescription } from "./status-callback.js";
 import { defineRoute, type RouteSpec } from "./route-spec.js";
 import { toMessageJson, toSettingsJson } from "./views/messages.js";
+import { story, storyMessage } from "../schemas/story.js";
 
 /** Messages, templates, consents, the messaging settings and the sandbox inbound route. */
 export const messageRoutes: RouteSpec[] = [
@@ -25,11 +27,19 @@ export const messageRoutes: RouteSpec[] = [
     examples: {
       request: {
         channel: "sms",
-        to: "+15550200000",
-        from: "+14155550123",
-        template_id: "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
-        variables: { code: "123456" },
-        consent_id: "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
+        to: story.recipient,
+        from: story.ours,
+        template_id: story.templateId,
+        variables: { name: "Dana", day: "Tuesday", time: "10:00" },
+        consent_id: story.consentId,
+      },
+      response: {
+        ...storyMessage,
+        status: "queued",
+        channel_used: null,
+        updated_at: storyMessage.created_at,
+        sent_at: null,
+        delivered_at: null,
       },
     },
     summary: "Send an SMS, MMS or RCS message from a signed template",
@@ -83,7 +93,8 @@ export const messageRoutes: RouteSpec[] = [
     path: "/api/messages",
     operationId: "listMessages",
     summary: "List the account's messages",
-    description: "Outbound and inbound, newest first; filters combine.",
+    description:
+      "Outbound and inbound, newest first by created_at (then id), or oldest first with `sort=created_at`; the filters (`direction`, `status`, `to`, `from`, `created_after`, `created_before`) combine. Keyset-paginated: a walk through the pages in either order neither skips nor repeats a message; the cursor is bound to the filters and the order.",
     tag: "Messages",
     scope: "messages:read",
     query: messageListQuery,
@@ -97,6 +108,7 @@ export const messageRoutes: RouteSpec[] = [
         status: q.status && wire.messageStatus.of(q.status),
         to: q.to,
         from: q.from,
+        ...createdWindowRpc(q),
         limit: q.limit,
         cursor: q.cursor ?? "",
       });
@@ -171,6 +183,26 @@ export const messageRoutes: RouteSpec[] = [
     tag: "Sandbox",
     scope: "messages:write",
     body: sandboxInboundRequest,
+    examples: {
+      request: { from: story.recipient, to: story.ours, body: "Can we make it 11:00 instead?" },
+      response: {
+        ...storyMessage,
+        id: "msg_01jd3m2n3p4q5r6s7t8v9w0x1y",
+        direction: "inbound",
+        status: "received",
+        to: story.ours,
+        from: story.recipient,
+        body: "Can we make it 11:00 instead?",
+        template_id: null,
+        template_version: null,
+        consent_id: null,
+        expires_at: null,
+        created_at: "2026-11-25T08:12:00.000Z",
+        updated_at: "2026-11-25T08:12:00.000Z",
+        sent_at: null,
+        delivered_at: null,
+      },
+    },
     success: {
       status: 201,
       description: "The received message",

@@ -13,6 +13,7 @@ import {
 import { created, ok, pageReply } from "./replies.js";
 import { defineRoute, type RouteSpec } from "./route-spec.js";
 import { toHold, toNumber } from "./views/numbers.js";
+import { story, storyAvailableNumber, storyHold, storyNumber } from "../schemas/story.js";
 
 const holdPath = idParam("hld", "hold_id");
 
@@ -27,6 +28,10 @@ export const numberRoutes: RouteSpec[] = [
     tag: "Numbers",
     scope: "numbers:read",
     query: searchQuery,
+    examples: {
+      query: { country: "US", capabilities: "voice,sms", limit: 5 },
+      response: { data: [storyAvailableNumber], next_cursor: story.nextCursor, has_more: true },
+    },
     paginated: true,
     success: { status: 200, description: "A page of available numbers", schema: numbersPage },
     problems: ["invalid-cursor", "validation-failed"],
@@ -53,7 +58,7 @@ export const numberRoutes: RouteSpec[] = [
     method: "post",
     path: "/api/numbers/hold",
     operationId: "holdNumber",
-    examples: { request: { number: "+14155550123" } },
+    examples: { request: { number: story.ours }, response: storyHold },
     summary: "Hold an available number",
     description:
       "Atomic: of any number of concurrent holds on one available number exactly one succeeds.",
@@ -98,6 +103,9 @@ export const numberRoutes: RouteSpec[] = [
     tag: "Numbers",
     scope: "numbers:write",
     params: holdPath,
+    examples: {
+      response: { ...storyHold, status: "released", released_at: "2026-11-24T21:47:02.518Z" },
+    },
     success: { status: 200, description: "The released hold", schema: hold },
     problems: ["not-found", "invalid-state"],
     handler: async (ctx) => {
@@ -118,6 +126,15 @@ export const numberRoutes: RouteSpec[] = [
     scope: "numbers:write",
     params: holdPath,
     body: assignRequest,
+    examples: {
+      request: { seat_id: story.seatId },
+      response: {
+        ...storyHold,
+        status: "converted",
+        converted_at: storyNumber.assigned_at,
+        phone_number: storyNumber,
+      },
+    },
     success: { status: 200, description: "The converted hold", schema: assignResponse },
     problems: ["not-found", "invalid-state", "validation-failed"],
     handler: async (ctx) => {
@@ -177,6 +194,7 @@ export const numberRoutes: RouteSpec[] = [
     tag: "Numbers",
     scope: "numbers:write",
     params: idParam("num", "number_id"),
+    examples: { response: storyAvailableNumber },
     success: { status: 200, description: "The released number", schema: phoneNumber },
     problems: ["not-found", "invalid-state"],
     handler: async (ctx) => {

@@ -82,8 +82,11 @@ interface RouteDescription<Path extends string, Q extends z.ZodType, B extends z
    * only for the public health, which is how a caller learns that the database is down.
    */
   answersWithoutRecord?: boolean;
-  /** Examples for the reference: a request body and the success response. */
-  examples?: { request?: unknown; response?: unknown };
+  /**
+   * Examples for the reference: a request body, the success response, and the query the code
+   * samples send.
+   */
+  examples?: { request?: unknown; response?: unknown; query?: Record<string, string | number> };
 }
 
 export interface ScopedRoute<

@@ -1,5 +1,6 @@
 import { wire } from "@switchboard/proto";
 import { idParam } from "../schemas/common.js";
+import { createdWindowRpc } from "../schemas/created-window.js";
 import { anyWebhookEvent, eventsPage, eventsQuery } from "../schemas/events.js";
 import {
   createSubscriptionRequest,
@@ -17,6 +18,7 @@ import {
 import { accepted, created, ok, pageReply } from "./replies.js";
 import { defineRoute, type RouteSpec } from "./route-spec.js";
 import { toDelivery, toDeliveryDetail, toSubscription } from "./views/webhooks.js";
+import { story, storyDelivery } from "../schemas/story.js";
 
 const createDescription = [
   "The url must be https to a public address: the host is resolved and every address checked",
@@ -55,9 +57,9 @@ export const webhookRoutes: RouteSpec[] = [
     operationId: "createWebhookSubscription",
     examples: {
       request: {
-        url: "https://example.com/hooks",
-        events: ["number.*", "call.*"],
-        description: "CRM sync",
+        url: story.webhookUrl,
+        events: ["call.*", "message.delivered"],
+        description: "Order desk: call and delivery updates",
       },
     },
     summary: "Create a webhook subscription",
@@ -196,6 +198,19 @@ export const webhookRoutes: RouteSpec[] = [
     method: "post",
     path: "/api/webhooks/subscriptions/{subscription_id}/test",
     operationId: "testWebhookSubscription",
+    examples: {
+      response: {
+        ...storyDelivery,
+        event_type: "webhook.test",
+        status: "pending",
+        attempts: 0,
+        next_attempt_at: "2026-11-24T22:00:00.000Z",
+        last_attempt_at: null,
+        last_status_code: null,
+        delivered_at: null,
+        created_at: "2026-11-24T22:00:00.000Z",
+      },
+    },
     summary: "Send a webhook.test event to this subscription",
     description:
       "Queues a webhook.test event for this subscription only (whatever its events), delivered and retried like any other. The subscription must be active (409 invalid-state otherwise).",
@@ -216,7 +231,8 @@ export const webhookRoutes: RouteSpec[] = [
     path: "/api/webhooks/subscriptions/{subscription_id}/deliveries",
     operationId: "listWebhookDeliveries",
     summary: "List a subscription's deliveries",
-    description: "Newest first; failed deliveries are kept and can be retried.",
+    description:
+      "Newest first by created_at (then id), or oldest first with `sort=created_at`; `status`, `resource_id`, `created_after` and `created_before` filter and combine, the cursor bound to them and the order. Failed deliveries are kept and can be retried.",
     tag,
     scope: "webhooks:read",
     params: subscriptionPath,
@@ -229,6 +245,7 @@ export const webhookRoutes: RouteSpec[] = [
         subscriptionId: ctx.params.subscription_id,
         status: ctx.query.status && wire.deliveryStatus.of(ctx.query.status),
         resourceId: ctx.query.resource_id,
+        ...createdWindowRpc(ctx.query),
         limit: ctx.query.limit,
         cursor: ctx.query.cursor ?? "",
       });
@@ -258,6 +275,18 @@ export const webhookRoutes: RouteSpec[] = [
     method: "post",
     path: "/api/webhooks/deliveries/{delivery_id}/retry",
     operationId: "retryWebhookDelivery",
+    examples: {
+      response: {
+        ...storyDelivery,
+        status: "pending",
+        attempts: 9,
+        next_attempt_at: "2026-11-26T09:00:00.000Z",
+        last_attempt_at: "2026-11-25T21:47:39.210Z",
+        last_status_code: 503,
+        last_error: "http_status",
+        delivered_at: null,
+      },
+    },
     summary: "Retry a failed delivery",
     description:
       "Replays a failed delivery with a fresh retry schedule: same webhook-id and body, new signature timestamp. Only a failed delivery of an active subscription can be retried (409 invalid-state otherwise; a delivered one is final).",

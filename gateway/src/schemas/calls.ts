@@ -13,6 +13,8 @@ import {
   statusCallbackRequest,
   timestamp,
 } from "./common.js";
+import { createdWindowQuery } from "./created-window.js";
+import { story, storyCall, storyCertificate } from "./story.js";
 
 /** Calls (docs/api.md "Calls", "Carriers: the real networks and the sandbox"). */
 const direction = z.enum(wire.callDirection.values);
@@ -20,34 +22,61 @@ const direction = z.enum(wire.callDirection.values);
 export const call = z
   .object({
     id: resourceId("call"),
-    direction,
-    status: z.enum(wire.callStatus.values),
-    to: e164,
+    direction: direction.describe("outbound: placed through the API; inbound: from the network"),
+    status: z
+      .enum(wire.callStatus.values)
+      .describe(
+        "queued → initiated → ringing → in_progress → completed; or busy, no_answer, failed, canceled, rejected",
+      ),
+    to: e164.describe("The called number").meta({ examples: [story.callee] }),
     from: callerId,
-    agent: z.string().nullable(),
-    seat_id: resourceId("seat").nullable(),
+    agent: z
+      .string()
+      .nullable()
+      .describe("The name of the agent who placed or answered the call; null until answered")
+      .meta({ examples: [story.agent] }),
+    seat_id: resourceId("seat").nullable().describe("The seat the call rings or was placed from"),
     route_id: resourceId("rte").nullable().describe("Inbound: the route the call rings under"),
     stir_shaken: z
       .object({
-        attestation: z.enum(wire.attestation.values),
-        identity: z.string().describe("The PASSporT (RFC 8225/8588, ES256) handed to the carrier"),
+        attestation: z
+          .enum(wire.attestation.values)
+          .describe("A: the account and the seat own `from`; B: the account owns it"),
+        identity: z
+          .string()
+          .describe("The PASSporT (RFC 8225/8588, ES256) handed to the carrier")
+          .meta({ examples: [story.passport] }),
       })
       .nullable()
       .describe("Outbound calls: the signed identity; null for inbound calls"),
-    client_state: z.string().nullable(),
-    timeout_seconds: z.number().int(),
-    time_limit_seconds: z.number().int(),
-    hangup_cause: z.enum(wire.hangupCause.values).nullable(),
-    hangup_source: z.enum(wire.hangupSource.values).nullable(),
-    sip_code: z.number().int().nullable(),
+    client_state: z
+      .string()
+      .nullable()
+      .describe("The opaque value given when the call was placed, echoed on its events")
+      .meta({ examples: ["order-4711"] }),
+    timeout_seconds: z.number().int().describe("How long the destination may ring"),
+    time_limit_seconds: z.number().int().describe("The longest talk time after the answer"),
+    hangup_cause: z
+      .enum(wire.hangupCause.values)
+      .nullable()
+      .describe("Why the call ended (null while live)"),
+    hangup_source: z
+      .enum(wire.hangupSource.values)
+      .nullable()
+      .describe("Who ended it: caller, callee or platform (null while live)"),
+    sip_code: z
+      .number()
+      .int()
+      .nullable()
+      .describe("The final SIP status the network answered (200 for an answered call)"),
     early_media: z
       .boolean()
       .describe(
         "The far end sent early media (a 183 with SDP) that reached the other side before the answer",
       ),
-    created_at: timestamp,
-    answered_at: timestamp.nullable(),
-    ended_at: timestamp.nullable(),
+    created_at: timestamp.describe("RFC 3339 UTC: when the call was created"),
+    answered_at: timestamp.nullable().describe("RFC 3339 UTC: when it was answered; null if never"),
+    ended_at: timestamp.nullable().describe("RFC 3339 UTC: when it ended; null while live"),
     duration_seconds: z
       .number()
       .int()
@@ -55,11 +84,11 @@ export const call = z
       .describe("Answered to ended, rounded up; 0 for a call never answered; null while live"),
     status_callback: statusCallback,
   })
-  .meta({ id: "Call" });
+  .meta({ id: "Call", examples: [storyCall()] });
 
 export const outboundCallRequest = z
   .object({
-    to: e164,
+    to: e164.describe("The number to call").meta({ examples: [story.callee] }),
     from: e164.describe("A number assigned to the account (else 422 caller-id-not-owned)"),
     agent: agentName.describe("The name of one of the account's agents"),
     seat_id: seatId.optional().describe("Default: the seat `from` is assigned to"),
@@ -90,8 +119,9 @@ export const outboundCallRequest = z
 
 export const callsQuery = z
   .object({
-    direction: direction.optional(),
-    status: z.enum(wire.callStatus.values).optional(),
+    direction: direction.optional().describe("Only calls in this direction"),
+    status: z.enum(wire.callStatus.values).optional().describe("Only calls in this status"),
+    ...createdWindowQuery,
     limit: limitParam,
     cursor: cursorParam,
   })
@@ -99,7 +129,9 @@ export const callsQuery = z
 
 export const answerRequest = z
   .object({
-    call_id: idOf("call", "must be a call id (call_…)"),
+    call_id: idOf("call", "must be a call id (call_…)").describe(
+      "The ringing inbound call to answer",
+    ),
     route_id: idOf("rte", "must be a route id (rte_…)")
       .optional()
       .describe("Must be the call's route (else 409 invalid-state)"),
@@ -108,9 +140,15 @@ export const answerRequest = z
   .strict();
 
 export const sandboxInboundRequest = z
-  .object({ from: callerId, to: e164.describe("One of the account's numbers") })
+  .object({
+    from: callerId.meta({ examples: [story.callee] }),
+    to: e164.describe("One of the account's numbers"),
+  })
   .strict();
 
 export const callsPage = page(call).meta({ id: "CallPage" });
 
-export const pemCertificate = z.string().describe("PEM-encoded X.509 certificate");
+export const pemCertificate = z
+  .string()
+  .describe("PEM-encoded X.509 certificate")
+  .meta({ examples: [storyCertificate] });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { story, storyId } from "./story.js";
 
 export const e164 = z
   .string()
@@ -17,8 +18,8 @@ export const timestamp = z
   .describe("RFC 3339 UTC time")
   .meta({ examples: ["2026-11-24T21:45:44.123Z"] });
 
-/** The example id of a resource with this prefix (`num`, `hld`, …): `<prefix>_<ULID>`. */
-export const exampleId = (prefix: string) => `${prefix}_01jd2k8w7c3q9v0m5n6p7r8s9t`;
+/** The example id of a resource with this prefix (`num`, `hld`, …): the story's (story.ts). */
+export const exampleId = (prefix: string) => storyId(prefix);
 
 /** A resource id in a response: `<prefix>_<ULID>`, with an example for the reference. */
 export const resourceId = (prefix: string) =>
@@ -42,12 +43,35 @@ export const cursorParam = z
   .optional()
   .describe("Opaque cursor from the previous page's next_cursor; bound to the same filters.");
 
+/** An optional RFC 3339 date-time in a query (a listing's time filter). */
+export const dateTimeParam = (description: string, example = "2026-11-24T00:00:00Z") =>
+  z.iso
+    .datetime({
+      offset: true,
+      message: "must be an RFC 3339 date-time such as 2026-11-21T00:00:00Z",
+    })
+    .max(64)
+    .optional()
+    .describe(description)
+    .meta({ examples: [example] });
+
+/** A string of a response: what it is, and a real example for the reference. */
+export const text = (description: string, example: string) =>
+  z
+    .string()
+    .describe(description)
+    .meta({ examples: [example] });
+
 /** `{data, next_cursor, has_more}`: the one page shape of every listing. */
 export const page = <T extends z.ZodType>(item: T) =>
   z.object({
-    data: z.array(item),
-    next_cursor: z.string().nullable(),
-    has_more: z.boolean(),
+    data: z.array(item).describe("This page's items, in the listing's order"),
+    next_cursor: z
+      .string()
+      .nullable()
+      .describe("The cursor of the next page (pass it as `cursor`); null on the last page")
+      .meta({ examples: [story.nextCursor] }),
+    has_more: z.boolean().describe("Whether a next page exists"),
   });
 
 /**
@@ -66,13 +90,30 @@ export const idParam = <Name extends string>(prefix: string, name: Name) =>
 
 export const problemSchema = z
   .object({
-    type: z.string().describe("{errors_url}/<kind>"),
-    title: z.string(),
-    status: z.number().int(),
-    code: z.string().describe("The kind in SCREAMING_SNAKE case"),
-    detail: z.string(),
-    instance: z.string().describe("urn:switchboard:request:<request_id>"),
-    errors: z.array(z.object({ pointer: z.string(), detail: z.string() })).optional(),
+    type: text(
+      "{errors_url}/<kind>: a URL that documents the kind",
+      "https://api.switchboard.test/v1/errors/not-found",
+    ),
+    title: text("Fixed per kind", "The resource was not found"),
+    status: z.number().int().describe("The HTTP status of the reply"),
+    code: text("The kind in SCREAMING_SNAKE case", "NOT_FOUND"),
+    detail: text("What went wrong with this request, safe to show", "the call was not found"),
+    instance: text(
+      "urn:switchboard:request:<request_id>: the X-Request-Id of the reply",
+      `urn:switchboard:request:${story.requestId}`,
+    ),
+    errors: z
+      .array(
+        z.object({
+          pointer: text("JSON Pointer into the body, or #/query/<name> for a query field", "#/to"),
+          detail: text(
+            "What is wrong with that field",
+            "must be an E.164 number such as +14155550100",
+          ),
+        }),
+      )
+      .optional()
+      .describe("validation-failed: every field that failed, each with its reason"),
   })
   .catchall(z.unknown())
   .meta({ id: "Problem", description: "RFC 9457 problem details" });
@@ -87,9 +128,16 @@ export const statusCallbackRequest = (kind: "call" | "message") =>
         .max(2048)
         .describe(
           "https URL of a public host, checked like a webhook subscription's (422 unsafe-webhook-url)",
-        ),
+        )
+        .meta({ examples: [story.statusCallbackUrl] }),
       events: z
-        .array(z.string().min(1).max(100))
+        .array(
+          z
+            .string()
+            .min(1)
+            .max(100)
+            .meta({ examples: [`${kind}.completed`] }),
+        )
         .min(1)
         .max(100)
         .optional()
@@ -103,7 +151,7 @@ export const statusCallbackRequest = (kind: "call" | "message") =>
 /** `status_callback` as a call or message shows it. */
 export const statusCallback = z
   .object({
-    url: z.string(),
+    url: text("The URL the resource's events are also delivered to", story.statusCallbackUrl),
     events: z.array(z.string()).describe("Empty: every event of the resource"),
   })
   .nullable()

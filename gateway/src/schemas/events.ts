@@ -1,14 +1,16 @@
 import { wire } from "@switchboard/proto";
 import { z } from "zod";
 import { call } from "./calls.js";
-import { consent } from "./messages.js";
+import { consent, message } from "./messages.js";
+import { story } from "./story.js";
 import {
   cursorParam,
+  dateTimeParam,
   e164,
   limitParam,
   page,
   resourceId,
-  statusCallback,
+  text,
   timestamp,
 } from "./common.js";
 
@@ -18,8 +20,8 @@ import {
  * `{id, type, timestamp, account_id, sequence, data}` (webhookEvent).
  */
 const numberData = {
-  number_id: resourceId("num"),
-  number: e164,
+  number_id: resourceId("num").describe("The number's id"),
+  number: e164.describe("The number, E.164"),
 };
 
 const heldData = z.object({
@@ -31,7 +33,7 @@ const heldData = z.object({
 const holdExpiredData = z.object({
   ...numberData,
   hold_id: resourceId("hld"),
-  expired_at: timestamp,
+  expired_at: timestamp.describe("When the hold lapsed"),
 });
 
 const releasedData = z.object({
@@ -45,7 +47,7 @@ const releasedData = z.object({
 const assignedData = z.object({
   ...numberData,
   hold_id: resourceId("hld").describe("The hold the number was assigned from"),
-  seat_id: resourceId("seat").nullable(),
+  seat_id: resourceId("seat").nullable().describe("The seat it was assigned to, if any"),
 });
 
 /** A call event's data: the call as GET /api/calls/{id} shows it, plus two copied fields. */
@@ -54,50 +56,61 @@ const callData = call.extend({
   attestation: z.enum(wire.attestation.values).nullable().describe("STIR/SHAKEN level, outbound"),
 });
 
-const channel = z.enum(wire.channel.values);
-
 /** A message event's data: the message as it is after the change (no body when outbound). */
-const messageData = z.object({
-  id: resourceId("msg"),
-  message_id: resourceId("msg").describe("The message's id (same as id)"),
-  direction: z.enum(wire.messageDirection.values),
-  status: z.enum(wire.messageStatus.values),
-  channel,
-  channel_used: channel.nullable(),
-  fallback: channel.nullable(),
-  fallback_applied: z.boolean(),
-  to: e164,
-  from: e164,
-  encoding: z.enum(wire.encoding.values),
-  segments: z.number().int().min(1),
-  media_count: z.number().int().min(0),
-  template_id: resourceId("tpl").nullable(),
-  template_version: z.number().int().nullable(),
-  consent_id: resourceId("cns").nullable(),
-  error_code: z.string().nullable(),
-  error_message: z.string().nullable(),
-  in_reply_to: z.string().nullable(),
-  body: z.string().optional().describe("Inbound messages only: the text received"),
-  keyword: z.string().nullable().optional().describe("Inbound messages only"),
-  quantity: z.number().int().optional().describe("message.sent: the segments billed"),
-  unit: z.literal("segment").optional(),
-  status_callback: statusCallback,
-  created_at: timestamp,
-  updated_at: timestamp,
-});
+const messageData = message
+  .pick({
+    id: true,
+    direction: true,
+    status: true,
+    channel: true,
+    channel_used: true,
+    fallback: true,
+    fallback_applied: true,
+    to: true,
+    from: true,
+    encoding: true,
+    segments: true,
+    template_id: true,
+    template_version: true,
+    consent_id: true,
+    error_code: true,
+    error_message: true,
+    in_reply_to: true,
+    status_callback: true,
+    created_at: true,
+    updated_at: true,
+  })
+  .extend({
+    message_id: resourceId("msg").describe("The message's id (same as id)"),
+    media_count: z.number().int().min(0).describe("How many media the message carries"),
+    body: text("Inbound messages only: the text received", "STOP").optional(),
+    keyword: z
+      .string()
+      .nullable()
+      .optional()
+      .describe("Inbound messages only: the keyword recognised (stop, start, help…)")
+      .meta({ examples: ["stop"] }),
+    quantity: z.number().int().optional().describe("message.sent: the segments billed"),
+    unit: z.literal("segment").optional().describe("message.sent: the unit of quantity"),
+  });
 
 const consentData = consent.omit({ evidence: true, created_at: true });
 
 const testData = z.object({
-  subscription_id: resourceId("whs"),
-  message: z.string(),
+  subscription_id: resourceId("whs").describe("The subscription tested"),
+  message: text(
+    "A fixed sentence saying what the event is",
+    "A test event from Switchboard: your endpoint receives and verifies webhooks.",
+  ),
 });
 
 const disabledData = z.object({
-  subscription_id: resourceId("whs"),
-  url: z.string(),
-  reason: z.enum(wire.disabledReason.values),
-  disabled_at: timestamp,
+  subscription_id: resourceId("whs").describe("The subscription disabled"),
+  url: text("Its endpoint", story.webhookUrl),
+  reason: z
+    .enum(wire.disabledReason.values)
+    .describe("gone: the endpoint answered 410; failing: every attempt failed for days"),
+  disabled_at: timestamp.describe("When it was disabled"),
 });
 
 interface EventDoc {
@@ -153,15 +166,17 @@ const eventPayload = (type: WebhookEventType) =>
   z
     .object({
       id: resourceId("evt").describe("evt_<ULID>: also the webhook-id header; dedupe on it"),
-      type: z.literal(type),
+      type: z.literal(type).describe("The event type"),
       timestamp: timestamp.describe("When the change was committed"),
-      account_id: z.string().describe("The account the event belongs to"),
+      account_id: text("The account the event belongs to", story.account),
       sequence: z
         .number()
         .int()
         .min(1)
         .describe("1, 2, 3… per resource: order a resource's events by it"),
-      data: webhookEventDocs[type].data,
+      data: webhookEventDocs[type].data.describe(
+        "What the event is about, as it is after the change",
+      ),
     })
     .meta({ id: eventComponentName(type), description: webhookEventDocs[type].summary });
 
@@ -188,14 +203,7 @@ export const eventsQuery = z
       .max(100)
       .optional()
       .describe("Only events of this type (call.completed) or prefix (call.*)"),
-    created_after: z.iso
-      .datetime({
-        offset: true,
-        message: "must be an RFC 3339 date-time such as 2026-11-21T00:00:00Z",
-      })
-      .max(64)
-      .optional()
-      .describe("Only events committed after this time (exclusive)"),
+    created_after: dateTimeParam("Only events committed after this time (exclusive)"),
     limit: limitParam,
     cursor: cursorParam,
   })

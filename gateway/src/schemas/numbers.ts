@@ -1,6 +1,16 @@
 import { wire } from "@switchboard/proto";
 import { z } from "zod";
-import { cursorParam, e164, idOf, limitParam, page, resourceId, timestamp } from "./common.js";
+import {
+  cursorParam,
+  e164,
+  idOf,
+  limitParam,
+  page,
+  resourceId,
+  text,
+  timestamp,
+} from "./common.js";
+import { storyHold, storyNumber } from "./story.js";
 
 export const capabilityNames = wire.capability.values;
 export const numberTypes = wire.numberType.values;
@@ -8,31 +18,42 @@ export const numberTypes = wire.numberType.values;
 export const phoneNumber = z
   .object({
     id: resourceId("num"),
-    number: e164,
-    country: z.string(),
-    region: z.string(),
-    locality: z.string(),
-    area_code: z.string(),
-    type: z.enum(numberTypes),
-    capabilities: z.array(z.enum(capabilityNames)),
-    status: z.enum(wire.numberStatus.values),
-    seat_id: resourceId("seat").nullable().optional(),
-    assigned_at: timestamp.nullable().optional(),
+    number: e164.describe("The number, E.164"),
+    country: text("ISO 3166-1 alpha-2 country code", "US"),
+    region: text("State or province code", "CA"),
+    locality: text("City", "San Francisco"),
+    area_code: text("The national area code", "415"),
+    type: z.enum(numberTypes).describe("local, toll_free or mobile"),
+    capabilities: z.array(z.enum(capabilityNames)).describe("What the number can do"),
+    status: z
+      .enum(wire.numberStatus.values)
+      .describe("available, held (by a hold) or assigned (to an account)"),
+    seat_id: resourceId("seat")
+      .nullable()
+      .optional()
+      .describe("Assigned numbers: the seat it belongs to, if any"),
+    assigned_at: timestamp.nullable().optional().describe("Assigned numbers: when it was assigned"),
   })
-  .meta({ id: "PhoneNumber" });
+  .meta({
+    id: "PhoneNumber",
+    description: "A telephone number of the inventory: available, held or assigned",
+    examples: [storyNumber],
+  });
 
 export const hold = z
   .object({
     id: resourceId("hld"),
     number_id: resourceId("num"),
-    number: e164,
-    status: z.enum(wire.holdStatus.values),
-    expires_at: timestamp,
-    created_at: timestamp,
-    released_at: timestamp.nullable(),
-    converted_at: timestamp.nullable(),
+    number: e164.describe("The held number, E.164"),
+    status: z
+      .enum(wire.holdStatus.values)
+      .describe("active until assigned (converted), released or expired"),
+    expires_at: timestamp.describe("When an active hold lapses"),
+    created_at: timestamp.describe("When the number was held"),
+    released_at: timestamp.nullable().describe("When the hold was released; null otherwise"),
+    converted_at: timestamp.nullable().describe("When it was assigned; null otherwise"),
   })
-  .meta({ id: "Hold" });
+  .meta({ id: "Hold", examples: [storyHold] });
 
 const capabilityPattern = `(?:${capabilityNames.join("|")})`;
 const commaList = z
@@ -54,7 +75,7 @@ export const searchQuery = z
       .meta({ maxLength: 2 })
       .optional()
       .describe("ISO 3166-1 alpha-2 country code"),
-    type: z.enum(numberTypes).optional(),
+    type: z.enum(numberTypes).optional().describe("Only numbers of this type"),
     prefix: z
       .string()
       .regex(/^\+[1-9][0-9]{0,14}$/, "must be an E.164 prefix such as +1415")
@@ -89,7 +110,8 @@ export const searchQuery = z
       .string()
       .regex(/^[0-9]{1,6}$/, "must be digits")
       .meta({ maxLength: 6 })
-      .optional(),
+      .optional()
+      .describe("Only numbers with this national area code (digits)"),
     capabilities: commaList
       .optional()
       .describe("Comma list of voice,sms,mms,rcs; all must be present"),
@@ -100,7 +122,7 @@ export const searchQuery = z
 
 export const holdRequest = z
   .object({
-    number: e164,
+    number: e164.describe("An available number from a search"),
     ttl_seconds: z
       .number()
       .int()
@@ -113,13 +135,15 @@ export const holdRequest = z
 
 export const assignRequest = z
   .object({
-    seat_id: idOf("seat", "must be a seat id").optional(),
+    seat_id: idOf("seat", "must be a seat id")
+      .optional()
+      .describe("The seat the number is assigned to (its calls' caller id)"),
   })
   .strict();
 
 export const listQuery = z.object({ limit: limitParam, cursor: cursorParam }).strict();
 
 export const numbersPage = page(phoneNumber).meta({ id: "PhoneNumberPage" });
-export const assignResponse = hold.extend({ phone_number: phoneNumber }).meta({
-  id: "AssignedHold",
-});
+export const assignResponse = hold
+  .extend({ phone_number: phoneNumber.describe("The number, now assigned to the account") })
+  .meta({ id: "AssignedHold" });

@@ -1,19 +1,18 @@
 import { wire } from "@switchboard/proto";
 import { z } from "zod";
-import { cursorParam, limitParam, page, resourceId, timestamp } from "./common.js";
+import {
+  cursorParam,
+  dateTimeParam,
+  limitParam,
+  page,
+  resourceId,
+  text,
+  timestamp,
+} from "./common.js";
+import { story } from "./story.js";
 
 /** docs/api.md "Usage": the kinds of record the ledger holds. */
 export const usageKinds = wire.usageKind.values;
-
-const dateTime = (description: string) =>
-  z.iso
-    .datetime({
-      offset: true,
-      message: "must be an RFC 3339 date-time such as 2026-11-21T00:00:00Z",
-    })
-    .max(64)
-    .optional()
-    .describe(description);
 
 export const usageEventsQuery = z
   .object({
@@ -24,8 +23,8 @@ export const usageEventsQuery = z
       .max(255)
       .optional()
       .describe("Only records about this resource (e.g. a hld_, call_ or num_ id)."),
-    since: dateTime("Only records with occurred_at at or after this time (inclusive)."),
-    until: dateTime("Only records with occurred_at before this time (exclusive)."),
+    since: dateTimeParam("Only records with occurred_at at or after this time (inclusive)."),
+    until: dateTimeParam("Only records with occurred_at before this time (exclusive)."),
     limit: limitParam,
     cursor: cursorParam,
   })
@@ -34,9 +33,11 @@ export const usageEventsQuery = z
 export const usageEvent = z
   .object({
     id: resourceId("use"),
-    kind: z.enum(usageKinds),
+    kind: z
+      .enum(usageKinds)
+      .describe("api.request for every request; a business fact's kind otherwise"),
     occurred_at: timestamp.describe("RFC 3339 UTC: when the request arrived or the fact happened"),
-    account_id: z.string(),
+    account_id: text("The account the record belongs to", story.account),
     principal: z
       .string()
       .nullable()
@@ -74,6 +75,30 @@ export const usageEvent = z
         "Compact JWS with detached payload (<header>..<signature>, alg EdDSA, kid) over the RFC 8785 canonical JSON of this record without signature",
       ),
   })
-  .meta({ id: "UsageEvent", description: "One signed, append-only usage record" });
+  .meta({
+    id: "UsageEvent",
+    description: "One signed, append-only usage record",
+    examples: [
+      {
+        id: story.usageId,
+        kind: "api.request",
+        occurred_at: "2026-11-24T21:46:00.012Z",
+        account_id: story.account,
+        principal: story.clientId,
+        request_id: story.requestId,
+        resource_id: story.callId,
+        method: "POST",
+        route: "/api/calls/outbound",
+        status: 201,
+        replayed: false,
+        quantity: 1,
+        unit: "request",
+        attributes: { latency_ms: 38 },
+        kid: "use-key-1",
+        signature:
+          "eyJhbGciOiJFZERTQSIsImtpZCI6InVzZS1rZXktMSIsImI2NCI6ZmFsc2UsImNyaXQiOlsiYjY0Il19..Qm9vdHN0cmFwcGVkIHNpZ25hdHVyZSBvZiB0aGUgcmVjb3JkIGluIHRoZSBzdG9yeQ",
+      },
+    ],
+  });
 
 export const usageEventsPage = page(usageEvent).meta({ id: "UsageEventPage" });

@@ -37,3 +37,4 @@ export * from "./idempotency.js";
 export * from "./secret-settings.js";
 export * from "./carrier-choice.js";
 export * from "./token-bucket/index.js";
+export * from "./created-order.js";

@@ -360,7 +360,7 @@ export interface paths {
     };
     /**
      * List calls
-     * @description Newest first; `direction` and `status` filter (the cursor is bound to them).
+     * @description Newest first by created_at (then id), or oldest first with `sort=created_at`; `direction`, `status`, `created_after` and `created_before` filter and combine. Keyset-paginated: a walk through the pages in either order neither skips nor repeats a call; the cursor is bound to the filters and the order (another with an old cursor is 400 invalid-cursor).
      */
     get: operations["listCalls"];
     put?: never;
@@ -594,7 +594,7 @@ export interface paths {
     };
     /**
      * List the account's messages
-     * @description Outbound and inbound, newest first; filters combine.
+     * @description Outbound and inbound, newest first by created_at (then id), or oldest first with `sort=created_at`; the filters (`direction`, `status`, `to`, `from`, `created_after`, `created_before`) combine. Keyset-paginated: a walk through the pages in either order neither skips nor repeats a message; the cursor is bound to the filters and the order.
      */
     get: operations["listMessages"];
     put?: never;
@@ -1244,7 +1244,7 @@ export interface paths {
     };
     /**
      * List a subscription's deliveries
-     * @description Newest first; failed deliveries are kept and can be retried.
+     * @description Newest first by created_at (then id), or oldest first with `sort=created_at`; `status`, `resource_id`, `created_after` and `created_before` filter and combine, the cursor bound to them and the order. Failed deliveries are kept and can be retried.
      */
     get: operations["listWebhookDeliveries"];
     put?: never;
@@ -1682,47 +1682,80 @@ export interface components {
   schemas: {
     Account: {
       /**
-       * @description RFC 3339 UTC time
+       * @description When the account was created
        * @example 2026-11-24T21:45:44.123Z
        */
       created_at: string;
-      /** @description acct_… */
+      /**
+       * @description The account's id (acct_…)
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       id: string;
+      /**
+       * @description A name for people
+       * @example Acme Clinic
+       */
       name: string;
     };
     AccountPage: {
+      /** @description This page's items, in the listing's order */
       data: components["schemas"]["Account"][];
+      /** @description Whether a next page exists */
       has_more: boolean;
+      /**
+       * @description The cursor of the next page (pass it as `cursor`); null on the last page
+       * @example WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4
+       */
       next_cursor: string | null;
     };
     Agent: {
       /**
-       * @description RFC 3339 UTC time
+       * @description When the agent was created
        * @example 2026-11-24T21:45:44.123Z
        */
       created_at: string;
+      /**
+       * @description What the agent does, for people
+       * @example Answers the front desk line on weekdays
+       */
       description: string | null;
       /**
        * @description agt_<ULID>
        * @example agt_01jd2k8w7c3q9v0m5n6p7r8s9t
        */
       id: string;
+      /**
+       * @description Unique per account: how calls and routes name the agent
+       * @example alice
+       */
       name: string;
       /**
-       * @description RFC 3339 UTC time
+       * @description When it last changed
        * @example 2026-11-24T21:45:44.123Z
        */
       updated_at: string;
     };
     AgentPage: {
+      /** @description This page's items, in the listing's order */
       data: components["schemas"]["Agent"][];
+      /** @description Whether a next page exists */
       has_more: boolean;
+      /**
+       * @description The cursor of the next page (pass it as `cursor`); null on the last page
+       * @example WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4
+       */
       next_cursor: string | null;
     };
     AnswerInboundCallRequest: {
-      /** @description Default: the route's agent */
+      /**
+       * @description Default: the route's agent
+       * @example alice
+       */
       agent?: string;
-      /** @example call_01jd2k8w7c3q9v0m5n6p7r8s9t */
+      /**
+       * @description The ringing inbound call to answer
+       * @example call_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       call_id: string;
       /**
        * @description Must be the call's route (else 409 invalid-state)
@@ -1731,14 +1764,15 @@ export interface components {
       route_id?: string;
     };
     AssignedHold: {
+      /** @description When it was assigned; null otherwise */
       converted_at: string | null;
       /**
-       * @description RFC 3339 UTC time
+       * @description When the number was held
        * @example 2026-11-24T21:45:44.123Z
        */
       created_at: string;
       /**
-       * @description RFC 3339 UTC time
+       * @description When an active hold lapses
        * @example 2026-11-24T21:45:44.123Z
        */
       expires_at: string;
@@ -1747,52 +1781,122 @@ export interface components {
        * @example hld_01jd2k8w7c3q9v0m5n6p7r8s9t
        */
       id: string;
-      /** @example +14155550123 */
+      /**
+       * @description The held number, E.164
+       * @example +14155550123
+       */
       number: string;
       /**
        * @description num_<ULID>
        * @example num_01jd2k8w7c3q9v0m5n6p7r8s9t
        */
       number_id: string;
+      /** @description The number, now assigned to the account */
       phone_number: components["schemas"]["PhoneNumber"];
+      /** @description When the hold was released; null otherwise */
       released_at: string | null;
-      /** @enum {string} */
+      /**
+       * @description active until assigned (converted), released or expired
+       * @enum {string}
+       */
       status: "active" | "converted" | "released" | "expired";
     };
     AssignHoldRequest: {
-      /** @example seat_01jd2k8w7c3q9v0m5n6p7r8s9t */
+      /**
+       * @description The seat the number is assigned to (its calls' caller id)
+       * @example seat_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       seat_id?: string;
     };
     AuthorizationServerMetadata: {
+      /** @description client_credentials */
       grant_types_supported: string[];
+      /**
+       * @description The `iss` of every access token: the public URL
+       * @example https://api.switchboard.test
+       */
       issuer: string;
+      /**
+       * @description The keys that verify the tokens
+       * @example https://api.switchboard.test/.well-known/jwks.json
+       */
       jwks_uri: string;
+      /** @description Empty: no authorization endpoint (client credentials only) */
       response_types_supported: string[];
+      /** @description Every permission a token may carry */
       scopes_supported: string[];
+      /**
+       * @description Where tokens are issued
+       * @example https://api.switchboard.test/oauth/token
+       */
       token_endpoint: string;
+      /** @description client_secret_basic and client_secret_post */
       token_endpoint_auth_methods_supported: string[];
     };
+    /** @example {
+     *       "id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "direction": "outbound",
+     *       "status": "completed",
+     *       "to": "+14155550188",
+     *       "from": "+14155550123",
+     *       "agent": "alice",
+     *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "route_id": null,
+     *       "stir_shaken": {
+     *         "attestation": "A",
+     *         "identity": "eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiIsInR5cCI6InBhc3Nwb3J0IiwieDV1IjoiaHR0cHM6Ly9hcGkuc3dpdGNoYm9hcmQudGVzdC8ud2VsbC1rbm93bi9zdGlyLXNoYWtlbi9jZXJ0LnBlbSJ9.eyJhdHRlc3QiOiJBIiwiZGVzdCI6eyJ0biI6WyIxNDE1NTU1MDE4OCJdfSwiaWF0IjoxNzk1OTk3NTYwLCJvcmlnIjp7InRuIjoiMTQxNTU1NTAxMjMifSwib3JpZ2lkIjoiNGY2YzE2YjItM2Q5ZS00YTdiLThjMWQtMmU1ZjZhN2I4YzlkIn0.MEUCIQDx…"
+     *       },
+     *       "client_state": "order-4711",
+     *       "timeout_seconds": 30,
+     *       "time_limit_seconds": 14400,
+     *       "hangup_cause": "normal_clearing",
+     *       "hangup_source": "callee",
+     *       "sip_code": 200,
+     *       "early_media": false,
+     *       "created_at": "2026-11-24T21:46:00.000Z",
+     *       "answered_at": "2026-11-24T21:46:04.000Z",
+     *       "ended_at": "2026-11-24T21:47:39.000Z",
+     *       "duration_seconds": 95,
+     *       "status_callback": {
+     *         "url": "https://example.com/calls/status",
+     *         "events": []
+     *       }
+     *     } */
     Call: {
+      /**
+       * @description The name of the agent who placed or answered the call; null until answered
+       * @example alice
+       */
       agent: string | null;
+      /** @description RFC 3339 UTC: when it was answered; null if never */
       answered_at: string | null;
+      /**
+       * @description The opaque value given when the call was placed, echoed on its events
+       * @example order-4711
+       */
       client_state: string | null;
       /**
-       * @description RFC 3339 UTC time
+       * @description RFC 3339 UTC: when the call was created
        * @example 2026-11-24T21:45:44.123Z
        */
       created_at: string;
-      /** @enum {string} */
+      /**
+       * @description outbound: placed through the API; inbound: from the network
+       * @enum {string}
+       */
       direction: "outbound" | "inbound";
       /** @description Answered to ended, rounded up; 0 for a call never answered; null while live */
       duration_seconds: number | null;
       /** @description The far end sent early media (a 183 with SDP) that reached the other side before the answer */
       early_media: boolean;
+      /** @description RFC 3339 UTC: when it ended; null while live */
       ended_at: string | null;
       /**
        * @description E.164, or "anonymous" for a caller who withholds the number (inbound calls)
        * @example +14155550123
        */
       from: string | "anonymous";
+      /** @description Why the call ended (null while live) */
       hangup_cause:
         | (
             | "normal_clearing"
@@ -1807,6 +1911,7 @@ export interface components {
             | "seat_unavailable"
           )
         | null;
+      /** @description Who ended it: caller, callee or platform (null while live) */
       hangup_source: ("caller" | "callee" | "platform") | null;
       /**
        * @description call_<ULID>
@@ -1815,9 +1920,14 @@ export interface components {
       id: string;
       /** @description Inbound: the route the call rings under */
       route_id: string | null;
+      /** @description The seat the call rings or was placed from */
       seat_id: string | null;
+      /** @description The final SIP status the network answered (200 for an answered call) */
       sip_code: number | null;
-      /** @enum {string} */
+      /**
+       * @description queued → initiated → ringing → in_progress → completed; or busy, no_answer, failed, canceled, rejected
+       * @enum {string}
+       */
       status:
         | "queued"
         | "initiated"
@@ -1833,28 +1943,56 @@ export interface components {
       status_callback: {
         /** @description Empty: every event of the resource */
         events: string[];
+        /**
+         * @description The URL the resource's events are also delivered to
+         * @example https://example.com/calls/status
+         */
         url: string;
       } | null;
       /** @description Outbound calls: the signed identity; null for inbound calls */
       stir_shaken: {
-        /** @enum {string} */
+        /**
+         * @description A: the account and the seat own `from`; B: the account owns it
+         * @enum {string}
+         */
         attestation: "A" | "B" | "C";
-        /** @description The PASSporT (RFC 8225/8588, ES256) handed to the carrier */
+        /**
+         * @description The PASSporT (RFC 8225/8588, ES256) handed to the carrier
+         * @example eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiIsInR5cCI6InBhc3Nwb3J0IiwieDV1IjoiaHR0cHM6Ly9hcGkuc3dpdGNoYm9hcmQudGVzdC8ud2VsbC1rbm93bi9zdGlyLXNoYWtlbi9jZXJ0LnBlbSJ9.eyJhdHRlc3QiOiJBIiwiZGVzdCI6eyJ0biI6WyIxNDE1NTU1MDE4OCJdfSwiaWF0IjoxNzk1OTk3NTYwLCJvcmlnIjp7InRuIjoiMTQxNTU1NTAxMjMifSwib3JpZ2lkIjoiNGY2YzE2YjItM2Q5ZS00YTdiLThjMWQtMmU1ZjZhN2I4YzlkIn0.MEUCIQDx…
+         */
         identity: string;
       } | null;
-      /** Format: int64 */
+      /**
+       * Format: int64
+       * @description The longest talk time after the answer
+       */
       time_limit_seconds: number;
-      /** Format: int64 */
+      /**
+       * Format: int64
+       * @description How long the destination may ring
+       */
       timeout_seconds: number;
-      /** @example +14155550123 */
+      /**
+       * @description The called number
+       * @example +14155550188
+       */
       to: string;
     };
     /** @description The call was answered */
     CallAnsweredEvent: {
-      /** @description The account the event belongs to */
+      /**
+       * @description The account the event belongs to
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       account_id: string;
+      /** @description What the event is about, as it is after the change */
       data: {
+        /**
+         * @description The name of the agent who placed or answered the call; null until answered
+         * @example alice
+         */
         agent: string | null;
+        /** @description RFC 3339 UTC: when it was answered; null if never */
         answered_at: string | null;
         /** @description STIR/SHAKEN level, outbound */
         attestation: ("A" | "B" | "C") | null;
@@ -1863,24 +2001,33 @@ export interface components {
          * @example call_01jd2k8w7c3q9v0m5n6p7r8s9t
          */
         call_id: string;
+        /**
+         * @description The opaque value given when the call was placed, echoed on its events
+         * @example order-4711
+         */
         client_state: string | null;
         /**
-         * @description RFC 3339 UTC time
+         * @description RFC 3339 UTC: when the call was created
          * @example 2026-11-24T21:45:44.123Z
          */
         created_at: string;
-        /** @enum {string} */
+        /**
+         * @description outbound: placed through the API; inbound: from the network
+         * @enum {string}
+         */
         direction: "outbound" | "inbound";
         /** @description Answered to ended, rounded up; 0 for a call never answered; null while live */
         duration_seconds: number | null;
         /** @description The far end sent early media (a 183 with SDP) that reached the other side before the answer */
         early_media: boolean;
+        /** @description RFC 3339 UTC: when it ended; null while live */
         ended_at: string | null;
         /**
          * @description E.164, or "anonymous" for a caller who withholds the number (inbound calls)
          * @example +14155550123
          */
         from: string | "anonymous";
+        /** @description Why the call ended (null while live) */
         hangup_cause:
           | (
               | "normal_clearing"
@@ -1895,6 +2042,7 @@ export interface components {
               | "seat_unavailable"
             )
           | null;
+        /** @description Who ended it: caller, callee or platform (null while live) */
         hangup_source: ("caller" | "callee" | "platform") | null;
         /**
          * @description call_<ULID>
@@ -1903,9 +2051,14 @@ export interface components {
         id: string;
         /** @description Inbound: the route the call rings under */
         route_id: string | null;
+        /** @description The seat the call rings or was placed from */
         seat_id: string | null;
+        /** @description The final SIP status the network answered (200 for an answered call) */
         sip_code: number | null;
-        /** @enum {string} */
+        /**
+         * @description queued → initiated → ringing → in_progress → completed; or busy, no_answer, failed, canceled, rejected
+         * @enum {string}
+         */
         status:
           | "queued"
           | "initiated"
@@ -1921,20 +2074,39 @@ export interface components {
         status_callback: {
           /** @description Empty: every event of the resource */
           events: string[];
+          /**
+           * @description The URL the resource's events are also delivered to
+           * @example https://example.com/calls/status
+           */
           url: string;
         } | null;
         /** @description Outbound calls: the signed identity; null for inbound calls */
         stir_shaken: {
-          /** @enum {string} */
+          /**
+           * @description A: the account and the seat own `from`; B: the account owns it
+           * @enum {string}
+           */
           attestation: "A" | "B" | "C";
-          /** @description The PASSporT (RFC 8225/8588, ES256) handed to the carrier */
+          /**
+           * @description The PASSporT (RFC 8225/8588, ES256) handed to the carrier
+           * @example eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiIsInR5cCI6InBhc3Nwb3J0IiwieDV1IjoiaHR0cHM6Ly9hcGkuc3dpdGNoYm9hcmQudGVzdC8ud2VsbC1rbm93bi9zdGlyLXNoYWtlbi9jZXJ0LnBlbSJ9.eyJhdHRlc3QiOiJBIiwiZGVzdCI6eyJ0biI6WyIxNDE1NTU1MDE4OCJdfSwiaWF0IjoxNzk1OTk3NTYwLCJvcmlnIjp7InRuIjoiMTQxNTU1NTAxMjMifSwib3JpZ2lkIjoiNGY2YzE2YjItM2Q5ZS00YTdiLThjMWQtMmU1ZjZhN2I4YzlkIn0.MEUCIQDx…
+           */
           identity: string;
         } | null;
-        /** Format: int64 */
+        /**
+         * Format: int64
+         * @description The longest talk time after the answer
+         */
         time_limit_seconds: number;
-        /** Format: int64 */
+        /**
+         * Format: int64
+         * @description How long the destination may ring
+         */
         timeout_seconds: number;
-        /** @example +14155550123 */
+        /**
+         * @description The called number
+         * @example +14155550188
+         */
         to: string;
       };
       /**
@@ -1952,15 +2124,27 @@ export interface components {
        * @example 2026-11-24T21:45:44.123Z
        */
       timestamp: string;
-      /** @constant */
+      /**
+       * @description The event type
+       * @constant
+       */
       type: "call.answered";
     };
     /** @description The call ended (answered or not) */
     CallCompletedEvent: {
-      /** @description The account the event belongs to */
+      /**
+       * @description The account the event belongs to
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       account_id: string;
+      /** @description What the event is about, as it is after the change */
       data: {
+        /**
+         * @description The name of the agent who placed or answered the call; null until answered
+         * @example alice
+         */
         agent: string | null;
+        /** @description RFC 3339 UTC: when it was answered; null if never */
         answered_at: string | null;
         /** @description STIR/SHAKEN level, outbound */
         attestation: ("A" | "B" | "C") | null;
@@ -1969,24 +2153,33 @@ export interface components {
          * @example call_01jd2k8w7c3q9v0m5n6p7r8s9t
          */
         call_id: string;
+        /**
+         * @description The opaque value given when the call was placed, echoed on its events
+         * @example order-4711
+         */
         client_state: string | null;
         /**
-         * @description RFC 3339 UTC time
+         * @description RFC 3339 UTC: when the call was created
          * @example 2026-11-24T21:45:44.123Z
          */
         created_at: string;
-        /** @enum {string} */
+        /**
+         * @description outbound: placed through the API; inbound: from the network
+         * @enum {string}
+         */
         direction: "outbound" | "inbound";
         /** @description Answered to ended, rounded up; 0 for a call never answered; null while live */
         duration_seconds: number | null;
         /** @description The far end sent early media (a 183 with SDP) that reached the other side before the answer */
         early_media: boolean;
+        /** @description RFC 3339 UTC: when it ended; null while live */
         ended_at: string | null;
         /**
          * @description E.164, or "anonymous" for a caller who withholds the number (inbound calls)
          * @example +14155550123
          */
         from: string | "anonymous";
+        /** @description Why the call ended (null while live) */
         hangup_cause:
           | (
               | "normal_clearing"
@@ -2001,6 +2194,7 @@ export interface components {
               | "seat_unavailable"
             )
           | null;
+        /** @description Who ended it: caller, callee or platform (null while live) */
         hangup_source: ("caller" | "callee" | "platform") | null;
         /**
          * @description call_<ULID>
@@ -2009,9 +2203,14 @@ export interface components {
         id: string;
         /** @description Inbound: the route the call rings under */
         route_id: string | null;
+        /** @description The seat the call rings or was placed from */
         seat_id: string | null;
+        /** @description The final SIP status the network answered (200 for an answered call) */
         sip_code: number | null;
-        /** @enum {string} */
+        /**
+         * @description queued → initiated → ringing → in_progress → completed; or busy, no_answer, failed, canceled, rejected
+         * @enum {string}
+         */
         status:
           | "queued"
           | "initiated"
@@ -2027,20 +2226,39 @@ export interface components {
         status_callback: {
           /** @description Empty: every event of the resource */
           events: string[];
+          /**
+           * @description The URL the resource's events are also delivered to
+           * @example https://example.com/calls/status
+           */
           url: string;
         } | null;
         /** @description Outbound calls: the signed identity; null for inbound calls */
         stir_shaken: {
-          /** @enum {string} */
+          /**
+           * @description A: the account and the seat own `from`; B: the account owns it
+           * @enum {string}
+           */
           attestation: "A" | "B" | "C";
-          /** @description The PASSporT (RFC 8225/8588, ES256) handed to the carrier */
+          /**
+           * @description The PASSporT (RFC 8225/8588, ES256) handed to the carrier
+           * @example eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiIsInR5cCI6InBhc3Nwb3J0IiwieDV1IjoiaHR0cHM6Ly9hcGkuc3dpdGNoYm9hcmQudGVzdC8ud2VsbC1rbm93bi9zdGlyLXNoYWtlbi9jZXJ0LnBlbSJ9.eyJhdHRlc3QiOiJBIiwiZGVzdCI6eyJ0biI6WyIxNDE1NTU1MDE4OCJdfSwiaWF0IjoxNzk1OTk3NTYwLCJvcmlnIjp7InRuIjoiMTQxNTU1NTAxMjMifSwib3JpZ2lkIjoiNGY2YzE2YjItM2Q5ZS00YTdiLThjMWQtMmU1ZjZhN2I4YzlkIn0.MEUCIQDx…
+           */
           identity: string;
         } | null;
-        /** Format: int64 */
+        /**
+         * Format: int64
+         * @description The longest talk time after the answer
+         */
         time_limit_seconds: number;
-        /** Format: int64 */
+        /**
+         * Format: int64
+         * @description How long the destination may ring
+         */
         timeout_seconds: number;
-        /** @example +14155550123 */
+        /**
+         * @description The called number
+         * @example +14155550188
+         */
         to: string;
       };
       /**
@@ -2058,15 +2276,27 @@ export interface components {
        * @example 2026-11-24T21:45:44.123Z
        */
       timestamp: string;
-      /** @constant */
+      /**
+       * @description The event type
+       * @constant
+       */
       type: "call.completed";
     };
     /** @description An inbound call is ringing on one of your numbers */
     CallIncomingEvent: {
-      /** @description The account the event belongs to */
+      /**
+       * @description The account the event belongs to
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       account_id: string;
+      /** @description What the event is about, as it is after the change */
       data: {
+        /**
+         * @description The name of the agent who placed or answered the call; null until answered
+         * @example alice
+         */
         agent: string | null;
+        /** @description RFC 3339 UTC: when it was answered; null if never */
         answered_at: string | null;
         /** @description STIR/SHAKEN level, outbound */
         attestation: ("A" | "B" | "C") | null;
@@ -2075,24 +2305,33 @@ export interface components {
          * @example call_01jd2k8w7c3q9v0m5n6p7r8s9t
          */
         call_id: string;
+        /**
+         * @description The opaque value given when the call was placed, echoed on its events
+         * @example order-4711
+         */
         client_state: string | null;
         /**
-         * @description RFC 3339 UTC time
+         * @description RFC 3339 UTC: when the call was created
          * @example 2026-11-24T21:45:44.123Z
          */
         created_at: string;
-        /** @enum {string} */
+        /**
+         * @description outbound: placed through the API; inbound: from the network
+         * @enum {string}
+         */
         direction: "outbound" | "inbound";
         /** @description Answered to ended, rounded up; 0 for a call never answered; null while live */
         duration_seconds: number | null;
         /** @description The far end sent early media (a 183 with SDP) that reached the other side before the answer */
         early_media: boolean;
+        /** @description RFC 3339 UTC: when it ended; null while live */
         ended_at: string | null;
         /**
          * @description E.164, or "anonymous" for a caller who withholds the number (inbound calls)
          * @example +14155550123
          */
         from: string | "anonymous";
+        /** @description Why the call ended (null while live) */
         hangup_cause:
           | (
               | "normal_clearing"
@@ -2107,6 +2346,7 @@ export interface components {
               | "seat_unavailable"
             )
           | null;
+        /** @description Who ended it: caller, callee or platform (null while live) */
         hangup_source: ("caller" | "callee" | "platform") | null;
         /**
          * @description call_<ULID>
@@ -2115,9 +2355,14 @@ export interface components {
         id: string;
         /** @description Inbound: the route the call rings under */
         route_id: string | null;
+        /** @description The seat the call rings or was placed from */
         seat_id: string | null;
+        /** @description The final SIP status the network answered (200 for an answered call) */
         sip_code: number | null;
-        /** @enum {string} */
+        /**
+         * @description queued → initiated → ringing → in_progress → completed; or busy, no_answer, failed, canceled, rejected
+         * @enum {string}
+         */
         status:
           | "queued"
           | "initiated"
@@ -2133,20 +2378,39 @@ export interface components {
         status_callback: {
           /** @description Empty: every event of the resource */
           events: string[];
+          /**
+           * @description The URL the resource's events are also delivered to
+           * @example https://example.com/calls/status
+           */
           url: string;
         } | null;
         /** @description Outbound calls: the signed identity; null for inbound calls */
         stir_shaken: {
-          /** @enum {string} */
+          /**
+           * @description A: the account and the seat own `from`; B: the account owns it
+           * @enum {string}
+           */
           attestation: "A" | "B" | "C";
-          /** @description The PASSporT (RFC 8225/8588, ES256) handed to the carrier */
+          /**
+           * @description The PASSporT (RFC 8225/8588, ES256) handed to the carrier
+           * @example eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiIsInR5cCI6InBhc3Nwb3J0IiwieDV1IjoiaHR0cHM6Ly9hcGkuc3dpdGNoYm9hcmQudGVzdC8ud2VsbC1rbm93bi9zdGlyLXNoYWtlbi9jZXJ0LnBlbSJ9.eyJhdHRlc3QiOiJBIiwiZGVzdCI6eyJ0biI6WyIxNDE1NTU1MDE4OCJdfSwiaWF0IjoxNzk1OTk3NTYwLCJvcmlnIjp7InRuIjoiMTQxNTU1NTAxMjMifSwib3JpZ2lkIjoiNGY2YzE2YjItM2Q5ZS00YTdiLThjMWQtMmU1ZjZhN2I4YzlkIn0.MEUCIQDx…
+           */
           identity: string;
         } | null;
-        /** Format: int64 */
+        /**
+         * Format: int64
+         * @description The longest talk time after the answer
+         */
         time_limit_seconds: number;
-        /** Format: int64 */
+        /**
+         * Format: int64
+         * @description How long the destination may ring
+         */
         timeout_seconds: number;
-        /** @example +14155550123 */
+        /**
+         * @description The called number
+         * @example +14155550188
+         */
         to: string;
       };
       /**
@@ -2164,15 +2428,27 @@ export interface components {
        * @example 2026-11-24T21:45:44.123Z
        */
       timestamp: string;
-      /** @constant */
+      /**
+       * @description The event type
+       * @constant
+       */
       type: "call.incoming";
     };
     /** @description An outbound call was handed to the carrier */
     CallInitiatedEvent: {
-      /** @description The account the event belongs to */
+      /**
+       * @description The account the event belongs to
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       account_id: string;
+      /** @description What the event is about, as it is after the change */
       data: {
+        /**
+         * @description The name of the agent who placed or answered the call; null until answered
+         * @example alice
+         */
         agent: string | null;
+        /** @description RFC 3339 UTC: when it was answered; null if never */
         answered_at: string | null;
         /** @description STIR/SHAKEN level, outbound */
         attestation: ("A" | "B" | "C") | null;
@@ -2181,24 +2457,33 @@ export interface components {
          * @example call_01jd2k8w7c3q9v0m5n6p7r8s9t
          */
         call_id: string;
+        /**
+         * @description The opaque value given when the call was placed, echoed on its events
+         * @example order-4711
+         */
         client_state: string | null;
         /**
-         * @description RFC 3339 UTC time
+         * @description RFC 3339 UTC: when the call was created
          * @example 2026-11-24T21:45:44.123Z
          */
         created_at: string;
-        /** @enum {string} */
+        /**
+         * @description outbound: placed through the API; inbound: from the network
+         * @enum {string}
+         */
         direction: "outbound" | "inbound";
         /** @description Answered to ended, rounded up; 0 for a call never answered; null while live */
         duration_seconds: number | null;
         /** @description The far end sent early media (a 183 with SDP) that reached the other side before the answer */
         early_media: boolean;
+        /** @description RFC 3339 UTC: when it ended; null while live */
         ended_at: string | null;
         /**
          * @description E.164, or "anonymous" for a caller who withholds the number (inbound calls)
          * @example +14155550123
          */
         from: string | "anonymous";
+        /** @description Why the call ended (null while live) */
         hangup_cause:
           | (
               | "normal_clearing"
@@ -2213,6 +2498,7 @@ export interface components {
               | "seat_unavailable"
             )
           | null;
+        /** @description Who ended it: caller, callee or platform (null while live) */
         hangup_source: ("caller" | "callee" | "platform") | null;
         /**
          * @description call_<ULID>
@@ -2221,9 +2507,14 @@ export interface components {
         id: string;
         /** @description Inbound: the route the call rings under */
         route_id: string | null;
+        /** @description The seat the call rings or was placed from */
         seat_id: string | null;
+        /** @description The final SIP status the network answered (200 for an answered call) */
         sip_code: number | null;
-        /** @enum {string} */
+        /**
+         * @description queued → initiated → ringing → in_progress → completed; or busy, no_answer, failed, canceled, rejected
+         * @enum {string}
+         */
         status:
           | "queued"
           | "initiated"
@@ -2239,20 +2530,39 @@ export interface components {
         status_callback: {
           /** @description Empty: every event of the resource */
           events: string[];
+          /**
+           * @description The URL the resource's events are also delivered to
+           * @example https://example.com/calls/status
+           */
           url: string;
         } | null;
         /** @description Outbound calls: the signed identity; null for inbound calls */
         stir_shaken: {
-          /** @enum {string} */
+          /**
+           * @description A: the account and the seat own `from`; B: the account owns it
+           * @enum {string}
+           */
           attestation: "A" | "B" | "C";
-          /** @description The PASSporT (RFC 8225/8588, ES256) handed to the carrier */
+          /**
+           * @description The PASSporT (RFC 8225/8588, ES256) handed to the carrier
+           * @example eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiIsInR5cCI6InBhc3Nwb3J0IiwieDV1IjoiaHR0cHM6Ly9hcGkuc3dpdGNoYm9hcmQudGVzdC8ud2VsbC1rbm93bi9zdGlyLXNoYWtlbi9jZXJ0LnBlbSJ9.eyJhdHRlc3QiOiJBIiwiZGVzdCI6eyJ0biI6WyIxNDE1NTU1MDE4OCJdfSwiaWF0IjoxNzk1OTk3NTYwLCJvcmlnIjp7InRuIjoiMTQxNTU1NTAxMjMifSwib3JpZ2lkIjoiNGY2YzE2YjItM2Q5ZS00YTdiLThjMWQtMmU1ZjZhN2I4YzlkIn0.MEUCIQDx…
+           */
           identity: string;
         } | null;
-        /** Format: int64 */
+        /**
+         * Format: int64
+         * @description The longest talk time after the answer
+         */
         time_limit_seconds: number;
-        /** Format: int64 */
+        /**
+         * Format: int64
+         * @description How long the destination may ring
+         */
         timeout_seconds: number;
-        /** @example +14155550123 */
+        /**
+         * @description The called number
+         * @example +14155550188
+         */
         to: string;
       };
       /**
@@ -2270,20 +2580,38 @@ export interface components {
        * @example 2026-11-24T21:45:44.123Z
        */
       timestamp: string;
-      /** @constant */
+      /**
+       * @description The event type
+       * @constant
+       */
       type: "call.initiated";
     };
     CallPage: {
+      /** @description This page's items, in the listing's order */
       data: components["schemas"]["Call"][];
+      /** @description Whether a next page exists */
       has_more: boolean;
+      /**
+       * @description The cursor of the next page (pass it as `cursor`); null on the last page
+       * @example WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4
+       */
       next_cursor: string | null;
     };
     /** @description The called party is ringing */
     CallRingingEvent: {
-      /** @description The account the event belongs to */
+      /**
+       * @description The account the event belongs to
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       account_id: string;
+      /** @description What the event is about, as it is after the change */
       data: {
+        /**
+         * @description The name of the agent who placed or answered the call; null until answered
+         * @example alice
+         */
         agent: string | null;
+        /** @description RFC 3339 UTC: when it was answered; null if never */
         answered_at: string | null;
         /** @description STIR/SHAKEN level, outbound */
         attestation: ("A" | "B" | "C") | null;
@@ -2292,24 +2620,33 @@ export interface components {
          * @example call_01jd2k8w7c3q9v0m5n6p7r8s9t
          */
         call_id: string;
+        /**
+         * @description The opaque value given when the call was placed, echoed on its events
+         * @example order-4711
+         */
         client_state: string | null;
         /**
-         * @description RFC 3339 UTC time
+         * @description RFC 3339 UTC: when the call was created
          * @example 2026-11-24T21:45:44.123Z
          */
         created_at: string;
-        /** @enum {string} */
+        /**
+         * @description outbound: placed through the API; inbound: from the network
+         * @enum {string}
+         */
         direction: "outbound" | "inbound";
         /** @description Answered to ended, rounded up; 0 for a call never answered; null while live */
         duration_seconds: number | null;
         /** @description The far end sent early media (a 183 with SDP) that reached the other side before the answer */
         early_media: boolean;
+        /** @description RFC 3339 UTC: when it ended; null while live */
         ended_at: string | null;
         /**
          * @description E.164, or "anonymous" for a caller who withholds the number (inbound calls)
          * @example +14155550123
          */
         from: string | "anonymous";
+        /** @description Why the call ended (null while live) */
         hangup_cause:
           | (
               | "normal_clearing"
@@ -2324,6 +2661,7 @@ export interface components {
               | "seat_unavailable"
             )
           | null;
+        /** @description Who ended it: caller, callee or platform (null while live) */
         hangup_source: ("caller" | "callee" | "platform") | null;
         /**
          * @description call_<ULID>
@@ -2332,9 +2670,14 @@ export interface components {
         id: string;
         /** @description Inbound: the route the call rings under */
         route_id: string | null;
+        /** @description The seat the call rings or was placed from */
         seat_id: string | null;
+        /** @description The final SIP status the network answered (200 for an answered call) */
         sip_code: number | null;
-        /** @enum {string} */
+        /**
+         * @description queued → initiated → ringing → in_progress → completed; or busy, no_answer, failed, canceled, rejected
+         * @enum {string}
+         */
         status:
           | "queued"
           | "initiated"
@@ -2350,20 +2693,39 @@ export interface components {
         status_callback: {
           /** @description Empty: every event of the resource */
           events: string[];
+          /**
+           * @description The URL the resource's events are also delivered to
+           * @example https://example.com/calls/status
+           */
           url: string;
         } | null;
         /** @description Outbound calls: the signed identity; null for inbound calls */
         stir_shaken: {
-          /** @enum {string} */
+          /**
+           * @description A: the account and the seat own `from`; B: the account owns it
+           * @enum {string}
+           */
           attestation: "A" | "B" | "C";
-          /** @description The PASSporT (RFC 8225/8588, ES256) handed to the carrier */
+          /**
+           * @description The PASSporT (RFC 8225/8588, ES256) handed to the carrier
+           * @example eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiIsInR5cCI6InBhc3Nwb3J0IiwieDV1IjoiaHR0cHM6Ly9hcGkuc3dpdGNoYm9hcmQudGVzdC8ud2VsbC1rbm93bi9zdGlyLXNoYWtlbi9jZXJ0LnBlbSJ9.eyJhdHRlc3QiOiJBIiwiZGVzdCI6eyJ0biI6WyIxNDE1NTU1MDE4OCJdfSwiaWF0IjoxNzk1OTk3NTYwLCJvcmlnIjp7InRuIjoiMTQxNTU1NTAxMjMifSwib3JpZ2lkIjoiNGY2YzE2YjItM2Q5ZS00YTdiLThjMWQtMmU1ZjZhN2I4YzlkIn0.MEUCIQDx…
+           */
           identity: string;
         } | null;
-        /** Format: int64 */
+        /**
+         * Format: int64
+         * @description The longest talk time after the answer
+         */
         time_limit_seconds: number;
-        /** Format: int64 */
+        /**
+         * Format: int64
+         * @description How long the destination may ring
+         */
         timeout_seconds: number;
-        /** @example +14155550123 */
+        /**
+         * @description The called number
+         * @example +14155550188
+         */
         to: string;
       };
       /**
@@ -2381,56 +2743,135 @@ export interface components {
        * @example 2026-11-24T21:45:44.123Z
        */
       timestamp: string;
-      /** @constant */
+      /**
+       * @description The event type
+       * @constant
+       */
       type: "call.ringing";
     };
+    /** @example {
+     *       "client_id": "cli_support_desk",
+     *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "name": "Support desk",
+     *       "scopes": [
+     *         "calls:read",
+     *         "calls:write"
+     *       ],
+     *       "created_at": "2026-11-24T21:45:44.123Z",
+     *       "disabled_at": null
+     *     } */
     Client: {
-      /** @description acct_… */
+      /**
+       * @description The account's id (acct_…)
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       account_id: string;
+      /**
+       * @description The OAuth client id
+       * @example cli_support_desk
+       */
       client_id: string;
       /**
-       * @description RFC 3339 UTC time
+       * @description When the client was created
        * @example 2026-11-24T21:45:44.123Z
        */
       created_at: string;
+      /** @description When it was disabled; null while it works */
       disabled_at: string | null;
+      /**
+       * @description A name for people
+       * @example Support desk
+       */
       name: string;
       /** @description Permissions, e.g. numbers:read */
       scopes: string[];
     };
     ClientPage: {
+      /** @description This page's items, in the listing's order */
       data: components["schemas"]["Client"][];
+      /** @description Whether a next page exists */
       has_more: boolean;
+      /**
+       * @description The cursor of the next page (pass it as `cursor`); null on the last page
+       * @example WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4
+       */
       next_cursor: string | null;
     };
+    /** @example {
+     *       "client_id": "cli_support_desk",
+     *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "name": "Support desk",
+     *       "scopes": [
+     *         "calls:read",
+     *         "calls:write"
+     *       ],
+     *       "created_at": "2026-11-24T21:45:44.123Z",
+     *       "disabled_at": null,
+     *       "client_secret": "sbcs_4q9Xw2vN7mK1pR8tY3zL6bH0cF5jD2sA"
+     *     } */
     ClientWithSecret: {
-      /** @description acct_… */
+      /**
+       * @description The account's id (acct_…)
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       account_id: string;
+      /**
+       * @description The OAuth client id
+       * @example cli_support_desk
+       */
       client_id: string;
-      /** @description Shown once */
+      /**
+       * @description Shown once: store it now (only a hash is kept)
+       * @example sbcs_4q9Xw2vN7mK1pR8tY3zL6bH0cF5jD2sA
+       */
       client_secret: string;
       /**
-       * @description RFC 3339 UTC time
+       * @description When the client was created
        * @example 2026-11-24T21:45:44.123Z
        */
       created_at: string;
+      /** @description When it was disabled; null while it works */
       disabled_at: string | null;
+      /**
+       * @description A name for people
+       * @example Support desk
+       */
       name: string;
       /** @description Permissions, e.g. numbers:read */
       scopes: string[];
     };
+    /** @example {
+     *       "id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "phone_number": "+14155550177",
+     *       "channels": [
+     *         "sms"
+     *       ],
+     *       "source": "web_form",
+     *       "evidence": {
+     *         "form_url": "https://example.com/reminders/signup",
+     *         "ip": "203.0.113.7"
+     *       },
+     *       "captured_at": "2026-11-20T10:00:00.000Z",
+     *       "status": "granted",
+     *       "created_at": "2026-11-20T10:00:01.000Z",
+     *       "revoked_at": null,
+     *       "revocation_source": null,
+     *       "revocation_keyword": null
+     *     } */
     Consent: {
       /**
-       * @description RFC 3339 UTC time
+       * @description When the consent was given
        * @example 2026-11-24T21:45:44.123Z
        */
       captured_at: string;
+      /** @description The channels consented to */
       channels: ("sms" | "mms" | "rcs")[];
       /**
-       * @description RFC 3339 UTC time
+       * @description When it was recorded
        * @example 2026-11-24T21:45:44.123Z
        */
       created_at: string;
+      /** @description How the consent was captured, as given */
       evidence: {
         [key: string]: unknown;
       } | null;
@@ -2439,45 +2880,86 @@ export interface components {
        * @example cns_01jd2k8w7c3q9v0m5n6p7r8s9t
        */
       id: string;
-      /** @example +14155550123 */
+      /**
+       * @description The recipient who consented
+       * @example +14155550177
+       */
       phone_number: string;
+      /**
+       * @description The keyword that revoked it (stop, unsubscribe…)
+       * @example stop
+       */
       revocation_keyword: string | null;
+      /** @description keyword: the recipient texted it; api: revoked through the API */
       revocation_source: ("api" | "keyword") | null;
+      /** @description When it was revoked; null while granted */
       revoked_at: string | null;
-      /** @enum {string} */
+      /**
+       * @description How it was captured
+       * @enum {string}
+       */
       source: "web_form" | "api" | "keyword" | "import" | "verbal";
-      /** @enum {string} */
+      /**
+       * @description granted, or revoked (by STOP or through the API)
+       * @enum {string}
+       */
       status: "granted" | "revoked";
     };
     ConsentPage: {
+      /** @description This page's items, in the listing's order */
       data: components["schemas"]["Consent"][];
+      /** @description Whether a next page exists */
       has_more: boolean;
+      /**
+       * @description The cursor of the next page (pass it as `cursor`); null on the last page
+       * @example WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4
+       */
       next_cursor: string | null;
     };
     /** @description A recipient's consent was revoked (STOP, or through the API) */
     ConsentRevokedEvent: {
-      /** @description The account the event belongs to */
+      /**
+       * @description The account the event belongs to
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       account_id: string;
+      /** @description What the event is about, as it is after the change */
       data: {
         /**
-         * @description RFC 3339 UTC time
+         * @description When the consent was given
          * @example 2026-11-24T21:45:44.123Z
          */
         captured_at: string;
+        /** @description The channels consented to */
         channels: ("sms" | "mms" | "rcs")[];
         /**
          * @description cns_<ULID>
          * @example cns_01jd2k8w7c3q9v0m5n6p7r8s9t
          */
         id: string;
-        /** @example +14155550123 */
+        /**
+         * @description The recipient who consented
+         * @example +14155550177
+         */
         phone_number: string;
+        /**
+         * @description The keyword that revoked it (stop, unsubscribe…)
+         * @example stop
+         */
         revocation_keyword: string | null;
+        /** @description keyword: the recipient texted it; api: revoked through the API */
         revocation_source: ("api" | "keyword") | null;
+        /** @description When it was revoked; null while granted */
         revoked_at: string | null;
-        /** @enum {string} */
+        /**
+         * @description How it was captured
+         * @enum {string}
+         */
         source: "web_form" | "api" | "keyword" | "import" | "verbal";
-        /** @enum {string} */
+        /**
+         * @description granted, or revoked (by STOP or through the API)
+         * @enum {string}
+         */
         status: "granted" | "revoked";
       };
       /**
@@ -2495,18 +2977,33 @@ export interface components {
        * @example 2026-11-24T21:45:44.123Z
        */
       timestamp: string;
-      /** @constant */
+      /**
+       * @description The event type
+       * @constant
+       */
       type: "consent.revoked";
     };
     CreateAccountRequest: {
+      /**
+       * @description A name for people, 1–200 characters
+       * @example Acme Clinic
+       */
       name: string;
     };
     CreateAgentRequest: {
+      /** @description What the agent does, for people */
       description?: string | null;
-      /** @description An agent's name: unique per account, ^[a-z0-9][a-z0-9._-]{0,63}$ */
+      /**
+       * @description An agent's name: unique per account, ^[a-z0-9][a-z0-9._-]{0,63}$
+       * @example alice
+       */
       name: string;
     };
     CreateClientRequest: {
+      /**
+       * @description A name for people
+       * @example Support desk
+       */
       name?: string;
       /** @description Permissions, e.g. numbers:read */
       scopes?: (
@@ -2531,23 +3028,40 @@ export interface components {
        * @description When the consent was given; now when omitted
        */
       captured_at?: string;
+      /** @description The channels consented to */
       channels: ("sms" | "mms" | "rcs")[];
       /** @description How the consent was captured (form URL, IP, recording…); a JSON object up to 4 KiB */
       evidence?: {
         [key: string]: unknown;
       } | null;
-      /** @example +14155550123 */
+      /**
+       * @description The recipient who consented
+       * @example +14155550177
+       */
       phone_number: string;
-      /** @enum {string} */
+      /**
+       * @description How it was captured
+       * @enum {string}
+       */
       source: "web_form" | "api" | "keyword" | "import" | "verbal";
     };
     CreateRouteRequest: {
-      /** @description An agent's name: unique per account, ^[a-z0-9][a-z0-9._-]{0,63}$ */
+      /**
+       * @description An agent's name: unique per account, ^[a-z0-9][a-z0-9._-]{0,63}$
+       * @example alice
+       */
       agent: string;
+      /**
+       * @description A name for people, up to 128 characters (not blank)
+       * @example front desk line
+       */
       name: string;
       /** @description E.164 numbers assigned to the account (at most 100); each belongs to at most one route */
       numbers: string[];
-      /** @example seat_01jd2k8w7c3q9v0m5n6p7r8s9t */
+      /**
+       * @description The seat the calls ring
+       * @example seat_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       seat_id?: string;
     };
     CreateSeatRequest: {
@@ -2556,6 +3070,10 @@ export interface components {
        * @description 1–10000 (default 1)
        */
       max_concurrent_calls?: number;
+      /**
+       * @description A name for people, up to 128 characters (not blank)
+       * @example front desk
+       */
       name: string;
       /**
        * @description Default active; a disabled seat takes no calls
@@ -2567,8 +3085,13 @@ export interface components {
       /**
        * Format: int32
        * @description Seconds, 1–157680000; none: the token does not expire
+       * @example 31536000
        */
       expires_in?: number;
+      /**
+       * @description A name for people
+       * @example nightly export
+       */
       name?: string;
       /** @description Permissions, e.g. numbers:read */
       scopes: (
@@ -2588,27 +3111,46 @@ export interface components {
       )[];
     };
     CreateTemplateRequest: {
-      /** @description Text with {{variable}} placeholders */
+      /**
+       * @description Text with {{variable}} placeholders
+       * @example Hi {{name}}, your appointment is on {{day}} at {{time}}. Reply STOP to opt out.
+       */
       body: string;
+      /** @description The channels it may be sent on */
       channels: ("sms" | "mms" | "rcs")[];
-      /** @description Unique per account */
+      /**
+       * @description Unique per account
+       * @example appointment-reminder
+       */
       name: string;
     };
     CreateTemplateVersionRequest: {
+      /**
+       * @description The new version's text, with {{variable}} placeholders
+       * @example Hi {{name}}, your appointment is on {{day}} at {{time}}. Reply STOP to opt out.
+       */
       body: string;
       /** @description Default: the previous version's */
       channels?: ("sms" | "mms" | "rcs")[];
     };
     CreateWebhookSubscriptionRequest: {
+      /**
+       * @description What the subscription is for, for people
+       * @example Order desk: call and delivery updates
+       */
       description?: string;
+      /** @description Event types and patterns to receive (1–100) */
       events: string[];
-      /** @description https URL of a public host (plain http only for hosts exempted by configuration) */
+      /**
+       * @description https URL of a public host (plain http only for hosts exempted by configuration)
+       * @example https://example.com/hooks
+       */
       url: string;
     };
     DeliverSandboxInboundCallRequest: {
       /**
        * @description E.164, or "anonymous" for a caller who withholds the number (inbound calls)
-       * @example +14155550123
+       * @example +14155550188
        */
       from: string | "anonymous";
       /**
@@ -2617,31 +3159,88 @@ export interface components {
        */
       to: string;
     };
+    /** @example {
+     *       "type": "https://api.switchboard.test/v1/errors/rate-limited",
+     *       "kind": "rate-limited",
+     *       "code": "RATE_LIMITED",
+     *       "status": 429,
+     *       "title": "Too many requests"
+     *     } */
     ErrorKind: {
+      /**
+       * @description The kind in SCREAMING_SNAKE case: the `code` of its problems
+       * @example RATE_LIMITED
+       */
       code: string;
+      /**
+       * @description The kind's name
+       * @example rate-limited
+       */
       kind: string;
-      /** Format: int64 */
+      /**
+       * Format: int64
+       * @description The HTTP status its problems have
+       */
       status: number;
+      /**
+       * @description The fixed title of its problems
+       * @example Too many requests
+       */
       title: string;
+      /**
+       * @description The kind's URL: the `type` of its problems
+       * @example https://api.switchboard.test/v1/errors/rate-limited
+       */
       type: string;
     };
+    /** @example {
+     *       "status": "pass",
+     *       "version": "0.1.0",
+     *       "checks": {
+     *         "database": "pass",
+     *         "inventory": "pass",
+     *         "call-control": "pass",
+     *         "messaging": "pass",
+     *         "usage": "pass",
+     *         "webhook": "pass"
+     *       }
+     *     } */
     Health: {
+      /** @description Each component (database, inventory, call-control…) and its state */
       checks: {
         [key: string]: "pass" | "warn" | "fail";
       };
-      /** @enum {string} */
+      /**
+       * @description pass: every component passes; warn: one is degraded (the API still answers)
+       * @enum {string}
+       */
       status: "pass" | "warn" | "fail";
+      /**
+       * @description The platform's version
+       * @example 0.1.0
+       */
       version: string;
     };
+    /** @example {
+     *       "id": "hld_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "number_id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "number": "+14155550123",
+     *       "status": "active",
+     *       "expires_at": "2026-11-24T21:55:44.123Z",
+     *       "created_at": "2026-11-24T21:45:44.123Z",
+     *       "released_at": null,
+     *       "converted_at": null
+     *     } */
     Hold: {
+      /** @description When it was assigned; null otherwise */
       converted_at: string | null;
       /**
-       * @description RFC 3339 UTC time
+       * @description When the number was held
        * @example 2026-11-24T21:45:44.123Z
        */
       created_at: string;
       /**
-       * @description RFC 3339 UTC time
+       * @description When an active hold lapses
        * @example 2026-11-24T21:45:44.123Z
        */
       expires_at: string;
@@ -2650,19 +3249,29 @@ export interface components {
        * @example hld_01jd2k8w7c3q9v0m5n6p7r8s9t
        */
       id: string;
-      /** @example +14155550123 */
+      /**
+       * @description The held number, E.164
+       * @example +14155550123
+       */
       number: string;
       /**
        * @description num_<ULID>
        * @example num_01jd2k8w7c3q9v0m5n6p7r8s9t
        */
       number_id: string;
+      /** @description When the hold was released; null otherwise */
       released_at: string | null;
-      /** @enum {string} */
+      /**
+       * @description active until assigned (converted), released or expired
+       * @enum {string}
+       */
       status: "active" | "converted" | "released" | "expired";
     };
     HoldNumberRequest: {
-      /** @example +14155550123 */
+      /**
+       * @description An available number from a search
+       * @example +14155550123
+       */
       number: string;
       /**
        * Format: int32
@@ -2671,24 +3280,70 @@ export interface components {
       ttl_seconds?: number;
     };
     IssueTokenRequest: {
+      /**
+       * @description client_secret_post: the client id (else HTTP Basic)
+       * @example cli_support_desk
+       */
       client_id?: string;
+      /**
+       * @description client_secret_post: the client secret (else HTTP Basic)
+       * @example sbcs_4q9Xw2vN7mK1pR8tY3zL6bH0cF5jD2sA
+       */
       client_secret?: string;
       /**
        * @description The only grant: client_credentials
        * @constant
        */
       grant_type: "client_credentials";
+      /**
+       * @description Space-separated permissions, a subset of the client's; all of them when omitted
+       * @example calls:read calls:write
+       */
       scope?: string;
     };
     JsonWebKeySet: {
+      /** @description Public keys (OKP Ed25519) by kid: access tokens, usage records, templates */
       keys: {
         [key: string]: unknown;
       }[];
     };
+    /** @example {
+     *       "id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "direction": "outbound",
+     *       "channel": "sms",
+     *       "channel_used": "sms",
+     *       "fallback": null,
+     *       "fallback_applied": false,
+     *       "status": "delivered",
+     *       "to": "+14155550177",
+     *       "from": "+14155550123",
+     *       "body": "Hi Dana, your appointment is on Tuesday at 10:00. Reply STOP to opt out.",
+     *       "media_urls": [],
+     *       "encoding": "GSM-7",
+     *       "segments": 1,
+     *       "template_id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "template_version": 1,
+     *       "consent_id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "expires_at": "2026-11-25T07:50:00.000Z",
+     *       "error_code": null,
+     *       "error_message": null,
+     *       "in_reply_to": null,
+     *       "keyword": null,
+     *       "auto_reply_id": null,
+     *       "created_at": "2026-11-24T21:50:00.000Z",
+     *       "updated_at": "2026-11-24T21:50:03.000Z",
+     *       "sent_at": "2026-11-24T21:50:01.000Z",
+     *       "delivered_at": "2026-11-24T21:50:03.000Z",
+     *       "read_at": null,
+     *       "status_callback": null
+     *     } */
     Message: {
       /** @description Inbound: the auto-reply sent in answer */
       auto_reply_id: string | null;
-      /** @description The rendered text */
+      /**
+       * @description The rendered text
+       * @example Hi Dana, your appointment is on Tuesday at 10:00. Reply STOP to opt out.
+       */
       body: string;
       /**
        * @description The channel requested (outbound) or received on (inbound)
@@ -2697,42 +3352,76 @@ export interface components {
       channel: "sms" | "mms" | "rcs";
       /** @description The channel the message went out on once decided; differs from channel after an RCS fallback */
       channel_used: ("sms" | "mms" | "rcs") | null;
+      /** @description The consent the send relied on */
       consent_id: string | null;
       /**
-       * @description RFC 3339 UTC time
+       * @description When the message was accepted or received
        * @example 2026-11-24T21:45:44.123Z
        */
       created_at: string;
+      /** @description When the handset confirmed it */
       delivered_at: string | null;
-      /** @enum {string} */
+      /**
+       * @description outbound: sent by the account; inbound: received on one of its numbers
+       * @enum {string}
+       */
       direction: "outbound" | "inbound";
-      /** @enum {string} */
+      /**
+       * @description GSM-7 or UCS-2: decides how many characters fit in a segment
+       * @enum {string}
+       */
       encoding: "GSM-7" | "UCS-2";
+      /**
+       * @description Why it failed or was undelivered, as a code; null otherwise
+       * @example carrier_rejected
+       */
       error_code: string | null;
+      /**
+       * @description The failure in words; null otherwise
+       * @example The carrier refused the destination
+       */
       error_message: string | null;
+      /** @description Outbound: when it expires unless handed to the carrier by then */
       expires_at: string | null;
+      /** @description rcs: the channel to fall back to, as requested; null when none */
       fallback: ("sms" | "mms") | null;
+      /** @description The message went out on its fallback channel */
       fallback_applied: boolean;
-      /** @example +14155550123 */
+      /**
+       * @description The account's number (outbound) or the sender (inbound)
+       * @example +14155550123
+       */
       from: string;
       /**
        * @description msg_<ULID>
        * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
        */
       id: string;
-      /** @description Auto-replies: the inbound message answered */
+      /**
+       * @description Auto-replies: the inbound message answered
+       * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       in_reply_to: string | null;
-      /** @description Inbound: the keyword recognised (stop, start, help…) */
+      /**
+       * @description Inbound: the keyword recognised (stop, start, help…)
+       * @example stop
+       */
       keyword: string | null;
+      /** @description mms and rcs: the media sent with the text */
       media_urls: string[];
+      /** @description RCS: when the recipient read it */
       read_at: string | null;
       /**
        * Format: int64
        * @description SMS segments (GSM-7 160/153, UCS-2 70/67 per segment); 1 for MMS and RCS, which travel whole
        */
       segments: number;
+      /** @description When the carrier accepted it */
       sent_at: string | null;
-      /** @enum {string} */
+      /**
+       * @description queued → sending → sent → delivered | undelivered | failed | expired; read (RCS); received (inbound)
+       * @enum {string}
+       */
       status:
         | "queued"
         | "sending"
@@ -2747,53 +3436,103 @@ export interface components {
       status_callback: {
         /** @description Empty: every event of the resource */
         events: string[];
+        /**
+         * @description The URL the resource's events are also delivered to
+         * @example https://example.com/calls/status
+         */
         url: string;
       } | null;
+      /** @description The template sent; null for inbound */
       template_id: string | null;
+      /** @description The template version sent */
       template_version: number | null;
-      /** @example +14155550123 */
+      /**
+       * @description The recipient (outbound) or the account's number (inbound)
+       * @example +14155550123
+       */
       to: string;
       /**
-       * @description RFC 3339 UTC time
+       * @description When its status last changed
        * @example 2026-11-24T21:45:44.123Z
        */
       updated_at: string;
     };
     /** @description The handset confirmed delivery */
     MessageDeliveredEvent: {
-      /** @description The account the event belongs to */
+      /**
+       * @description The account the event belongs to
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       account_id: string;
+      /** @description What the event is about, as it is after the change */
       data: {
-        /** @description Inbound messages only: the text received */
+        /**
+         * @description Inbound messages only: the text received
+         * @example STOP
+         */
         body?: string;
-        /** @enum {string} */
+        /**
+         * @description The channel requested (outbound) or received on (inbound)
+         * @enum {string}
+         */
         channel: "sms" | "mms" | "rcs";
+        /** @description The channel the message went out on once decided; differs from channel after an RCS fallback */
         channel_used: ("sms" | "mms" | "rcs") | null;
+        /** @description The consent the send relied on */
         consent_id: string | null;
         /**
-         * @description RFC 3339 UTC time
+         * @description When the message was accepted or received
          * @example 2026-11-24T21:45:44.123Z
          */
         created_at: string;
-        /** @enum {string} */
+        /**
+         * @description outbound: sent by the account; inbound: received on one of its numbers
+         * @enum {string}
+         */
         direction: "outbound" | "inbound";
-        /** @enum {string} */
+        /**
+         * @description GSM-7 or UCS-2: decides how many characters fit in a segment
+         * @enum {string}
+         */
         encoding: "GSM-7" | "UCS-2";
+        /**
+         * @description Why it failed or was undelivered, as a code; null otherwise
+         * @example carrier_rejected
+         */
         error_code: string | null;
+        /**
+         * @description The failure in words; null otherwise
+         * @example The carrier refused the destination
+         */
         error_message: string | null;
-        fallback: ("sms" | "mms" | "rcs") | null;
+        /** @description rcs: the channel to fall back to, as requested; null when none */
+        fallback: ("sms" | "mms") | null;
+        /** @description The message went out on its fallback channel */
         fallback_applied: boolean;
-        /** @example +14155550123 */
+        /**
+         * @description The account's number (outbound) or the sender (inbound)
+         * @example +14155550123
+         */
         from: string;
         /**
          * @description msg_<ULID>
          * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
          */
         id: string;
+        /**
+         * @description Auto-replies: the inbound message answered
+         * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
         in_reply_to: string | null;
-        /** @description Inbound messages only */
+        /**
+         * @description Inbound messages only: the keyword recognised (stop, start, help…)
+         * @example stop
+         */
         keyword?: string | null;
-        /** Format: int64 */
+        /**
+         * Format: int64
+         * @description How many media the message carries
+         */
         media_count: number;
         /**
          * @description The message's id (same as id)
@@ -2805,9 +3544,15 @@ export interface components {
          * @description message.sent: the segments billed
          */
         quantity?: number;
-        /** Format: int64 */
+        /**
+         * Format: int64
+         * @description SMS segments (GSM-7 160/153, UCS-2 70/67 per segment); 1 for MMS and RCS, which travel whole
+         */
         segments: number;
-        /** @enum {string} */
+        /**
+         * @description queued → sending → sent → delivered | undelivered | failed | expired; read (RCS); received (inbound)
+         * @enum {string}
+         */
         status:
           | "queued"
           | "sending"
@@ -2822,16 +3567,28 @@ export interface components {
         status_callback: {
           /** @description Empty: every event of the resource */
           events: string[];
+          /**
+           * @description The URL the resource's events are also delivered to
+           * @example https://example.com/calls/status
+           */
           url: string;
         } | null;
+        /** @description The template sent; null for inbound */
         template_id: string | null;
+        /** @description The template version sent */
         template_version: number | null;
-        /** @example +14155550123 */
+        /**
+         * @description The recipient (outbound) or the account's number (inbound)
+         * @example +14155550123
+         */
         to: string;
-        /** @constant */
+        /**
+         * @description message.sent: the unit of quantity
+         * @constant
+         */
         unit?: "segment";
         /**
-         * @description RFC 3339 UTC time
+         * @description When its status last changed
          * @example 2026-11-24T21:45:44.123Z
          */
         updated_at: string;
@@ -2851,44 +3608,88 @@ export interface components {
        * @example 2026-11-24T21:45:44.123Z
        */
       timestamp: string;
-      /** @constant */
+      /**
+       * @description The event type
+       * @constant
+       */
       type: "message.delivered";
     };
     /** @description The message could not be sent */
     MessageFailedEvent: {
-      /** @description The account the event belongs to */
+      /**
+       * @description The account the event belongs to
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       account_id: string;
+      /** @description What the event is about, as it is after the change */
       data: {
-        /** @description Inbound messages only: the text received */
+        /**
+         * @description Inbound messages only: the text received
+         * @example STOP
+         */
         body?: string;
-        /** @enum {string} */
+        /**
+         * @description The channel requested (outbound) or received on (inbound)
+         * @enum {string}
+         */
         channel: "sms" | "mms" | "rcs";
+        /** @description The channel the message went out on once decided; differs from channel after an RCS fallback */
         channel_used: ("sms" | "mms" | "rcs") | null;
+        /** @description The consent the send relied on */
         consent_id: string | null;
         /**
-         * @description RFC 3339 UTC time
+         * @description When the message was accepted or received
          * @example 2026-11-24T21:45:44.123Z
          */
         created_at: string;
-        /** @enum {string} */
+        /**
+         * @description outbound: sent by the account; inbound: received on one of its numbers
+         * @enum {string}
+         */
         direction: "outbound" | "inbound";
-        /** @enum {string} */
+        /**
+         * @description GSM-7 or UCS-2: decides how many characters fit in a segment
+         * @enum {string}
+         */
         encoding: "GSM-7" | "UCS-2";
+        /**
+         * @description Why it failed or was undelivered, as a code; null otherwise
+         * @example carrier_rejected
+         */
         error_code: string | null;
+        /**
+         * @description The failure in words; null otherwise
+         * @example The carrier refused the destination
+         */
         error_message: string | null;
-        fallback: ("sms" | "mms" | "rcs") | null;
+        /** @description rcs: the channel to fall back to, as requested; null when none */
+        fallback: ("sms" | "mms") | null;
+        /** @description The message went out on its fallback channel */
         fallback_applied: boolean;
-        /** @example +14155550123 */
+        /**
+         * @description The account's number (outbound) or the sender (inbound)
+         * @example +14155550123
+         */
         from: string;
         /**
          * @description msg_<ULID>
          * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
          */
         id: string;
+        /**
+         * @description Auto-replies: the inbound message answered
+         * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
         in_reply_to: string | null;
-        /** @description Inbound messages only */
+        /**
+         * @description Inbound messages only: the keyword recognised (stop, start, help…)
+         * @example stop
+         */
         keyword?: string | null;
-        /** Format: int64 */
+        /**
+         * Format: int64
+         * @description How many media the message carries
+         */
         media_count: number;
         /**
          * @description The message's id (same as id)
@@ -2900,9 +3701,15 @@ export interface components {
          * @description message.sent: the segments billed
          */
         quantity?: number;
-        /** Format: int64 */
+        /**
+         * Format: int64
+         * @description SMS segments (GSM-7 160/153, UCS-2 70/67 per segment); 1 for MMS and RCS, which travel whole
+         */
         segments: number;
-        /** @enum {string} */
+        /**
+         * @description queued → sending → sent → delivered | undelivered | failed | expired; read (RCS); received (inbound)
+         * @enum {string}
+         */
         status:
           | "queued"
           | "sending"
@@ -2917,16 +3724,28 @@ export interface components {
         status_callback: {
           /** @description Empty: every event of the resource */
           events: string[];
+          /**
+           * @description The URL the resource's events are also delivered to
+           * @example https://example.com/calls/status
+           */
           url: string;
         } | null;
+        /** @description The template sent; null for inbound */
         template_id: string | null;
+        /** @description The template version sent */
         template_version: number | null;
-        /** @example +14155550123 */
+        /**
+         * @description The recipient (outbound) or the account's number (inbound)
+         * @example +14155550123
+         */
         to: string;
-        /** @constant */
+        /**
+         * @description message.sent: the unit of quantity
+         * @constant
+         */
         unit?: "segment";
         /**
-         * @description RFC 3339 UTC time
+         * @description When its status last changed
          * @example 2026-11-24T21:45:44.123Z
          */
         updated_at: string;
@@ -2946,49 +3765,99 @@ export interface components {
        * @example 2026-11-24T21:45:44.123Z
        */
       timestamp: string;
-      /** @constant */
+      /**
+       * @description The event type
+       * @constant
+       */
       type: "message.failed";
     };
     MessagePage: {
+      /** @description This page's items, in the listing's order */
       data: components["schemas"]["Message"][];
+      /** @description Whether a next page exists */
       has_more: boolean;
+      /**
+       * @description The cursor of the next page (pass it as `cursor`); null on the last page
+       * @example WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4
+       */
       next_cursor: string | null;
     };
     /** @description An outbound message was accepted */
     MessageQueuedEvent: {
-      /** @description The account the event belongs to */
+      /**
+       * @description The account the event belongs to
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       account_id: string;
+      /** @description What the event is about, as it is after the change */
       data: {
-        /** @description Inbound messages only: the text received */
+        /**
+         * @description Inbound messages only: the text received
+         * @example STOP
+         */
         body?: string;
-        /** @enum {string} */
+        /**
+         * @description The channel requested (outbound) or received on (inbound)
+         * @enum {string}
+         */
         channel: "sms" | "mms" | "rcs";
+        /** @description The channel the message went out on once decided; differs from channel after an RCS fallback */
         channel_used: ("sms" | "mms" | "rcs") | null;
+        /** @description The consent the send relied on */
         consent_id: string | null;
         /**
-         * @description RFC 3339 UTC time
+         * @description When the message was accepted or received
          * @example 2026-11-24T21:45:44.123Z
          */
         created_at: string;
-        /** @enum {string} */
+        /**
+         * @description outbound: sent by the account; inbound: received on one of its numbers
+         * @enum {string}
+         */
         direction: "outbound" | "inbound";
-        /** @enum {string} */
+        /**
+         * @description GSM-7 or UCS-2: decides how many characters fit in a segment
+         * @enum {string}
+         */
         encoding: "GSM-7" | "UCS-2";
+        /**
+         * @description Why it failed or was undelivered, as a code; null otherwise
+         * @example carrier_rejected
+         */
         error_code: string | null;
+        /**
+         * @description The failure in words; null otherwise
+         * @example The carrier refused the destination
+         */
         error_message: string | null;
-        fallback: ("sms" | "mms" | "rcs") | null;
+        /** @description rcs: the channel to fall back to, as requested; null when none */
+        fallback: ("sms" | "mms") | null;
+        /** @description The message went out on its fallback channel */
         fallback_applied: boolean;
-        /** @example +14155550123 */
+        /**
+         * @description The account's number (outbound) or the sender (inbound)
+         * @example +14155550123
+         */
         from: string;
         /**
          * @description msg_<ULID>
          * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
          */
         id: string;
+        /**
+         * @description Auto-replies: the inbound message answered
+         * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
         in_reply_to: string | null;
-        /** @description Inbound messages only */
+        /**
+         * @description Inbound messages only: the keyword recognised (stop, start, help…)
+         * @example stop
+         */
         keyword?: string | null;
-        /** Format: int64 */
+        /**
+         * Format: int64
+         * @description How many media the message carries
+         */
         media_count: number;
         /**
          * @description The message's id (same as id)
@@ -3000,9 +3869,15 @@ export interface components {
          * @description message.sent: the segments billed
          */
         quantity?: number;
-        /** Format: int64 */
+        /**
+         * Format: int64
+         * @description SMS segments (GSM-7 160/153, UCS-2 70/67 per segment); 1 for MMS and RCS, which travel whole
+         */
         segments: number;
-        /** @enum {string} */
+        /**
+         * @description queued → sending → sent → delivered | undelivered | failed | expired; read (RCS); received (inbound)
+         * @enum {string}
+         */
         status:
           | "queued"
           | "sending"
@@ -3017,16 +3892,28 @@ export interface components {
         status_callback: {
           /** @description Empty: every event of the resource */
           events: string[];
+          /**
+           * @description The URL the resource's events are also delivered to
+           * @example https://example.com/calls/status
+           */
           url: string;
         } | null;
+        /** @description The template sent; null for inbound */
         template_id: string | null;
+        /** @description The template version sent */
         template_version: number | null;
-        /** @example +14155550123 */
+        /**
+         * @description The recipient (outbound) or the account's number (inbound)
+         * @example +14155550123
+         */
         to: string;
-        /** @constant */
+        /**
+         * @description message.sent: the unit of quantity
+         * @constant
+         */
         unit?: "segment";
         /**
-         * @description RFC 3339 UTC time
+         * @description When its status last changed
          * @example 2026-11-24T21:45:44.123Z
          */
         updated_at: string;
@@ -3046,44 +3933,88 @@ export interface components {
        * @example 2026-11-24T21:45:44.123Z
        */
       timestamp: string;
-      /** @constant */
+      /**
+       * @description The event type
+       * @constant
+       */
       type: "message.queued";
     };
     /** @description An inbound message arrived */
     MessageReceivedEvent: {
-      /** @description The account the event belongs to */
+      /**
+       * @description The account the event belongs to
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       account_id: string;
+      /** @description What the event is about, as it is after the change */
       data: {
-        /** @description Inbound messages only: the text received */
+        /**
+         * @description Inbound messages only: the text received
+         * @example STOP
+         */
         body?: string;
-        /** @enum {string} */
+        /**
+         * @description The channel requested (outbound) or received on (inbound)
+         * @enum {string}
+         */
         channel: "sms" | "mms" | "rcs";
+        /** @description The channel the message went out on once decided; differs from channel after an RCS fallback */
         channel_used: ("sms" | "mms" | "rcs") | null;
+        /** @description The consent the send relied on */
         consent_id: string | null;
         /**
-         * @description RFC 3339 UTC time
+         * @description When the message was accepted or received
          * @example 2026-11-24T21:45:44.123Z
          */
         created_at: string;
-        /** @enum {string} */
+        /**
+         * @description outbound: sent by the account; inbound: received on one of its numbers
+         * @enum {string}
+         */
         direction: "outbound" | "inbound";
-        /** @enum {string} */
+        /**
+         * @description GSM-7 or UCS-2: decides how many characters fit in a segment
+         * @enum {string}
+         */
         encoding: "GSM-7" | "UCS-2";
+        /**
+         * @description Why it failed or was undelivered, as a code; null otherwise
+         * @example carrier_rejected
+         */
         error_code: string | null;
+        /**
+         * @description The failure in words; null otherwise
+         * @example The carrier refused the destination
+         */
         error_message: string | null;
-        fallback: ("sms" | "mms" | "rcs") | null;
+        /** @description rcs: the channel to fall back to, as requested; null when none */
+        fallback: ("sms" | "mms") | null;
+        /** @description The message went out on its fallback channel */
         fallback_applied: boolean;
-        /** @example +14155550123 */
+        /**
+         * @description The account's number (outbound) or the sender (inbound)
+         * @example +14155550123
+         */
         from: string;
         /**
          * @description msg_<ULID>
          * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
          */
         id: string;
+        /**
+         * @description Auto-replies: the inbound message answered
+         * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
         in_reply_to: string | null;
-        /** @description Inbound messages only */
+        /**
+         * @description Inbound messages only: the keyword recognised (stop, start, help…)
+         * @example stop
+         */
         keyword?: string | null;
-        /** Format: int64 */
+        /**
+         * Format: int64
+         * @description How many media the message carries
+         */
         media_count: number;
         /**
          * @description The message's id (same as id)
@@ -3095,9 +4026,15 @@ export interface components {
          * @description message.sent: the segments billed
          */
         quantity?: number;
-        /** Format: int64 */
+        /**
+         * Format: int64
+         * @description SMS segments (GSM-7 160/153, UCS-2 70/67 per segment); 1 for MMS and RCS, which travel whole
+         */
         segments: number;
-        /** @enum {string} */
+        /**
+         * @description queued → sending → sent → delivered | undelivered | failed | expired; read (RCS); received (inbound)
+         * @enum {string}
+         */
         status:
           | "queued"
           | "sending"
@@ -3112,16 +4049,28 @@ export interface components {
         status_callback: {
           /** @description Empty: every event of the resource */
           events: string[];
+          /**
+           * @description The URL the resource's events are also delivered to
+           * @example https://example.com/calls/status
+           */
           url: string;
         } | null;
+        /** @description The template sent; null for inbound */
         template_id: string | null;
+        /** @description The template version sent */
         template_version: number | null;
-        /** @example +14155550123 */
+        /**
+         * @description The recipient (outbound) or the account's number (inbound)
+         * @example +14155550123
+         */
         to: string;
-        /** @constant */
+        /**
+         * @description message.sent: the unit of quantity
+         * @constant
+         */
         unit?: "segment";
         /**
-         * @description RFC 3339 UTC time
+         * @description When its status last changed
          * @example 2026-11-24T21:45:44.123Z
          */
         updated_at: string;
@@ -3141,44 +4090,88 @@ export interface components {
        * @example 2026-11-24T21:45:44.123Z
        */
       timestamp: string;
-      /** @constant */
+      /**
+       * @description The event type
+       * @constant
+       */
       type: "message.received";
     };
     /** @description The carrier accepted the message */
     MessageSentEvent: {
-      /** @description The account the event belongs to */
+      /**
+       * @description The account the event belongs to
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       account_id: string;
+      /** @description What the event is about, as it is after the change */
       data: {
-        /** @description Inbound messages only: the text received */
+        /**
+         * @description Inbound messages only: the text received
+         * @example STOP
+         */
         body?: string;
-        /** @enum {string} */
+        /**
+         * @description The channel requested (outbound) or received on (inbound)
+         * @enum {string}
+         */
         channel: "sms" | "mms" | "rcs";
+        /** @description The channel the message went out on once decided; differs from channel after an RCS fallback */
         channel_used: ("sms" | "mms" | "rcs") | null;
+        /** @description The consent the send relied on */
         consent_id: string | null;
         /**
-         * @description RFC 3339 UTC time
+         * @description When the message was accepted or received
          * @example 2026-11-24T21:45:44.123Z
          */
         created_at: string;
-        /** @enum {string} */
+        /**
+         * @description outbound: sent by the account; inbound: received on one of its numbers
+         * @enum {string}
+         */
         direction: "outbound" | "inbound";
-        /** @enum {string} */
+        /**
+         * @description GSM-7 or UCS-2: decides how many characters fit in a segment
+         * @enum {string}
+         */
         encoding: "GSM-7" | "UCS-2";
+        /**
+         * @description Why it failed or was undelivered, as a code; null otherwise
+         * @example carrier_rejected
+         */
         error_code: string | null;
+        /**
+         * @description The failure in words; null otherwise
+         * @example The carrier refused the destination
+         */
         error_message: string | null;
-        fallback: ("sms" | "mms" | "rcs") | null;
+        /** @description rcs: the channel to fall back to, as requested; null when none */
+        fallback: ("sms" | "mms") | null;
+        /** @description The message went out on its fallback channel */
         fallback_applied: boolean;
-        /** @example +14155550123 */
+        /**
+         * @description The account's number (outbound) or the sender (inbound)
+         * @example +14155550123
+         */
         from: string;
         /**
          * @description msg_<ULID>
          * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
          */
         id: string;
+        /**
+         * @description Auto-replies: the inbound message answered
+         * @example msg_01jd2k8w7c3q9v0m5n6p7r8s9t
+         */
         in_reply_to: string | null;
-        /** @description Inbound messages only */
+        /**
+         * @description Inbound messages only: the keyword recognised (stop, start, help…)
+         * @example stop
+         */
         keyword?: string | null;
-        /** Format: int64 */
+        /**
+         * Format: int64
+         * @description How many media the message carries
+         */
         media_count: number;
         /**
          * @description The message's id (same as id)
@@ -3190,9 +4183,15 @@ export interface components {
          * @description message.sent: the segments billed
          */
         quantity?: number;
-        /** Format: int64 */
+        /**
+         * Format: int64
+         * @description SMS segments (GSM-7 160/153, UCS-2 70/67 per segment); 1 for MMS and RCS, which travel whole
+         */
         segments: number;
-        /** @enum {string} */
+        /**
+         * @description queued → sending → sent → delivered | undelivered | failed | expired; read (RCS); received (inbound)
+         * @enum {string}
+         */
         status:
           | "queued"
           | "sending"
@@ -3207,16 +4206,28 @@ export interface components {
         status_callback: {
           /** @description Empty: every event of the resource */
           events: string[];
+          /**
+           * @description The URL the resource's events are also delivered to
+           * @example https://example.com/calls/status
+           */
           url: string;
         } | null;
+        /** @description The template sent; null for inbound */
         template_id: string | null;
+        /** @description The template version sent */
         template_version: number | null;
-        /** @example +14155550123 */
+        /**
+         * @description The recipient (outbound) or the account's number (inbound)
+         * @example +14155550123
+         */
         to: string;
-        /** @constant */
+        /**
+         * @description message.sent: the unit of quantity
+         * @constant
+         */
         unit?: "segment";
         /**
-         * @description RFC 3339 UTC time
+         * @description When its status last changed
          * @example 2026-11-24T21:45:44.123Z
          */
         updated_at: string;
@@ -3236,35 +4247,56 @@ export interface components {
        * @example 2026-11-24T21:45:44.123Z
        */
       timestamp: string;
-      /** @constant */
+      /**
+       * @description The event type
+       * @constant
+       */
       type: "message.sent";
     };
     MessagingSettings: {
-      /** @description The answer to HELP */
+      /**
+       * @description The answer to HELP
+       * @example Acme Clinic reminders. Reply STOP to opt out. Help: support@example.com
+       */
       help_text: string;
-      /** @description The confirmation of START/UNSTOP */
+      /**
+       * @description The confirmation of START/UNSTOP
+       * @example You will receive Acme Clinic reminders again. Reply STOP to opt out.
+       */
       start_reply_text: string;
-      /** @description The confirmation of STOP and its synonyms */
+      /**
+       * @description The confirmation of STOP and its synonyms
+       * @example You will no longer receive messages from Acme Clinic. Reply START to resume.
+       */
       stop_reply_text: string;
+      /** @description When they were last changed; null: the defaults */
       updated_at: string | null;
     };
     /** @description A held number was assigned to the account */
     NumberAssignedEvent: {
-      /** @description The account the event belongs to */
+      /**
+       * @description The account the event belongs to
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       account_id: string;
+      /** @description What the event is about, as it is after the change */
       data: {
         /**
          * @description The hold the number was assigned from
          * @example hld_01jd2k8w7c3q9v0m5n6p7r8s9t
          */
         hold_id: string;
-        /** @example +14155550123 */
+        /**
+         * @description The number, E.164
+         * @example +14155550123
+         */
         number: string;
         /**
-         * @description num_<ULID>
+         * @description The number's id
          * @example num_01jd2k8w7c3q9v0m5n6p7r8s9t
          */
         number_id: string;
+        /** @description The seat it was assigned to, if any */
         seat_id: string | null;
       };
       /**
@@ -3282,13 +4314,20 @@ export interface components {
        * @example 2026-11-24T21:45:44.123Z
        */
       timestamp: string;
-      /** @constant */
+      /**
+       * @description The event type
+       * @constant
+       */
       type: "number.assigned";
     };
     /** @description A number was held for the account */
     NumberHeldEvent: {
-      /** @description The account the event belongs to */
+      /**
+       * @description The account the event belongs to
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       account_id: string;
+      /** @description What the event is about, as it is after the change */
       data: {
         /**
          * @description When the hold lapses unless assigned or released
@@ -3300,10 +4339,13 @@ export interface components {
          * @example hld_01jd2k8w7c3q9v0m5n6p7r8s9t
          */
         hold_id: string;
-        /** @example +14155550123 */
+        /**
+         * @description The number, E.164
+         * @example +14155550123
+         */
         number: string;
         /**
-         * @description num_<ULID>
+         * @description The number's id
          * @example num_01jd2k8w7c3q9v0m5n6p7r8s9t
          */
         number_id: string;
@@ -3323,16 +4365,23 @@ export interface components {
        * @example 2026-11-24T21:45:44.123Z
        */
       timestamp: string;
-      /** @constant */
+      /**
+       * @description The event type
+       * @constant
+       */
       type: "number.held";
     };
     /** @description A hold lapsed without being assigned or released */
     NumberHoldExpiredEvent: {
-      /** @description The account the event belongs to */
+      /**
+       * @description The account the event belongs to
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       account_id: string;
+      /** @description What the event is about, as it is after the change */
       data: {
         /**
-         * @description RFC 3339 UTC time
+         * @description When the hold lapsed
          * @example 2026-11-24T21:45:44.123Z
          */
         expired_at: string;
@@ -3341,10 +4390,13 @@ export interface components {
          * @example hld_01jd2k8w7c3q9v0m5n6p7r8s9t
          */
         hold_id: string;
-        /** @example +14155550123 */
+        /**
+         * @description The number, E.164
+         * @example +14155550123
+         */
         number: string;
         /**
-         * @description num_<ULID>
+         * @description The number's id
          * @example num_01jd2k8w7c3q9v0m5n6p7r8s9t
          */
         number_id: string;
@@ -3364,23 +4416,33 @@ export interface components {
        * @example 2026-11-24T21:45:44.123Z
        */
       timestamp: string;
-      /** @constant */
+      /**
+       * @description The event type
+       * @constant
+       */
       type: "number.hold_expired";
     };
     /** @description A hold was released, or an assigned number given back */
     NumberReleasedEvent: {
-      /** @description The account the event belongs to */
+      /**
+       * @description The account the event belongs to
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       account_id: string;
+      /** @description What the event is about, as it is after the change */
       data: {
         /**
          * @description Present when a hold was released
          * @example hld_01jd2k8w7c3q9v0m5n6p7r8s9t
          */
         hold_id?: string;
-        /** @example +14155550123 */
+        /**
+         * @description The number, E.164
+         * @example +14155550123
+         */
         number: string;
         /**
-         * @description num_<ULID>
+         * @description The number's id
          * @example num_01jd2k8w7c3q9v0m5n6p7r8s9t
          */
         number_id: string;
@@ -3405,42 +4467,109 @@ export interface components {
        * @example 2026-11-24T21:45:44.123Z
        */
       timestamp: string;
-      /** @constant */
+      /**
+       * @description The event type
+       * @constant
+       */
       type: "number.released";
     };
     /** @description RFC 6749 §5.2 error response of the token endpoint */
     OAuthError: {
-      /** @enum {string} */
+      /**
+       * @description The RFC 6749 error code
+       * @enum {string}
+       */
       error: "invalid_request" | "invalid_client" | "invalid_scope" | "unsupported_grant_type";
+      /**
+       * @description What went wrong, in words
+       * @example the client could not be authenticated
+       */
       error_description?: string;
     };
+    /**
+     * @description A telephone number of the inventory: available, held or assigned
+     * @example {
+     *       "id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "number": "+14155550123",
+     *       "country": "US",
+     *       "region": "CA",
+     *       "locality": "San Francisco",
+     *       "area_code": "415",
+     *       "type": "local",
+     *       "capabilities": [
+     *         "voice",
+     *         "sms",
+     *         "mms"
+     *       ],
+     *       "status": "assigned",
+     *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "assigned_at": "2026-11-24T21:45:51.402Z"
+     *     }
+     */
     PhoneNumber: {
+      /**
+       * @description The national area code
+       * @example 415
+       */
       area_code: string;
+      /** @description Assigned numbers: when it was assigned */
       assigned_at?: string | null;
+      /** @description What the number can do */
       capabilities: ("voice" | "sms" | "mms" | "rcs")[];
+      /**
+       * @description ISO 3166-1 alpha-2 country code
+       * @example US
+       */
       country: string;
       /**
        * @description num_<ULID>
        * @example num_01jd2k8w7c3q9v0m5n6p7r8s9t
        */
       id: string;
+      /**
+       * @description City
+       * @example San Francisco
+       */
       locality: string;
-      /** @example +14155550123 */
+      /**
+       * @description The number, E.164
+       * @example +14155550123
+       */
       number: string;
+      /**
+       * @description State or province code
+       * @example CA
+       */
       region: string;
+      /** @description Assigned numbers: the seat it belongs to, if any */
       seat_id?: string | null;
-      /** @enum {string} */
+      /**
+       * @description available, held (by a hold) or assigned (to an account)
+       * @enum {string}
+       */
       status: "available" | "held" | "assigned";
-      /** @enum {string} */
+      /**
+       * @description local, toll_free or mobile
+       * @enum {string}
+       */
       type: "local" | "toll_free" | "mobile";
     };
     PhoneNumberPage: {
+      /** @description This page's items, in the listing's order */
       data: components["schemas"]["PhoneNumber"][];
+      /** @description Whether a next page exists */
       has_more: boolean;
+      /**
+       * @description The cursor of the next page (pass it as `cursor`); null on the last page
+       * @example WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4
+       */
       next_cursor: string | null;
     };
     PlaceOutboundCallRequest: {
-      /** @description The name of one of the account's agents */
+      /**
+       * @description The name of one of the account's agents
+       * @example alice
+       */
       agent: string;
       /** @description Opaque, at most 1 KiB; echoed on the call and its events */
       client_state?: string;
@@ -3458,7 +4587,10 @@ export interface components {
       status_callback?: {
         /** @description Which of the call's events (call.completed, call.*); default all */
         events?: string[];
-        /** @description https URL of a public host, checked like a webhook subscription's (422 unsafe-webhook-url) */
+        /**
+         * @description https URL of a public host, checked like a webhook subscription's (422 unsafe-webhook-url)
+         * @example https://example.com/calls/status
+         */
         url: string;
       };
       /**
@@ -3471,29 +4603,65 @@ export interface components {
        * @description Ring timeout, 5–120 (default 30)
        */
       timeout_seconds?: number;
-      /** @example +14155550123 */
+      /**
+       * @description The number to call
+       * @example +14155550188
+       */
       to: string;
     };
     /** @description RFC 9457 problem details */
     Problem: {
-      /** @description The kind in SCREAMING_SNAKE case */
+      /**
+       * @description The kind in SCREAMING_SNAKE case
+       * @example NOT_FOUND
+       */
       code: string;
+      /**
+       * @description What went wrong with this request, safe to show
+       * @example the call was not found
+       */
       detail: string;
+      /** @description validation-failed: every field that failed, each with its reason */
       errors?: {
+        /**
+         * @description What is wrong with that field
+         * @example must be an E.164 number such as +14155550100
+         */
         detail: string;
+        /**
+         * @description JSON Pointer into the body, or #/query/<name> for a query field
+         * @example #/to
+         */
         pointer: string;
       }[];
-      /** @description urn:switchboard:request:<request_id> */
+      /**
+       * @description urn:switchboard:request:<request_id>: the X-Request-Id of the reply
+       * @example urn:switchboard:request:req_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       instance: string;
-      /** Format: int64 */
+      /**
+       * Format: int64
+       * @description The HTTP status of the reply
+       */
       status: number;
+      /**
+       * @description Fixed per kind
+       * @example The resource was not found
+       */
       title: string;
-      /** @description {errors_url}/<kind> */
+      /**
+       * @description {errors_url}/<kind>: a URL that documents the kind
+       * @example https://api.switchboard.test/v1/errors/not-found
+       */
       type: string;
     } & {
       [key: string]: unknown;
     };
     ReceiveSandboxMessageRequest: {
+      /**
+       * @description The text the sender typed
+       * @example STOP
+       */
       body: string;
       /**
        * @description The sender on the network
@@ -3507,14 +4675,21 @@ export interface components {
       to: string;
     };
     RotateSigningKeyRequest: {
-      /** @default access-token */
+      /**
+       * @description What the key signs: access-token (the access tokens this gateway issues)
+       * @default access-token
+       * @example access-token
+       */
       purpose?: string;
     };
     Route: {
-      /** @description The agent's name */
+      /**
+       * @description The agent's name
+       * @example alice
+       */
       agent: string;
       /**
-       * @description RFC 3339 UTC time
+       * @description When the route was created
        * @example 2026-11-24T21:45:44.123Z
        */
       created_at: string;
@@ -3523,18 +4698,30 @@ export interface components {
        * @example rte_01jd2k8w7c3q9v0m5n6p7r8s9t
        */
       id: string;
+      /**
+       * @description A name for people
+       * @example front desk line
+       */
       name: string;
+      /** @description The numbers whose inbound calls ring under this route */
       numbers: string[];
+      /** @description The seat the calls ring; null: none */
       seat_id: string | null;
       /**
-       * @description RFC 3339 UTC time
+       * @description When it last changed
        * @example 2026-11-24T21:45:44.123Z
        */
       updated_at: string;
     };
     RoutePage: {
+      /** @description This page's items, in the listing's order */
       data: components["schemas"]["Route"][];
+      /** @description Whether a next page exists */
       has_more: boolean;
+      /**
+       * @description The cursor of the next page (pass it as `cursor`); null on the last page
+       * @example WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4
+       */
       next_cursor: string | null;
     };
     Seat: {
@@ -3544,7 +4731,7 @@ export interface components {
        */
       active_calls: number;
       /**
-       * @description RFC 3339 UTC time
+       * @description When the seat was created
        * @example 2026-11-24T21:45:44.123Z
        */
       created_at: string;
@@ -3553,44 +4740,83 @@ export interface components {
        * @example seat_01jd2k8w7c3q9v0m5n6p7r8s9t
        */
       id: string;
-      /** Format: int64 */
+      /**
+       * Format: int64
+       * @description How many calls the seat may hold at once
+       * @example 2
+       */
       max_concurrent_calls: number;
+      /**
+       * @description A name for people
+       * @example front desk
+       */
       name: string;
-      /** @description The seat as a SIP endpoint */
       sip: components["schemas"]["SeatSip"];
-      /** @enum {string} */
+      /**
+       * @description active takes calls; disabled takes none
+       * @enum {string}
+       */
       status: "active" | "disabled";
       /**
-       * @description RFC 3339 UTC time
+       * @description When it last changed
        * @example 2026-11-24T21:45:44.123Z
        */
       updated_at: string;
     };
     SeatPage: {
+      /** @description This page's items, in the listing's order */
       data: components["schemas"]["Seat"][];
+      /** @description Whether a next page exists */
       has_more: boolean;
+      /**
+       * @description The cursor of the next page (pass it as `cursor`); null on the last page
+       * @example WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4
+       */
       next_cursor: string | null;
     };
+    /** @description The seat as a SIP endpoint */
     SeatSip: {
-      /** @description The contact URI of the latest live registration (null when none) */
+      /**
+       * @description The contact URI of the latest live registration (null when none)
+       * @example sip:front-desk@192.0.2.10:5060;transport=udp
+       */
       contact: string | null;
-      /** @description The SIP domain, also the digest realm: the phone registers sip:<username>@<domain> */
+      /**
+       * @description The SIP domain, also the digest realm: the phone registers sip:<username>@<domain>
+       * @example sip.switchboard.test
+       */
       domain: string;
       /** @description A registration of the seat's phone is live now */
       registered: boolean;
-      /** @description The digest username: the seat's id */
+      /**
+       * @description The digest username: the seat's id
+       * @example seat_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       username: string;
     };
+    /** @description The seat as a SIP endpoint, with its password */
     SeatSipWithPassword: {
-      /** @description The contact URI of the latest live registration (null when none) */
+      /**
+       * @description The contact URI of the latest live registration (null when none)
+       * @example sip:front-desk@192.0.2.10:5060;transport=udp
+       */
       contact: string | null;
-      /** @description The SIP domain, also the digest realm: the phone registers sip:<username>@<domain> */
+      /**
+       * @description The SIP domain, also the digest realm: the phone registers sip:<username>@<domain>
+       * @example sip.switchboard.test
+       */
       domain: string;
-      /** @description The SIP digest password, shown only in this response: store it in the phone now */
+      /**
+       * @description The SIP digest password, shown only in this response: store it in the phone now
+       * @example Xq7vN2mK9pR4tY8zL1bH6cF3
+       */
       password: string;
       /** @description A registration of the seat's phone is live now */
       registered: boolean;
-      /** @description The digest username: the seat's id */
+      /**
+       * @description The digest username: the seat's id
+       * @example seat_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       username: string;
     };
     SeatWithSipPassword: {
@@ -3600,7 +4826,7 @@ export interface components {
        */
       active_calls: number;
       /**
-       * @description RFC 3339 UTC time
+       * @description When the seat was created
        * @example 2026-11-24T21:45:44.123Z
        */
       created_at: string;
@@ -3609,26 +4835,46 @@ export interface components {
        * @example seat_01jd2k8w7c3q9v0m5n6p7r8s9t
        */
       id: string;
-      /** Format: int64 */
+      /**
+       * Format: int64
+       * @description How many calls the seat may hold at once
+       * @example 2
+       */
       max_concurrent_calls: number;
+      /**
+       * @description A name for people
+       * @example front desk
+       */
       name: string;
       sip: components["schemas"]["SeatSipWithPassword"];
-      /** @enum {string} */
+      /**
+       * @description active takes calls; disabled takes none
+       * @enum {string}
+       */
       status: "active" | "disabled";
       /**
-       * @description RFC 3339 UTC time
+       * @description When it last changed
        * @example 2026-11-24T21:45:44.123Z
        */
       updated_at: string;
     };
     SendMessageRequest: {
-      /** @enum {string} */
+      /**
+       * @description sms, mms or rcs
+       * @enum {string}
+       */
       channel: "sms" | "mms" | "rcs";
-      /** @example cns_01jd2k8w7c3q9v0m5n6p7r8s9t */
+      /**
+       * @description A granted consent of the account that covers `to` and the channel
+       * @example cns_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       consent_id: string;
       /** @description rcs only: the channel used when the recipient is not RCS-capable (media need mms) */
       fallback?: ("sms" | "mms") | null;
-      /** @description One of the account's numbers, E.164 or its num_ id, with the channel's capability */
+      /**
+       * @description One of the account's numbers, E.164 or its num_ id, with the channel's capability
+       * @example +14155550123
+       */
       from: string;
       /**
        * @description mms (required, 1–10) and rcs (0–10) only; https URLs
@@ -3639,17 +4885,26 @@ export interface components {
       status_callback?: {
         /** @description Which of the message's events (message.completed, message.*); default all */
         events?: string[];
-        /** @description https URL of a public host, checked like a webhook subscription's (422 unsafe-webhook-url) */
+        /**
+         * @description https URL of a public host, checked like a webhook subscription's (422 unsafe-webhook-url)
+         * @example https://example.com/calls/status
+         */
         url: string;
       };
-      /** @example tpl_01jd2k8w7c3q9v0m5n6p7r8s9t */
+      /**
+       * @description The template whose version is rendered and sent
+       * @example tpl_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       template_id: string;
       /**
        * Format: int32
        * @description A version of the template; the latest when omitted
        */
       template_version?: number;
-      /** @example +14155550123 */
+      /**
+       * @description The recipient
+       * @example +14155550177
+       */
       to: string;
       /**
        * Format: int32
@@ -3661,78 +4916,174 @@ export interface components {
         [key: string]: string | number;
       };
     };
+    /** @example {
+     *       "id": "tok_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "name": "nightly export",
+     *       "display_hint": "sbt_…x7Qa",
+     *       "scopes": [
+     *         "usage:read"
+     *       ],
+     *       "expires_at": "2027-11-24T21:45:44.123Z",
+     *       "revoked_at": null,
+     *       "created_at": "2026-11-24T21:45:44.123Z"
+     *     } */
     ServiceToken: {
-      /** @description acct_… */
+      /**
+       * @description The account's id (acct_…)
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       account_id: string;
       /**
-       * @description RFC 3339 UTC time
+       * @description When it was created
        * @example 2026-11-24T21:45:44.123Z
        */
       created_at: string;
+      /**
+       * @description The token's last characters, to tell tokens apart
+       * @example sbt_…x7Qa
+       */
       display_hint: string;
+      /** @description When it stops working; null: never */
       expires_at: string | null;
       /**
        * @description tok_<ULID>
        * @example tok_01jd2k8w7c3q9v0m5n6p7r8s9t
        */
       id: string;
+      /**
+       * @description A name for people
+       * @example nightly export
+       */
       name: string;
+      /** @description When it was revoked; null while it works */
       revoked_at: string | null;
       /** @description Permissions, e.g. numbers:read */
       scopes: string[];
     };
     ServiceTokenPage: {
+      /** @description This page's items, in the listing's order */
       data: components["schemas"]["ServiceToken"][];
+      /** @description Whether a next page exists */
       has_more: boolean;
+      /**
+       * @description The cursor of the next page (pass it as `cursor`); null on the last page
+       * @example WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4
+       */
       next_cursor: string | null;
     };
+    /** @example {
+     *       "id": "tok_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "name": "nightly export",
+     *       "display_hint": "sbt_…x7Qa",
+     *       "scopes": [
+     *         "usage:read"
+     *       ],
+     *       "expires_at": "2027-11-24T21:45:44.123Z",
+     *       "revoked_at": null,
+     *       "created_at": "2026-11-24T21:45:44.123Z",
+     *       "token": "sbt_Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWprbG1ub3x7Qa"
+     *     } */
     ServiceTokenWithSecret: {
-      /** @description acct_… */
+      /**
+       * @description The account's id (acct_…)
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       account_id: string;
       /**
-       * @description RFC 3339 UTC time
+       * @description When it was created
        * @example 2026-11-24T21:45:44.123Z
        */
       created_at: string;
+      /**
+       * @description The token's last characters, to tell tokens apart
+       * @example sbt_…x7Qa
+       */
       display_hint: string;
+      /** @description When it stops working; null: never */
       expires_at: string | null;
       /**
        * @description tok_<ULID>
        * @example tok_01jd2k8w7c3q9v0m5n6p7r8s9t
        */
       id: string;
+      /**
+       * @description A name for people
+       * @example nightly export
+       */
       name: string;
+      /** @description When it was revoked; null while it works */
       revoked_at: string | null;
       /** @description Permissions, e.g. numbers:read */
       scopes: string[];
-      /** @description sbt_…, shown once */
+      /**
+       * @description sbt_…, shown once: store it now (only a hash is kept)
+       * @example sbt_Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWprbG1ub3x7Qa
+       */
       token: string;
     };
+    /** @example {
+     *       "kid": "key_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "purpose": "access-token",
+     *       "alg": "EdDSA",
+     *       "status": "active",
+     *       "created_at": "2026-11-24T21:45:44.123Z",
+     *       "retired_at": null
+     *     } */
     SigningKey: {
+      /**
+       * @description The signature algorithm
+       * @example EdDSA
+       */
       alg: string;
       /**
-       * @description RFC 3339 UTC time
+       * @description When the key was made
        * @example 2026-11-24T21:45:44.123Z
        */
       created_at: string;
+      /**
+       * @description The key id, as in /.well-known/jwks.json
+       * @example key_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       kid: string;
+      /**
+       * @description What the key signs: access-token (the access tokens this gateway issues)
+       * @example access-token
+       */
       purpose: string;
+      /** @description When a newer key replaced it; null while active */
       retired_at: string | null;
-      /** @enum {string} */
+      /**
+       * @description active signs; retired only verifies what it signed
+       * @enum {string}
+       */
       status: "active" | "retired";
     };
     SigningKeyPage: {
+      /** @description This page's items, in the listing's order */
       data: components["schemas"]["SigningKey"][];
+      /** @description Whether a next page exists */
       has_more: boolean;
+      /**
+       * @description The cursor of the next page (pass it as `cursor`); null on the last page
+       * @example WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4
+       */
       next_cursor: string | null;
     };
     SmokeRun: {
-      /** Format: int64 */
+      /**
+       * Format: int64
+       * @description Wall time of the whole run
+       */
       duration_ms: number;
-      /** @example smk_01jd2k8w7c3q9v0m5n6p7r8s9t */
+      /**
+       * @description smk_<ULID>: this run
+       * @example smk_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       id: string;
       /**
-       * @description RFC 3339 UTC time
+       * @description When the run started
        * @example 2026-11-24T21:45:44.123Z
        */
       started_at: string;
@@ -3741,17 +5092,24 @@ export interface components {
        * @enum {string}
        */
       status: "pass" | "fail";
+      /** @description Every step, in order */
       steps: components["schemas"]["SmokeStep"][];
     };
     SmokeStep: {
-      /** @description What the step did, or why it failed or was skipped (safe to show: no hosts, no stacks) */
+      /**
+       * @description What the step did, or why it failed or was skipped (safe to show: no hosts, no stacks)
+       * @example held and released +14155550123
+       */
       detail?: string;
       /**
        * Format: int64
        * @description Wall time of the step; 0 when skipped
        */
       duration_ms: number;
-      /** @enum {string} */
+      /**
+       * @description The step, named after what it drives
+       * @enum {string}
+       */
       name:
         | "gateway"
         | "numbers.search"
@@ -3764,13 +5122,19 @@ export interface components {
         | "webhooks.delivery"
         | "usage.records"
         | "cleanup";
-      /** @enum {string} */
+      /**
+       * @description pass, fail, or skipped (not configured here)
+       * @enum {string}
+       */
       status: "pass" | "fail" | "skipped";
     };
     StatusCallbackSecret: {
       /** @description After a rotation: until when the previous secret still signs beside this one */
       previous_secret_expires_at: string | null;
-      /** @description whsec_<base64>: the Standard Webhooks secret that signs every status callback */
+      /**
+       * @description whsec_<base64>: the Standard Webhooks secret that signs every status callback
+       * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+       */
       secret: string;
       /**
        * @description The subscription status callbacks are delivered under: the Switchboard-Subscription-Id of each, and its deliveries are their log (GET …/subscriptions/{id}/deliveries)
@@ -3778,15 +5142,44 @@ export interface components {
        */
       subscription_id: string;
     };
+    /** @example {
+     *       "id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "name": "appointment-reminder",
+     *       "version": 1,
+     *       "latest_version": 1,
+     *       "channels": [
+     *         "sms"
+     *       ],
+     *       "body": "Hi {{name}}, your appointment is on {{day}} at {{time}}. Reply STOP to opt out.",
+     *       "variables": [
+     *         "name",
+     *         "day",
+     *         "time"
+     *       ],
+     *       "status": "approved",
+     *       "content_sha256": "9b1c6e0f2d4a8b7c5e3f1a0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b",
+     *       "signature": "eyJhbGciOiJFZERTQSIsImtpZCI6InRwbC1rZXktMSJ9..3q2-7wT0Yb0m6X1hP9sF4kLrN8cVzQ5aJ2uD7eG1iB0oH3yR6tW9xK4mE2nC8pS5vA1fZ0gU7jL3dQ6bY9hTCg",
+     *       "kid": "tpl-key-1",
+     *       "created_at": "2026-11-24T21:30:00.000Z",
+     *       "approved_at": "2026-11-24T21:30:00.000Z"
+     *     } */
     Template: {
       /**
        * @description When this version was approved and signed
        * @example 2026-11-24T21:45:44.123Z
        */
       approved_at: string;
+      /**
+       * @description This version's text, with {{variable}} placeholders
+       * @example Hi {{name}}, your appointment is on {{day}} at {{time}}. Reply STOP to opt out.
+       */
       body: string;
+      /** @description The channels this version may be sent on */
       channels: ("sms" | "mms" | "rcs")[];
-      /** @description Hex SHA-256 of the RFC 8785 canonical JSON {body, channels, name, version} */
+      /**
+       * @description Hex SHA-256 of the RFC 8785 canonical JSON {body, channels, name, version}
+       * @example 9b1c6e0f2d4a8b7c5e3f1a0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b
+       */
       content_sha256: string;
       /**
        * @description When the template was created
@@ -3798,49 +5191,108 @@ export interface components {
        * @example tpl_01jd2k8w7c3q9v0m5n6p7r8s9t
        */
       id: string;
+      /**
+       * @description The key that signed it, in /.well-known/jwks.json
+       * @example tpl-key-1
+       */
       kid: string;
-      /** Format: int64 */
+      /**
+       * Format: int64
+       * @description The template's newest version
+       */
       latest_version: number;
+      /**
+       * @description Unique per account
+       * @example appointment-reminder
+       */
       name: string;
-      /** @description Compact JWS (EdDSA, kid in /.well-known/jwks.json) whose payload is that canonical JSON */
+      /**
+       * @description Compact JWS (EdDSA, kid in /.well-known/jwks.json) whose payload is that canonical JSON
+       * @example eyJhbGciOiJFZERTQSIsImtpZCI6InRwbC1rZXktMSJ9..3q2-7wT0Yb0m6X1hP9sF4kLrN8cVzQ5aJ2uD7eG1iB0oH3yR6tW9xK4mE2nC8pS5vA1fZ0gU7jL3dQ6bY9hTCg
+       */
       signature: string;
-      /** @enum {string} */
+      /**
+       * @description approved: signed and usable in sends
+       * @enum {string}
+       */
       status: "approved";
       /** @description The {{names}} of the body, in order of first use */
       variables: string[];
-      /** Format: int64 */
+      /**
+       * Format: int64
+       * @description The version shown
+       */
       version: number;
     };
     TemplatePage: {
+      /** @description This page's items, in the listing's order */
       data: components["schemas"]["Template"][];
+      /** @description Whether a next page exists */
       has_more: boolean;
+      /**
+       * @description The cursor of the next page (pass it as `cursor`); null on the last page
+       * @example WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4
+       */
       next_cursor: string | null;
     };
     TokenResponse: {
+      /**
+       * @description An EdDSA JWT (RFC 9068, typ at+jwt): send it as Authorization: Bearer <token>
+       * @example eyJhbGciOiJFZERTQSIsInR5cCI6ImF0K2p3dCIsImtpZCI6ImtleV8wMWpkMmsifQ.eyJpc3MiOiJodHRwczovL2FwaS5zd2l0Y2hib2FyZC50ZXN0Iiwic3ViIjoiY2xpX3N1cHBvcnRfZGVzayIsInNjb3BlIjoiY2FsbHM6cmVhZCBjYWxsczp3cml0ZSJ9.c2lnbmF0dXJl
+       */
       access_token: string;
-      /** Format: int64 */
+      /**
+       * Format: int64
+       * @description Seconds the token is valid for
+       */
       expires_in: number;
+      /**
+       * @description The permissions the token carries, space-separated
+       * @example calls:read calls:write
+       */
       scope: string;
-      /** @constant */
+      /**
+       * @description Always Bearer
+       * @constant
+       */
       token_type: "Bearer";
     };
     UpdateAgentRequest: {
       /** @description null clears it */
       description?: string | null;
-      /** @description An agent's name: unique per account, ^[a-z0-9][a-z0-9._-]{0,63}$ */
+      /**
+       * @description An agent's name: unique per account, ^[a-z0-9][a-z0-9._-]{0,63}$
+       * @example alice
+       */
       name?: string;
     };
     UpdateMessagingSettingsRequest: {
-      /** @description At most 320 characters; empty restores the default */
+      /**
+       * @description At most 320 characters; empty restores the default
+       * @example Acme Clinic reminders. Reply STOP to opt out. Help: support@example.com
+       */
       help_text?: string;
-      /** @description At most 320 characters; empty restores the default */
+      /**
+       * @description At most 320 characters; empty restores the default
+       * @example You will receive Acme Clinic reminders again. Reply STOP to opt out.
+       */
       start_reply_text?: string;
-      /** @description At most 320 characters; empty restores the default */
+      /**
+       * @description At most 320 characters; empty restores the default
+       * @example You will no longer receive messages from Acme Clinic. Reply START to resume.
+       */
       stop_reply_text?: string;
     };
     UpdateRouteRequest: {
-      /** @description An agent's name: unique per account, ^[a-z0-9][a-z0-9._-]{0,63}$ */
+      /**
+       * @description An agent's name: unique per account, ^[a-z0-9][a-z0-9._-]{0,63}$
+       * @example alice
+       */
       agent?: string;
+      /**
+       * @description A name for people, up to 128 characters (not blank)
+       * @example front desk line
+       */
       name?: string;
       /** @description Replaces the route's numbers */
       numbers?: string[];
@@ -3848,25 +5300,69 @@ export interface components {
       seat_id?: string | null;
     };
     UpdateSeatRequest: {
-      /** Format: int32 */
+      /**
+       * Format: int32
+       * @description How many calls the seat may hold at once, 1–10000
+       */
       max_concurrent_calls?: number;
+      /**
+       * @description A name for people, up to 128 characters (not blank)
+       * @example front desk
+       */
       name?: string;
-      /** @enum {string} */
+      /**
+       * @description active takes calls; disabled takes none
+       * @enum {string}
+       */
       status?: "active" | "disabled";
     };
     UpdateWebhookSubscriptionRequest: {
-      /** @description null clears it */
+      /**
+       * @description null clears it
+       * @example Order desk: call and delivery updates
+       */
       description?: string | null;
+      /** @description Replaces the event types and patterns */
       events?: string[];
       /**
        * @description paused stops deliveries; active resumes (and re-enables a disabled subscription)
        * @enum {string}
        */
       status?: "active" | "paused";
+      /**
+       * @description A new endpoint, checked as at creation
+       * @example https://example.com/hooks
+       */
       url?: string;
     };
-    /** @description One signed, append-only usage record */
+    /**
+     * @description One signed, append-only usage record
+     * @example {
+     *       "id": "use_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "kind": "api.request",
+     *       "occurred_at": "2026-11-24T21:46:00.012Z",
+     *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "principal": "cli_support_desk",
+     *       "request_id": "req_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "resource_id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "method": "POST",
+     *       "route": "/api/calls/outbound",
+     *       "status": 201,
+     *       "replayed": false,
+     *       "quantity": 1,
+     *       "unit": "request",
+     *       "attributes": {
+     *         "latency_ms": 38
+     *       },
+     *       "kid": "use-key-1",
+     *       "signature": "eyJhbGciOiJFZERTQSIsImtpZCI6InVzZS1rZXktMSIsImI2NCI6ZmFsc2UsImNyaXQiOlsiYjY0Il19..Qm9vdHN0cmFwcGVkIHNpZ25hdHVyZSBvZiB0aGUgcmVjb3JkIGluIHRoZSBzdG9yeQ"
+     *     }
+     */
     UsageEvent: {
+      /**
+       * @description The account the record belongs to
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       account_id: string;
       /** @description Kind-specific details, e.g. latency_ms of api.request */
       attributes: {
@@ -3879,7 +5375,10 @@ export interface components {
       id: string;
       /** @description The signing key, published in /.well-known/jwks.json */
       kid: string;
-      /** @enum {string} */
+      /**
+       * @description api.request for every request; a business fact's kind otherwise
+       * @enum {string}
+       */
       kind:
         | "api.request"
         | "number.held"
@@ -3919,38 +5418,76 @@ export interface components {
       unit: string;
     };
     UsageEventPage: {
+      /** @description This page's items, in the listing's order */
       data: components["schemas"]["UsageEvent"][];
+      /** @description Whether a next page exists */
       has_more: boolean;
+      /**
+       * @description The cursor of the next page (pass it as `cursor`); null on the last page
+       * @example WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4
+       */
       next_cursor: string | null;
     };
+    /** @example {
+     *       "id": "wdl_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "subscription_id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "event_id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "event_type": "call.completed",
+     *       "status": "delivered",
+     *       "attempts": 1,
+     *       "next_attempt_at": null,
+     *       "last_attempt_at": "2026-11-24T21:47:39.210Z",
+     *       "last_status_code": 200,
+     *       "last_error": null,
+     *       "delivered_at": "2026-11-24T21:47:39.260Z",
+     *       "failed_at": null,
+     *       "created_at": "2026-11-24T21:47:39.180Z"
+     *     } */
     WebhookDelivery: {
-      /** Format: int64 */
+      /**
+       * Format: int64
+       * @description Attempts so far
+       */
       attempts: number;
       /**
-       * @description RFC 3339 UTC time
+       * @description When the delivery was queued
        * @example 2026-11-24T21:45:44.123Z
        */
       created_at: string;
+      /** @description When the endpoint accepted it (2xx) */
       delivered_at: string | null;
       /**
        * @description evt_<ULID>: the webhook-id header, stable across retries
        * @example evt_01jd2k8w7c3q9v0m5n6p7r8s9t
        */
       event_id: string;
+      /**
+       * @description The event's type
+       * @example call.completed
+       */
       event_type: string;
+      /** @description When its retries ran out */
       failed_at: string | null;
       /**
        * @description wdl_<ULID>
        * @example wdl_01jd2k8w7c3q9v0m5n6p7r8s9t
        */
       id: string;
+      /** @description When the last attempt started */
       last_attempt_at: string | null;
-      /** @description The last attempt's error class, or why the delivery ended without one (subscription_paused, subscription_disabled, subscription_deleted) */
+      /**
+       * @description The last attempt's error class, or why the delivery ended without one (subscription_paused, subscription_disabled, subscription_deleted)
+       * @example timeout
+       */
       last_error: string | null;
+      /** @description The endpoint's HTTP status at the last attempt, if it answered */
       last_status_code: number | null;
       /** @description While pending: when the next attempt is due */
       next_attempt_at: string | null;
-      /** @enum {string} */
+      /**
+       * @description pending (retries due), delivered, or failed (retries exhausted: retry it)
+       * @enum {string}
+       */
       status: "pending" | "delivered" | "failed";
       /**
        * @description whs_<ULID>
@@ -3964,50 +5501,101 @@ export interface components {
        * @description 1-based over the delivery's life (replays continue it)
        */
       attempt: number;
-      /** Format: int64 */
+      /**
+       * Format: int64
+       * @description How long the endpoint took to answer (or fail)
+       */
       duration_ms: number;
-      /** @description Error class: http_status, redirect, gone, timeout, connection_refused, connection_reset, tls_error, dns_failure, unsafe_url, unreachable, network_error */
+      /**
+       * @description Error class: http_status, redirect, gone, timeout, connection_refused, connection_reset, tls_error, dns_failure, unsafe_url, unreachable, network_error
+       * @example timeout
+       */
       error: string | null;
-      /** @enum {string} */
+      /**
+       * @description delivered; retrying (another attempt is due); failed (the last attempt)
+       * @enum {string}
+       */
       outcome: "delivered" | "retrying" | "failed";
       /**
-       * @description RFC 3339 UTC time
+       * @description When the attempt started
        * @example 2026-11-24T21:45:44.123Z
        */
       started_at: string;
       /** @description The endpoint's HTTP status, if it answered */
       status_code: number | null;
     };
+    /** @example {
+     *       "id": "wdl_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "subscription_id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "event_id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "event_type": "call.completed",
+     *       "status": "delivered",
+     *       "attempts": 1,
+     *       "next_attempt_at": null,
+     *       "last_attempt_at": "2026-11-24T21:47:39.210Z",
+     *       "last_status_code": 200,
+     *       "last_error": null,
+     *       "delivered_at": "2026-11-24T21:47:39.260Z",
+     *       "failed_at": null,
+     *       "created_at": "2026-11-24T21:47:39.180Z",
+     *       "attempt_log": [
+     *         {
+     *           "attempt": 1,
+     *           "started_at": "2026-11-24T21:47:39.210Z",
+     *           "duration_ms": 48,
+     *           "status_code": 200,
+     *           "outcome": "delivered",
+     *           "error": null
+     *         }
+     *       ]
+     *     } */
     WebhookDeliveryDetail: {
       /** @description Oldest first (the last 100) */
       attempt_log: components["schemas"]["WebhookDeliveryAttempt"][];
-      /** Format: int64 */
+      /**
+       * Format: int64
+       * @description Attempts so far
+       */
       attempts: number;
       /**
-       * @description RFC 3339 UTC time
+       * @description When the delivery was queued
        * @example 2026-11-24T21:45:44.123Z
        */
       created_at: string;
+      /** @description When the endpoint accepted it (2xx) */
       delivered_at: string | null;
       /**
        * @description evt_<ULID>: the webhook-id header, stable across retries
        * @example evt_01jd2k8w7c3q9v0m5n6p7r8s9t
        */
       event_id: string;
+      /**
+       * @description The event's type
+       * @example call.completed
+       */
       event_type: string;
+      /** @description When its retries ran out */
       failed_at: string | null;
       /**
        * @description wdl_<ULID>
        * @example wdl_01jd2k8w7c3q9v0m5n6p7r8s9t
        */
       id: string;
+      /** @description When the last attempt started */
       last_attempt_at: string | null;
-      /** @description The last attempt's error class, or why the delivery ended without one (subscription_paused, subscription_disabled, subscription_deleted) */
+      /**
+       * @description The last attempt's error class, or why the delivery ended without one (subscription_paused, subscription_disabled, subscription_deleted)
+       * @example timeout
+       */
       last_error: string | null;
+      /** @description The endpoint's HTTP status at the last attempt, if it answered */
       last_status_code: number | null;
       /** @description While pending: when the next attempt is due */
       next_attempt_at: string | null;
-      /** @enum {string} */
+      /**
+       * @description pending (retries due), delivered, or failed (retries exhausted: retry it)
+       * @enum {string}
+       */
       status: "pending" | "delivered" | "failed";
       /**
        * @description whs_<ULID>
@@ -4016,8 +5604,14 @@ export interface components {
       subscription_id: string;
     };
     WebhookDeliveryPage: {
+      /** @description This page's items, in the listing's order */
       data: components["schemas"]["WebhookDelivery"][];
+      /** @description Whether a next page exists */
       has_more: boolean;
+      /**
+       * @description The cursor of the next page (pass it as `cursor`); null on the last page
+       * @example WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4
+       */
       next_cursor: string | null;
     };
     WebhookEvent:
@@ -4039,16 +5633,40 @@ export interface components {
       | components["schemas"]["WebhookTestEvent"]
       | components["schemas"]["WebhookSubscriptionDisabledEvent"];
     WebhookEventPage: {
+      /** @description This page's items, in the listing's order */
       data: components["schemas"]["WebhookEvent"][];
+      /** @description Whether a next page exists */
       has_more: boolean;
+      /**
+       * @description The cursor of the next page (pass it as `cursor`); null on the last page
+       * @example WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4
+       */
       next_cursor: string | null;
     };
+    /** @example {
+     *       "id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "url": "https://example.com/hooks",
+     *       "events": [
+     *         "call.*",
+     *         "message.delivered"
+     *       ],
+     *       "description": "Order desk: call and delivery updates",
+     *       "status": "active",
+     *       "disabled_reason": null,
+     *       "previous_secret_expires_at": null,
+     *       "created_at": "2026-11-24T21:40:00.000Z",
+     *       "updated_at": "2026-11-24T21:40:00.000Z"
+     *     } */
     WebhookSubscription: {
       /**
-       * @description RFC 3339 UTC time
+       * @description When the subscription was created
        * @example 2026-11-24T21:45:44.123Z
        */
       created_at: string;
+      /**
+       * @description What the subscription is for, for people
+       * @example Order desk: call and delivery updates
+       */
       description: string | null;
       /** @description gone: the endpoint answered 410; failing: every attempt failed for days */
       disabled_reason: ("gone" | "failing") | null;
@@ -4067,30 +5685,44 @@ export interface components {
        */
       status: "active" | "paused" | "disabled";
       /**
-       * @description RFC 3339 UTC time
+       * @description When it last changed
        * @example 2026-11-24T21:45:44.123Z
        */
       updated_at: string;
-      /** @description The https endpoint deliveries are POSTed to */
+      /**
+       * @description The https endpoint deliveries are POSTed to
+       * @example https://example.com/hooks
+       */
       url: string;
     };
     /** @description The platform disabled a subscription (410 Gone, or failing for days) */
     WebhookSubscriptionDisabledEvent: {
-      /** @description The account the event belongs to */
+      /**
+       * @description The account the event belongs to
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       account_id: string;
+      /** @description What the event is about, as it is after the change */
       data: {
         /**
-         * @description RFC 3339 UTC time
+         * @description When it was disabled
          * @example 2026-11-24T21:45:44.123Z
          */
         disabled_at: string;
-        /** @enum {string} */
+        /**
+         * @description gone: the endpoint answered 410; failing: every attempt failed for days
+         * @enum {string}
+         */
         reason: "gone" | "failing";
         /**
-         * @description whs_<ULID>
+         * @description The subscription disabled
          * @example whs_01jd2k8w7c3q9v0m5n6p7r8s9t
          */
         subscription_id: string;
+        /**
+         * @description Its endpoint
+         * @example https://example.com/hooks
+         */
         url: string;
       };
       /**
@@ -4108,20 +5740,48 @@ export interface components {
        * @example 2026-11-24T21:45:44.123Z
        */
       timestamp: string;
-      /** @constant */
+      /**
+       * @description The event type
+       * @constant
+       */
       type: "webhook.subscription_disabled";
     };
     WebhookSubscriptionPage: {
+      /** @description This page's items, in the listing's order */
       data: components["schemas"]["WebhookSubscription"][];
+      /** @description Whether a next page exists */
       has_more: boolean;
+      /**
+       * @description The cursor of the next page (pass it as `cursor`); null on the last page
+       * @example WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4
+       */
       next_cursor: string | null;
     };
+    /** @example {
+     *       "id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
+     *       "url": "https://example.com/hooks",
+     *       "events": [
+     *         "call.*",
+     *         "message.delivered"
+     *       ],
+     *       "description": "Order desk: call and delivery updates",
+     *       "status": "active",
+     *       "disabled_reason": null,
+     *       "previous_secret_expires_at": null,
+     *       "created_at": "2026-11-24T21:40:00.000Z",
+     *       "updated_at": "2026-11-24T21:40:00.000Z",
+     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+     *     } */
     WebhookSubscriptionWithSecret: {
       /**
-       * @description RFC 3339 UTC time
+       * @description When the subscription was created
        * @example 2026-11-24T21:45:44.123Z
        */
       created_at: string;
+      /**
+       * @description What the subscription is for, for people
+       * @example Order desk: call and delivery updates
+       */
       description: string | null;
       /** @description gone: the endpoint answered 410; failing: every attempt failed for days */
       disabled_reason: ("gone" | "failing") | null;
@@ -4134,7 +5794,10 @@ export interface components {
       id: string;
       /** @description After a rotation: until when the previous secret still signs beside the new one */
       previous_secret_expires_at: string | null;
-      /** @description whsec_<base64>: the Standard Webhooks signing secret, shown only in this response */
+      /**
+       * @description whsec_<base64>: the Standard Webhooks signing secret, shown only in this response
+       * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+       */
       secret: string;
       /**
        * @description active; paused (by you); disabled (by the platform: see disabled_reason)
@@ -4142,21 +5805,32 @@ export interface components {
        */
       status: "active" | "paused" | "disabled";
       /**
-       * @description RFC 3339 UTC time
+       * @description When it last changed
        * @example 2026-11-24T21:45:44.123Z
        */
       updated_at: string;
-      /** @description The https endpoint deliveries are POSTed to */
+      /**
+       * @description The https endpoint deliveries are POSTed to
+       * @example https://example.com/hooks
+       */
       url: string;
     };
     /** @description A test event sent to one subscription */
     WebhookTestEvent: {
-      /** @description The account the event belongs to */
+      /**
+       * @description The account the event belongs to
+       * @example acct_01jd2k8w7c3q9v0m5n6p7r8s9t
+       */
       account_id: string;
+      /** @description What the event is about, as it is after the change */
       data: {
+        /**
+         * @description A fixed sentence saying what the event is
+         * @example A test event from Switchboard: your endpoint receives and verifies webhooks.
+         */
         message: string;
         /**
-         * @description whs_<ULID>
+         * @description The subscription tested
          * @example whs_01jd2k8w7c3q9v0m5n6p7r8s9t
          */
         subscription_id: string;
@@ -4176,7 +5850,10 @@ export interface components {
        * @example 2026-11-24T21:45:44.123Z
        */
       timestamp: string;
-      /** @constant */
+      /**
+       * @description The event type
+       * @constant
+       */
       type: "webhook.test";
     };
   };
@@ -4399,7 +6076,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          /** @example string */
+          /** @example -----BEGIN CERTIFICATE-----
+           *     MIIBmTCCAT+gAwIBAgIUOFIt26bFOaiAHY1zT10j00FknqYwCgYIKoZIzj0EAwIw
+           *     IjEgMB4GA1UEAwwXU3dpdGNoYm9hcmQgU1RJUi1TSEFLRU4wHhcNMjYxMTI3MTQz
+           *     MzQ5WhcNMjcxMTI3MTQzMzQ5WjAiMSAwHgYDVQQDDBdTd2l0Y2hib2FyZCBTVElS
+           *     LVNIQUtFTjBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABL7hOmHH2+1mhATY0h0D
+           *     BHYnYA7xe7mpea7Ii/NjnRozgDfjBHk0ayCU/1Rc2CcnVnv9yWzlGjnQegoIKfg/
+           *     baSjUzBRMB0GA1UdDgQWBBSpe5ViOQNrTwhuvdVAHNlVe+WQWzAfBgNVHSMEGDAW
+           *     gBSpe5ViOQNrTwhuvdVAHNlVe+WQWzAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49
+           *     BAMCA0gAMEUCIFFFWMnGahZV9guAGuzzC+05B14Dkg/c1wyPriRxmJyTAiEAhclp
+           *     lk/xMJqsgVQr/gVnaTwzwEnM3QQRbyVniTTXYc8=
+           *     -----END CERTIFICATE-----
+           *      */
           "application/pem-certificate-chain": string;
         };
       };
@@ -4497,6 +6185,10 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /** @example {
+           *       "error": "invalid_scope",
+           *       "error_description": "the client may not ask for scope admin"
+           *     } */
           "application/json": components["schemas"]["OAuthError"];
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -4517,6 +6209,10 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /** @example {
+           *       "error": "invalid_client",
+           *       "error_description": "the client could not be authenticated"
+           *     } */
           "application/json": components["schemas"]["OAuthError"];
         };
       };
@@ -4652,12 +6348,12 @@ export interface operations {
           /** @example {
            *       "data": [
            *         {
-           *           "id": "string",
-           *           "name": "string",
+           *           "id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *           "name": "Acme Clinic",
            *           "created_at": "2026-11-24T21:45:44.123Z"
            *         }
            *       ],
-           *       "next_cursor": "string",
+           *       "next_cursor": "WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4",
            *       "has_more": true
            *     } */
           "application/json": components["schemas"]["AccountPage"];
@@ -4784,7 +6480,7 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "name": "string"
+         *       "name": "Acme Clinic"
          *     } */
         "application/json": components["schemas"]["CreateAccountRequest"];
       };
@@ -4807,8 +6503,8 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
-           *       "name": "string",
+           *       "id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "name": "Acme Clinic",
            *       "created_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Account"];
@@ -5019,6 +6715,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The account's id (acct_…) */
         account_id: string;
       };
       cookie?: never;
@@ -5040,8 +6737,8 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "string",
-           *       "name": "string",
+           *       "id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "name": "Acme Clinic",
            *       "created_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["Account"];
@@ -5194,6 +6891,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The account's id (acct_…) */
         account_id: string;
       };
       cookie?: never;
@@ -5217,17 +6915,18 @@ export interface operations {
           /** @example {
            *       "data": [
            *         {
-           *           "client_id": "string",
-           *           "account_id": "string",
-           *           "name": "string",
+           *           "client_id": "cli_support_desk",
+           *           "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *           "name": "Support desk",
            *           "scopes": [
-           *             "string"
+           *             "calls:read",
+           *             "calls:write"
            *           ],
            *           "created_at": "2026-11-24T21:45:44.123Z",
-           *           "disabled_at": "2026-11-24T21:45:44.123Z"
+           *           "disabled_at": null
            *         }
            *       ],
-           *       "next_cursor": "string",
+           *       "next_cursor": "WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4",
            *       "has_more": true
            *     } */
           "application/json": components["schemas"]["ClientPage"];
@@ -5383,6 +7082,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The account's id (acct_…) */
         account_id: string;
       };
       cookie?: never;
@@ -5390,7 +7090,7 @@ export interface operations {
     requestBody?: {
       content: {
         /** @example {
-         *       "name": "string",
+         *       "name": "Support desk",
          *       "scopes": [
          *         "numbers:read"
          *       ]
@@ -5415,15 +7115,16 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "client_id": "string",
-           *       "account_id": "string",
-           *       "name": "string",
+           *       "client_id": "cli_support_desk",
+           *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "name": "Support desk",
            *       "scopes": [
-           *         "string"
+           *         "calls:read",
+           *         "calls:write"
            *       ],
            *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "disabled_at": "2026-11-24T21:45:44.123Z",
-           *       "client_secret": "string"
+           *       "disabled_at": null,
+           *       "client_secret": "sbcs_4q9Xw2vN7mK1pR8tY3zL6bH0cF5jD2sA"
            *     } */
           "application/json": components["schemas"]["ClientWithSecret"];
         };
@@ -5651,6 +7352,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The account's id (acct_…) */
         account_id: string;
       };
       cookie?: never;
@@ -5675,18 +7377,18 @@ export interface operations {
            *       "data": [
            *         {
            *           "id": "tok_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *           "account_id": "string",
-           *           "name": "string",
-           *           "display_hint": "string",
+           *           "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *           "name": "nightly export",
+           *           "display_hint": "sbt_…x7Qa",
            *           "scopes": [
-           *             "string"
+           *             "usage:read"
            *           ],
-           *           "expires_at": "2026-11-24T21:45:44.123Z",
-           *           "revoked_at": "2026-11-24T21:45:44.123Z",
+           *           "expires_at": "2027-11-24T21:45:44.123Z",
+           *           "revoked_at": null,
            *           "created_at": "2026-11-24T21:45:44.123Z"
            *         }
            *       ],
-           *       "next_cursor": "string",
+           *       "next_cursor": "WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4",
            *       "has_more": true
            *     } */
           "application/json": components["schemas"]["ServiceTokenPage"];
@@ -5842,6 +7544,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The account's id (acct_…) */
         account_id: string;
       };
       cookie?: never;
@@ -5849,11 +7552,11 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "name": "string",
+         *       "name": "nightly export",
          *       "scopes": [
          *         "numbers:read"
          *       ],
-         *       "expires_in": 1
+         *       "expires_in": 31536000
          *     } */
         "application/json": components["schemas"]["CreateServiceTokenRequest"];
       };
@@ -5876,16 +7579,16 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "tok_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "account_id": "string",
-           *       "name": "string",
-           *       "display_hint": "string",
+           *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "name": "nightly export",
+           *       "display_hint": "sbt_…x7Qa",
            *       "scopes": [
-           *         "string"
+           *         "usage:read"
            *       ],
-           *       "expires_at": "2026-11-24T21:45:44.123Z",
-           *       "revoked_at": "2026-11-24T21:45:44.123Z",
+           *       "expires_at": "2027-11-24T21:45:44.123Z",
+           *       "revoked_at": null,
            *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "token": "string"
+           *       "token": "sbt_Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWprbG1ub3x7Qa"
            *     } */
           "application/json": components["schemas"]["ServiceTokenWithSecret"];
         };
@@ -6116,6 +7819,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The OAuth client id */
         client_id: string;
       };
       cookie?: never;
@@ -6138,14 +7842,15 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "client_id": "string",
-           *       "account_id": "string",
-           *       "name": "string",
+           *       "client_id": "cli_support_desk",
+           *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "name": "Support desk",
            *       "scopes": [
-           *         "string"
+           *         "calls:read",
+           *         "calls:write"
            *       ],
            *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "disabled_at": "2026-11-24T21:45:44.123Z"
+           *       "disabled_at": "2026-11-24T22:10:00.000Z"
            *     } */
           "application/json": components["schemas"]["Client"];
         };
@@ -6322,6 +8027,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The OAuth client id */
         client_id: string;
       };
       cookie?: never;
@@ -6344,15 +8050,16 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "client_id": "string",
-           *       "account_id": "string",
-           *       "name": "string",
+           *       "client_id": "cli_support_desk",
+           *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "name": "Support desk",
            *       "scopes": [
-           *         "string"
+           *         "calls:read",
+           *         "calls:write"
            *       ],
            *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "disabled_at": "2026-11-24T21:45:44.123Z",
-           *       "client_secret": "string"
+           *       "disabled_at": null,
+           *       "client_secret": "sbcs_4q9Xw2vN7mK1pR8tY3zL6bH0cF5jD2sA"
            *     } */
           "application/json": components["schemas"]["ClientWithSecret"];
         };
@@ -6524,6 +8231,7 @@ export interface operations {
   listSigningKeys: {
     parameters: {
       query?: {
+        /** @description Only the keys of this purpose */
         purpose?: string;
       };
       header?: never;
@@ -6549,15 +8257,15 @@ export interface operations {
           /** @example {
            *       "data": [
            *         {
-           *           "kid": "string",
-           *           "purpose": "string",
-           *           "alg": "string",
+           *           "kid": "key_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *           "purpose": "access-token",
+           *           "alg": "EdDSA",
            *           "status": "active",
            *           "created_at": "2026-11-24T21:45:44.123Z",
-           *           "retired_at": "2026-11-24T21:45:44.123Z"
+           *           "retired_at": null
            *         }
            *       ],
-           *       "next_cursor": "string",
+           *       "next_cursor": "WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4",
            *       "has_more": true
            *     } */
           "application/json": components["schemas"]["SigningKeyPage"];
@@ -6723,12 +8431,12 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "kid": "string",
-           *       "purpose": "string",
-           *       "alg": "string",
+           *       "kid": "key_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "purpose": "access-token",
+           *       "alg": "EdDSA",
            *       "status": "active",
            *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "retired_at": "2026-11-24T21:45:44.123Z"
+           *       "retired_at": null
            *     } */
           "application/json": components["schemas"]["SigningKey"];
         };
@@ -6941,6 +8649,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The token's id */
         token_id: string;
       };
       cookie?: never;
@@ -6964,14 +8673,14 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "tok_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "account_id": "string",
-           *       "name": "string",
-           *       "display_hint": "string",
+           *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "name": "nightly export",
+           *       "display_hint": "sbt_…x7Qa",
            *       "scopes": [
-           *         "string"
+           *         "usage:read"
            *       ],
-           *       "expires_at": "2026-11-24T21:45:44.123Z",
-           *       "revoked_at": "2026-11-24T21:45:44.123Z",
+           *       "expires_at": "2027-11-24T21:45:44.123Z",
+           *       "revoked_at": "2026-11-24T22:10:00.000Z",
            *       "created_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["ServiceToken"];
@@ -7178,7 +8887,7 @@ export interface operations {
            *           "name": "gateway",
            *           "status": "pass",
            *           "duration_ms": 0,
-           *           "detail": "string"
+           *           "detail": "held and released +14155550123"
            *         }
            *       ]
            *     } */
@@ -7364,13 +9073,13 @@ export interface operations {
            *       "data": [
            *         {
            *           "id": "agt_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *           "name": "string",
-           *           "description": "string",
+           *           "name": "alice",
+           *           "description": "Answers the front desk line on weekdays",
            *           "created_at": "2026-11-24T21:45:44.123Z",
            *           "updated_at": "2026-11-24T21:45:44.123Z"
            *         }
            *       ],
-           *       "next_cursor": "string",
+           *       "next_cursor": "WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4",
            *       "has_more": true
            *     } */
           "application/json": components["schemas"]["AgentPage"];
@@ -7532,7 +9241,7 @@ export interface operations {
       content: {
         /** @example {
          *       "name": "alice",
-         *       "description": "Front desk"
+         *       "description": "Answers the front desk line on weekdays"
          *     } */
         "application/json": components["schemas"]["CreateAgentRequest"];
       };
@@ -7556,8 +9265,8 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "agt_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "name": "string",
-           *       "description": "string",
+           *       "name": "alice",
+           *       "description": "Answers the front desk line on weekdays",
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "updated_at": "2026-11-24T21:45:44.123Z"
            *     } */
@@ -7769,6 +9478,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The agent's id */
         agent_id: string;
       };
       cookie?: never;
@@ -7791,8 +9501,8 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "agt_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "name": "string",
-           *       "description": "string",
+           *       "name": "alice",
+           *       "description": "Answers the front desk line on weekdays",
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "updated_at": "2026-11-24T21:45:44.123Z"
            *     } */
@@ -7949,6 +9659,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The agent's id */
         agent_id: string;
       };
       cookie?: never;
@@ -8143,6 +9854,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The agent's id */
         agent_id: string;
       };
       cookie?: never;
@@ -8150,8 +9862,8 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "name": "a",
-         *       "description": "string"
+         *       "name": "alice",
+         *       "description": "Answers the front desk line on weekdays"
          *     } */
         "application/json": components["schemas"]["UpdateAgentRequest"];
       };
@@ -8174,8 +9886,8 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "agt_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "name": "string",
-           *       "description": "string",
+           *       "name": "alice",
+           *       "description": "Answers the front desk line on weekdays",
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "updated_at": "2026-11-24T21:45:44.123Z"
            *     } */
@@ -8403,11 +10115,19 @@ export interface operations {
   listCalls: {
     parameters: {
       query?: {
+        /** @description RFC 3339: only those created after this time (exclusive). */
+        created_after?: string;
+        /** @description RFC 3339: only those created before this time (exclusive); must be later than created_after. */
+        created_before?: string;
         /** @description Opaque cursor from the previous page's next_cursor; bound to the same filters. */
         cursor?: string;
+        /** @description Only calls in this direction */
         direction?: "outbound" | "inbound";
         /** @description Page size, 1–200 (default 50). */
         limit?: number;
+        /** @description -created_at: newest first (the default); created_at: oldest first. Ties on created_at go by id. */
+        sort?: "-created_at" | "created_at";
+        /** @description Only calls in this status */
         status?:
           | "queued"
           | "initiated"
@@ -8446,36 +10166,34 @@ export interface operations {
            *         {
            *           "id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "direction": "outbound",
-           *           "status": "queued",
-           *           "to": "+14155550123",
+           *           "status": "completed",
+           *           "to": "+14155550188",
            *           "from": "+14155550123",
-           *           "agent": "string",
+           *           "agent": "alice",
            *           "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *           "route_id": "rte_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *           "route_id": null,
            *           "stir_shaken": {
            *             "attestation": "A",
-           *             "identity": "string"
+           *             "identity": "eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiIsInR5cCI6InBhc3Nwb3J0IiwieDV1IjoiaHR0cHM6Ly9hcGkuc3dpdGNoYm9hcmQudGVzdC8ud2VsbC1rbm93bi9zdGlyLXNoYWtlbi9jZXJ0LnBlbSJ9.eyJhdHRlc3QiOiJBIiwiZGVzdCI6eyJ0biI6WyIxNDE1NTU1MDE4OCJdfSwiaWF0IjoxNzk1OTk3NTYwLCJvcmlnIjp7InRuIjoiMTQxNTU1NTAxMjMifSwib3JpZ2lkIjoiNGY2YzE2YjItM2Q5ZS00YTdiLThjMWQtMmU1ZjZhN2I4YzlkIn0.MEUCIQDx…"
            *           },
-           *           "client_state": "string",
-           *           "timeout_seconds": 0,
-           *           "time_limit_seconds": 0,
+           *           "client_state": "order-4711",
+           *           "timeout_seconds": 30,
+           *           "time_limit_seconds": 14400,
            *           "hangup_cause": "normal_clearing",
-           *           "hangup_source": "caller",
-           *           "sip_code": 0,
-           *           "early_media": true,
-           *           "created_at": "2026-11-24T21:45:44.123Z",
-           *           "answered_at": "2026-11-24T21:45:44.123Z",
-           *           "ended_at": "2026-11-24T21:45:44.123Z",
-           *           "duration_seconds": 0,
+           *           "hangup_source": "callee",
+           *           "sip_code": 200,
+           *           "early_media": false,
+           *           "created_at": "2026-11-24T21:46:00.000Z",
+           *           "answered_at": "2026-11-24T21:46:04.000Z",
+           *           "ended_at": "2026-11-24T21:47:39.000Z",
+           *           "duration_seconds": 95,
            *           "status_callback": {
-           *             "url": "string",
-           *             "events": [
-           *               "string"
-           *             ]
+           *             "url": "https://example.com/calls/status",
+           *             "events": []
            *           }
            *         }
            *       ],
-           *       "next_cursor": "string",
+           *       "next_cursor": "WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4",
            *       "has_more": true
            *     } */
           "application/json": components["schemas"]["CallPage"];
@@ -8628,6 +10346,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The call's id */
         call_id: string;
       };
       cookie?: never;
@@ -8651,32 +10370,30 @@ export interface operations {
           /** @example {
            *       "id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "direction": "outbound",
-           *       "status": "queued",
-           *       "to": "+14155550123",
+           *       "status": "completed",
+           *       "to": "+14155550188",
            *       "from": "+14155550123",
-           *       "agent": "string",
+           *       "agent": "alice",
            *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "route_id": "rte_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "route_id": null,
            *       "stir_shaken": {
            *         "attestation": "A",
-           *         "identity": "string"
+           *         "identity": "eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiIsInR5cCI6InBhc3Nwb3J0IiwieDV1IjoiaHR0cHM6Ly9hcGkuc3dpdGNoYm9hcmQudGVzdC8ud2VsbC1rbm93bi9zdGlyLXNoYWtlbi9jZXJ0LnBlbSJ9.eyJhdHRlc3QiOiJBIiwiZGVzdCI6eyJ0biI6WyIxNDE1NTU1MDE4OCJdfSwiaWF0IjoxNzk1OTk3NTYwLCJvcmlnIjp7InRuIjoiMTQxNTU1NTAxMjMifSwib3JpZ2lkIjoiNGY2YzE2YjItM2Q5ZS00YTdiLThjMWQtMmU1ZjZhN2I4YzlkIn0.MEUCIQDx…"
            *       },
-           *       "client_state": "string",
-           *       "timeout_seconds": 0,
-           *       "time_limit_seconds": 0,
+           *       "client_state": "order-4711",
+           *       "timeout_seconds": 30,
+           *       "time_limit_seconds": 14400,
            *       "hangup_cause": "normal_clearing",
-           *       "hangup_source": "caller",
-           *       "sip_code": 0,
-           *       "early_media": true,
-           *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "answered_at": "2026-11-24T21:45:44.123Z",
-           *       "ended_at": "2026-11-24T21:45:44.123Z",
-           *       "duration_seconds": 0,
+           *       "hangup_source": "callee",
+           *       "sip_code": 200,
+           *       "early_media": false,
+           *       "created_at": "2026-11-24T21:46:00.000Z",
+           *       "answered_at": "2026-11-24T21:46:04.000Z",
+           *       "ended_at": "2026-11-24T21:47:39.000Z",
+           *       "duration_seconds": 95,
            *       "status_callback": {
-           *         "url": "string",
-           *         "events": [
-           *           "string"
-           *         ]
+           *         "url": "https://example.com/calls/status",
+           *         "events": []
            *       }
            *     } */
           "application/json": components["schemas"]["Call"];
@@ -8832,6 +10549,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The call's id */
         call_id: string;
       };
       cookie?: never;
@@ -8856,32 +10574,30 @@ export interface operations {
           /** @example {
            *       "id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "direction": "outbound",
-           *       "status": "queued",
-           *       "to": "+14155550123",
+           *       "status": "completed",
+           *       "to": "+14155550188",
            *       "from": "+14155550123",
-           *       "agent": "string",
+           *       "agent": "alice",
            *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "route_id": "rte_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "route_id": null,
            *       "stir_shaken": {
            *         "attestation": "A",
-           *         "identity": "string"
+           *         "identity": "eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiIsInR5cCI6InBhc3Nwb3J0IiwieDV1IjoiaHR0cHM6Ly9hcGkuc3dpdGNoYm9hcmQudGVzdC8ud2VsbC1rbm93bi9zdGlyLXNoYWtlbi9jZXJ0LnBlbSJ9.eyJhdHRlc3QiOiJBIiwiZGVzdCI6eyJ0biI6WyIxNDE1NTU1MDE4OCJdfSwiaWF0IjoxNzk1OTk3NTYwLCJvcmlnIjp7InRuIjoiMTQxNTU1NTAxMjMifSwib3JpZ2lkIjoiNGY2YzE2YjItM2Q5ZS00YTdiLThjMWQtMmU1ZjZhN2I4YzlkIn0.MEUCIQDx…"
            *       },
-           *       "client_state": "string",
-           *       "timeout_seconds": 0,
-           *       "time_limit_seconds": 0,
+           *       "client_state": "order-4711",
+           *       "timeout_seconds": 30,
+           *       "time_limit_seconds": 14400,
            *       "hangup_cause": "normal_clearing",
-           *       "hangup_source": "caller",
-           *       "sip_code": 0,
-           *       "early_media": true,
-           *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "answered_at": "2026-11-24T21:45:44.123Z",
-           *       "ended_at": "2026-11-24T21:45:44.123Z",
-           *       "duration_seconds": 0,
+           *       "hangup_source": "callee",
+           *       "sip_code": 200,
+           *       "early_media": false,
+           *       "created_at": "2026-11-24T21:46:00.000Z",
+           *       "answered_at": "2026-11-24T21:46:04.000Z",
+           *       "ended_at": "2026-11-24T21:47:39.000Z",
+           *       "duration_seconds": 95,
            *       "status_callback": {
-           *         "url": "string",
-           *         "events": [
-           *           "string"
-           *         ]
+           *         "url": "https://example.com/calls/status",
+           *         "events": []
            *       }
            *     } */
           "application/json": components["schemas"]["Call"];
@@ -9065,8 +10781,7 @@ export interface operations {
       content: {
         /** @example {
          *       "call_id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
-         *       "route_id": "rte_01jd2k8w7c3q9v0m5n6p7r8s9t",
-         *       "agent": "a"
+         *       "agent": "alice"
          *     } */
         "application/json": components["schemas"]["AnswerInboundCallRequest"];
       };
@@ -9089,34 +10804,26 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "direction": "outbound",
-           *       "status": "queued",
+           *       "direction": "inbound",
+           *       "status": "in_progress",
            *       "to": "+14155550123",
-           *       "from": "+14155550123",
-           *       "agent": "string",
+           *       "from": "+14155550188",
+           *       "agent": "alice",
            *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "route_id": "rte_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "stir_shaken": {
-           *         "attestation": "A",
-           *         "identity": "string"
-           *       },
-           *       "client_state": "string",
-           *       "timeout_seconds": 0,
-           *       "time_limit_seconds": 0,
-           *       "hangup_cause": "normal_clearing",
-           *       "hangup_source": "caller",
-           *       "sip_code": 0,
-           *       "early_media": true,
-           *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "answered_at": "2026-11-24T21:45:44.123Z",
-           *       "ended_at": "2026-11-24T21:45:44.123Z",
-           *       "duration_seconds": 0,
-           *       "status_callback": {
-           *         "url": "string",
-           *         "events": [
-           *           "string"
-           *         ]
-           *       }
+           *       "stir_shaken": null,
+           *       "client_state": null,
+           *       "timeout_seconds": 30,
+           *       "time_limit_seconds": 14400,
+           *       "hangup_cause": null,
+           *       "hangup_source": null,
+           *       "sip_code": null,
+           *       "early_media": false,
+           *       "created_at": "2026-11-24T21:46:00.000Z",
+           *       "answered_at": "2026-11-24T21:46:04.000Z",
+           *       "ended_at": null,
+           *       "duration_seconds": null,
+           *       "status_callback": null
            *     } */
           "application/json": components["schemas"]["Call"];
         };
@@ -9352,10 +11059,13 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "to": "+15550100000",
+         *       "to": "+14155550188",
          *       "from": "+14155550123",
          *       "agent": "alice",
-         *       "client_state": "order-1234"
+         *       "client_state": "order-4711",
+         *       "status_callback": {
+         *         "url": "https://example.com/calls/status"
+         *       }
          *     } */
         "application/json": components["schemas"]["PlaceOutboundCallRequest"];
       };
@@ -9381,31 +11091,29 @@ export interface operations {
            *       "id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "direction": "outbound",
            *       "status": "queued",
-           *       "to": "+14155550123",
+           *       "to": "+14155550188",
            *       "from": "+14155550123",
-           *       "agent": "string",
+           *       "agent": "alice",
            *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "route_id": "rte_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "route_id": null,
            *       "stir_shaken": {
            *         "attestation": "A",
-           *         "identity": "string"
+           *         "identity": "eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiIsInR5cCI6InBhc3Nwb3J0IiwieDV1IjoiaHR0cHM6Ly9hcGkuc3dpdGNoYm9hcmQudGVzdC8ud2VsbC1rbm93bi9zdGlyLXNoYWtlbi9jZXJ0LnBlbSJ9.eyJhdHRlc3QiOiJBIiwiZGVzdCI6eyJ0biI6WyIxNDE1NTU1MDE4OCJdfSwiaWF0IjoxNzk1OTk3NTYwLCJvcmlnIjp7InRuIjoiMTQxNTU1NTAxMjMifSwib3JpZ2lkIjoiNGY2YzE2YjItM2Q5ZS00YTdiLThjMWQtMmU1ZjZhN2I4YzlkIn0.MEUCIQDx…"
            *       },
-           *       "client_state": "string",
-           *       "timeout_seconds": 0,
-           *       "time_limit_seconds": 0,
-           *       "hangup_cause": "normal_clearing",
-           *       "hangup_source": "caller",
-           *       "sip_code": 0,
-           *       "early_media": true,
-           *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "answered_at": "2026-11-24T21:45:44.123Z",
-           *       "ended_at": "2026-11-24T21:45:44.123Z",
-           *       "duration_seconds": 0,
+           *       "client_state": "order-4711",
+           *       "timeout_seconds": 30,
+           *       "time_limit_seconds": 14400,
+           *       "hangup_cause": null,
+           *       "hangup_source": null,
+           *       "sip_code": null,
+           *       "early_media": false,
+           *       "created_at": "2026-11-24T21:46:00.000Z",
+           *       "answered_at": null,
+           *       "ended_at": null,
+           *       "duration_seconds": null,
            *       "status_callback": {
-           *         "url": "string",
-           *         "events": [
-           *           "string"
-           *         ]
+           *         "url": "https://example.com/calls/status",
+           *         "events": []
            *       }
            *     } */
           "application/json": components["schemas"]["Call"];
@@ -9620,6 +11328,7 @@ export interface operations {
         limit?: number;
         /** @description Only this recipient's consents */
         phone_number?: string;
+        /** @description Only consents in this status */
         status?: "granted" | "revoked";
       };
       header?: never;
@@ -9647,24 +11356,24 @@ export interface operations {
            *       "data": [
            *         {
            *           "id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *           "phone_number": "+14155550123",
+           *           "phone_number": "+14155550177",
            *           "channels": [
            *             "sms"
            *           ],
            *           "source": "web_form",
            *           "evidence": {
-           *             "property1": null,
-           *             "property2": null
+           *             "form_url": "https://example.com/reminders/signup",
+           *             "ip": "203.0.113.7"
            *           },
-           *           "captured_at": "2026-11-24T21:45:44.123Z",
+           *           "captured_at": "2026-11-20T10:00:00.000Z",
            *           "status": "granted",
-           *           "created_at": "2026-11-24T21:45:44.123Z",
-           *           "revoked_at": "2026-11-24T21:45:44.123Z",
-           *           "revocation_source": "api",
-           *           "revocation_keyword": "string"
+           *           "created_at": "2026-11-20T10:00:01.000Z",
+           *           "revoked_at": null,
+           *           "revocation_source": null,
+           *           "revocation_keyword": null
            *         }
            *       ],
-           *       "next_cursor": "string",
+           *       "next_cursor": "WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4",
            *       "has_more": true
            *     } */
           "application/json": components["schemas"]["ConsentPage"];
@@ -9825,11 +11534,15 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "phone_number": "+15550200000",
+         *       "phone_number": "+14155550177",
          *       "channels": [
          *         "sms"
          *       ],
-         *       "source": "web_form"
+         *       "source": "web_form",
+         *       "evidence": {
+         *         "form_url": "https://example.com/reminders/signup",
+         *         "ip": "203.0.113.7"
+         *       }
          *     } */
         "application/json": components["schemas"]["CreateConsentRequest"];
       };
@@ -9853,21 +11566,21 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "phone_number": "+14155550123",
+           *       "phone_number": "+14155550177",
            *       "channels": [
            *         "sms"
            *       ],
            *       "source": "web_form",
            *       "evidence": {
-           *         "property1": null,
-           *         "property2": null
+           *         "form_url": "https://example.com/reminders/signup",
+           *         "ip": "203.0.113.7"
            *       },
-           *       "captured_at": "2026-11-24T21:45:44.123Z",
+           *       "captured_at": "2026-11-20T10:00:00.000Z",
            *       "status": "granted",
-           *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "revoked_at": "2026-11-24T21:45:44.123Z",
-           *       "revocation_source": "api",
-           *       "revocation_keyword": "string"
+           *       "created_at": "2026-11-20T10:00:01.000Z",
+           *       "revoked_at": null,
+           *       "revocation_source": null,
+           *       "revocation_keyword": null
            *     } */
           "application/json": components["schemas"]["Consent"];
         };
@@ -10077,6 +11790,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The consent's id */
         consent_id: string;
       };
       cookie?: never;
@@ -10099,21 +11813,21 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "phone_number": "+14155550123",
+           *       "phone_number": "+14155550177",
            *       "channels": [
            *         "sms"
            *       ],
            *       "source": "web_form",
            *       "evidence": {
-           *         "property1": null,
-           *         "property2": null
+           *         "form_url": "https://example.com/reminders/signup",
+           *         "ip": "203.0.113.7"
            *       },
-           *       "captured_at": "2026-11-24T21:45:44.123Z",
+           *       "captured_at": "2026-11-20T10:00:00.000Z",
            *       "status": "granted",
-           *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "revoked_at": "2026-11-24T21:45:44.123Z",
-           *       "revocation_source": "api",
-           *       "revocation_keyword": "string"
+           *       "created_at": "2026-11-20T10:00:01.000Z",
+           *       "revoked_at": null,
+           *       "revocation_source": null,
+           *       "revocation_keyword": null
            *     } */
           "application/json": components["schemas"]["Consent"];
         };
@@ -10268,6 +11982,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The consent's id */
         consent_id: string;
       };
       cookie?: never;
@@ -10291,21 +12006,21 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "phone_number": "+14155550123",
+           *       "phone_number": "+14155550177",
            *       "channels": [
            *         "sms"
            *       ],
            *       "source": "web_form",
            *       "evidence": {
-           *         "property1": null,
-           *         "property2": null
+           *         "form_url": "https://example.com/reminders/signup",
+           *         "ip": "203.0.113.7"
            *       },
-           *       "captured_at": "2026-11-24T21:45:44.123Z",
-           *       "status": "granted",
-           *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "revoked_at": "2026-11-24T21:45:44.123Z",
+           *       "captured_at": "2026-11-20T10:00:00.000Z",
+           *       "status": "revoked",
+           *       "created_at": "2026-11-20T10:00:01.000Z",
+           *       "revoked_at": "2026-11-25T08:12:00.000Z",
            *       "revocation_source": "api",
-           *       "revocation_keyword": "string"
+           *       "revocation_keyword": null
            *     } */
           "application/json": components["schemas"]["Consent"];
         };
@@ -10513,7 +12228,7 @@ export interface operations {
            *           "id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "type": "number.held",
            *           "timestamp": "2026-11-24T21:45:44.123Z",
-           *           "account_id": "string",
+           *           "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "sequence": 1,
            *           "data": {
            *             "number_id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
@@ -10523,7 +12238,7 @@ export interface operations {
            *           }
            *         }
            *       ],
-           *       "next_cursor": "string",
+           *       "next_cursor": "WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4",
            *       "has_more": true
            *     } */
           "application/json": components["schemas"]["WebhookEventPage"];
@@ -10676,6 +12391,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The event's id */
         event_id: string;
       };
       cookie?: never;
@@ -10700,7 +12416,7 @@ export interface operations {
            *       "id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "type": "number.held",
            *       "timestamp": "2026-11-24T21:45:44.123Z",
-           *       "account_id": "string",
+           *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "sequence": 1,
            *       "data": {
            *         "number_id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
@@ -10879,10 +12595,14 @@ export interface operations {
         content: {
           /** @example {
            *       "status": "pass",
-           *       "version": "string",
+           *       "version": "0.1.0",
            *       "checks": {
-           *         "property1": "pass",
-           *         "property2": "pass"
+           *         "database": "pass",
+           *         "inventory": "pass",
+           *         "call-control": "pass",
+           *         "messaging": "pass",
+           *         "usage": "pass",
+           *         "webhook": "pass"
            *       }
            *     } */
           "application/health+json": components["schemas"]["Health"];
@@ -10928,12 +12648,21 @@ export interface operations {
   listMessages: {
     parameters: {
       query?: {
+        /** @description RFC 3339: only those created after this time (exclusive). */
+        created_after?: string;
+        /** @description RFC 3339: only those created before this time (exclusive); must be later than created_after. */
+        created_before?: string;
         /** @description Opaque cursor from the previous page's next_cursor; bound to the same filters. */
         cursor?: string;
+        /** @description Only messages in this direction */
         direction?: "outbound" | "inbound";
+        /** @description Only messages from this number */
         from?: string;
         /** @description Page size, 1–200 (default 50). */
         limit?: number;
+        /** @description -created_at: newest first (the default); created_at: oldest first. Ties on created_at go by id. */
+        sort?: "-created_at" | "created_at";
+        /** @description Only messages in this status */
         status?:
           | "queued"
           | "sending"
@@ -10944,6 +12673,7 @@ export interface operations {
           | "expired"
           | "read"
           | "received";
+        /** @description Only messages to this number */
         to?: string;
       };
       header?: never;
@@ -10974,40 +12704,33 @@ export interface operations {
            *           "direction": "outbound",
            *           "channel": "sms",
            *           "channel_used": "sms",
-           *           "fallback": "sms",
-           *           "fallback_applied": true,
-           *           "status": "queued",
-           *           "to": "+14155550123",
+           *           "fallback": null,
+           *           "fallback_applied": false,
+           *           "status": "delivered",
+           *           "to": "+14155550177",
            *           "from": "+14155550123",
-           *           "body": "string",
-           *           "media_urls": [
-           *             "string"
-           *           ],
+           *           "body": "Hi Dana, your appointment is on Tuesday at 10:00. Reply STOP to opt out.",
+           *           "media_urls": [],
            *           "encoding": "GSM-7",
            *           "segments": 1,
            *           "template_id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *           "template_version": 0,
+           *           "template_version": 1,
            *           "consent_id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *           "expires_at": "2026-11-24T21:45:44.123Z",
-           *           "error_code": "string",
-           *           "error_message": "string",
-           *           "in_reply_to": "string",
-           *           "keyword": "string",
-           *           "auto_reply_id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *           "created_at": "2026-11-24T21:45:44.123Z",
-           *           "updated_at": "2026-11-24T21:45:44.123Z",
-           *           "sent_at": "2026-11-24T21:45:44.123Z",
-           *           "delivered_at": "2026-11-24T21:45:44.123Z",
-           *           "read_at": "2026-11-24T21:45:44.123Z",
-           *           "status_callback": {
-           *             "url": "string",
-           *             "events": [
-           *               "string"
-           *             ]
-           *           }
+           *           "expires_at": "2026-11-25T07:50:00.000Z",
+           *           "error_code": null,
+           *           "error_message": null,
+           *           "in_reply_to": null,
+           *           "keyword": null,
+           *           "auto_reply_id": null,
+           *           "created_at": "2026-11-24T21:50:00.000Z",
+           *           "updated_at": "2026-11-24T21:50:03.000Z",
+           *           "sent_at": "2026-11-24T21:50:01.000Z",
+           *           "delivered_at": "2026-11-24T21:50:03.000Z",
+           *           "read_at": null,
+           *           "status_callback": null
            *         }
            *       ],
-           *       "next_cursor": "string",
+           *       "next_cursor": "WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4",
            *       "has_more": true
            *     } */
           "application/json": components["schemas"]["MessagePage"];
@@ -11160,6 +12883,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The message's id */
         message_id: string;
       };
       cookie?: never;
@@ -11185,37 +12909,30 @@ export interface operations {
            *       "direction": "outbound",
            *       "channel": "sms",
            *       "channel_used": "sms",
-           *       "fallback": "sms",
-           *       "fallback_applied": true,
-           *       "status": "queued",
-           *       "to": "+14155550123",
+           *       "fallback": null,
+           *       "fallback_applied": false,
+           *       "status": "delivered",
+           *       "to": "+14155550177",
            *       "from": "+14155550123",
-           *       "body": "string",
-           *       "media_urls": [
-           *         "string"
-           *       ],
+           *       "body": "Hi Dana, your appointment is on Tuesday at 10:00. Reply STOP to opt out.",
+           *       "media_urls": [],
            *       "encoding": "GSM-7",
            *       "segments": 1,
            *       "template_id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "template_version": 0,
+           *       "template_version": 1,
            *       "consent_id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "expires_at": "2026-11-24T21:45:44.123Z",
-           *       "error_code": "string",
-           *       "error_message": "string",
-           *       "in_reply_to": "string",
-           *       "keyword": "string",
-           *       "auto_reply_id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "updated_at": "2026-11-24T21:45:44.123Z",
-           *       "sent_at": "2026-11-24T21:45:44.123Z",
-           *       "delivered_at": "2026-11-24T21:45:44.123Z",
-           *       "read_at": "2026-11-24T21:45:44.123Z",
-           *       "status_callback": {
-           *         "url": "string",
-           *         "events": [
-           *           "string"
-           *         ]
-           *       }
+           *       "expires_at": "2026-11-25T07:50:00.000Z",
+           *       "error_code": null,
+           *       "error_message": null,
+           *       "in_reply_to": null,
+           *       "keyword": null,
+           *       "auto_reply_id": null,
+           *       "created_at": "2026-11-24T21:50:00.000Z",
+           *       "updated_at": "2026-11-24T21:50:03.000Z",
+           *       "sent_at": "2026-11-24T21:50:01.000Z",
+           *       "delivered_at": "2026-11-24T21:50:03.000Z",
+           *       "read_at": null,
+           *       "status_callback": null
            *     } */
           "application/json": components["schemas"]["Message"];
         };
@@ -11376,11 +13093,13 @@ export interface operations {
       content: {
         /** @example {
          *       "channel": "sms",
-         *       "to": "+15550200000",
+         *       "to": "+14155550177",
          *       "from": "+14155550123",
          *       "template_id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "variables": {
-         *         "code": "123456"
+         *         "name": "Dana",
+         *         "day": "Tuesday",
+         *         "time": "10:00"
          *       },
          *       "consent_id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t"
          *     } */
@@ -11408,38 +13127,31 @@ export interface operations {
            *       "id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "direction": "outbound",
            *       "channel": "sms",
-           *       "channel_used": "sms",
-           *       "fallback": "sms",
-           *       "fallback_applied": true,
+           *       "channel_used": null,
+           *       "fallback": null,
+           *       "fallback_applied": false,
            *       "status": "queued",
-           *       "to": "+14155550123",
+           *       "to": "+14155550177",
            *       "from": "+14155550123",
-           *       "body": "string",
-           *       "media_urls": [
-           *         "string"
-           *       ],
+           *       "body": "Hi Dana, your appointment is on Tuesday at 10:00. Reply STOP to opt out.",
+           *       "media_urls": [],
            *       "encoding": "GSM-7",
            *       "segments": 1,
            *       "template_id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "template_version": 0,
+           *       "template_version": 1,
            *       "consent_id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "expires_at": "2026-11-24T21:45:44.123Z",
-           *       "error_code": "string",
-           *       "error_message": "string",
-           *       "in_reply_to": "string",
-           *       "keyword": "string",
-           *       "auto_reply_id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "updated_at": "2026-11-24T21:45:44.123Z",
-           *       "sent_at": "2026-11-24T21:45:44.123Z",
-           *       "delivered_at": "2026-11-24T21:45:44.123Z",
-           *       "read_at": "2026-11-24T21:45:44.123Z",
-           *       "status_callback": {
-           *         "url": "string",
-           *         "events": [
-           *           "string"
-           *         ]
-           *       }
+           *       "expires_at": "2026-11-25T07:50:00.000Z",
+           *       "error_code": null,
+           *       "error_message": null,
+           *       "in_reply_to": null,
+           *       "keyword": null,
+           *       "auto_reply_id": null,
+           *       "created_at": "2026-11-24T21:50:00.000Z",
+           *       "updated_at": "2026-11-24T21:50:00.000Z",
+           *       "sent_at": null,
+           *       "delivered_at": null,
+           *       "read_at": null,
+           *       "status_callback": null
            *     } */
           "application/json": components["schemas"]["Message"];
         };
@@ -11668,9 +13380,9 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "help_text": "string",
-           *       "stop_reply_text": "string",
-           *       "start_reply_text": "string",
+           *       "help_text": "Acme Clinic reminders. Reply STOP to opt out. Help: support@example.com",
+           *       "stop_reply_text": "You will no longer receive messages from Acme Clinic. Reply START to resume.",
+           *       "start_reply_text": "You will receive Acme Clinic reminders again. Reply STOP to opt out.",
            *       "updated_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["MessagingSettings"];
@@ -11797,9 +13509,9 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "help_text": "string",
-         *       "stop_reply_text": "string",
-         *       "start_reply_text": "string"
+         *       "help_text": "Acme Clinic reminders. Reply STOP to opt out. Help: support@example.com",
+         *       "stop_reply_text": "You will no longer receive messages from Acme Clinic. Reply START to resume.",
+         *       "start_reply_text": "You will receive Acme Clinic reminders again. Reply STOP to opt out."
          *     } */
         "application/json": components["schemas"]["UpdateMessagingSettingsRequest"];
       };
@@ -11821,9 +13533,9 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "help_text": "string",
-           *       "stop_reply_text": "string",
-           *       "start_reply_text": "string",
+           *       "help_text": "Acme Clinic reminders. Reply STOP to opt out. Help: support@example.com",
+           *       "stop_reply_text": "You will no longer receive messages from Acme Clinic. Reply START to resume.",
+           *       "start_reply_text": "You will receive Acme Clinic reminders again. Reply STOP to opt out.",
            *       "updated_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["MessagingSettings"];
@@ -12063,20 +13775,22 @@ export interface operations {
            *         {
            *           "id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "number": "+14155550123",
-           *           "country": "string",
-           *           "region": "string",
-           *           "locality": "string",
-           *           "area_code": "string",
+           *           "country": "US",
+           *           "region": "CA",
+           *           "locality": "San Francisco",
+           *           "area_code": "415",
            *           "type": "local",
            *           "capabilities": [
-           *             "voice"
+           *             "voice",
+           *             "sms",
+           *             "mms"
            *           ],
-           *           "status": "available",
+           *           "status": "assigned",
            *           "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *           "assigned_at": "2026-11-24T21:45:44.123Z"
+           *           "assigned_at": "2026-11-24T21:45:51.402Z"
            *         }
            *       ],
-           *       "next_cursor": "string",
+           *       "next_cursor": "WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4",
            *       "has_more": true
            *     } */
           "application/json": components["schemas"]["PhoneNumberPage"];
@@ -12229,6 +13943,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The number's id */
         number_id: string;
       };
       cookie?: never;
@@ -12252,17 +13967,19 @@ export interface operations {
           /** @example {
            *       "id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "number": "+14155550123",
-           *       "country": "string",
-           *       "region": "string",
-           *       "locality": "string",
-           *       "area_code": "string",
+           *       "country": "US",
+           *       "region": "CA",
+           *       "locality": "San Francisco",
+           *       "area_code": "415",
            *       "type": "local",
            *       "capabilities": [
-           *         "voice"
+           *         "voice",
+           *         "sms",
+           *         "mms"
            *       ],
-           *       "status": "available",
+           *       "status": "assigned",
            *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "assigned_at": "2026-11-24T21:45:44.123Z"
+           *       "assigned_at": "2026-11-24T21:45:51.402Z"
            *     } */
           "application/json": components["schemas"]["PhoneNumber"];
         };
@@ -12417,6 +14134,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The number's id */
         number_id: string;
       };
       cookie?: never;
@@ -12441,17 +14159,19 @@ export interface operations {
           /** @example {
            *       "id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "number": "+14155550123",
-           *       "country": "string",
-           *       "region": "string",
-           *       "locality": "string",
-           *       "area_code": "string",
+           *       "country": "US",
+           *       "region": "CA",
+           *       "locality": "San Francisco",
+           *       "area_code": "415",
            *       "type": "local",
            *       "capabilities": [
-           *         "voice"
+           *         "voice",
+           *         "sms",
+           *         "mms"
            *       ],
            *       "status": "available",
-           *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "assigned_at": "2026-11-24T21:45:44.123Z"
+           *       "seat_id": null,
+           *       "assigned_at": null
            *     } */
           "application/json": components["schemas"]["PhoneNumber"];
         };
@@ -12660,10 +14380,10 @@ export interface operations {
            *       "number_id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "number": "+14155550123",
            *       "status": "active",
-           *       "expires_at": "2026-11-24T21:45:44.123Z",
+           *       "expires_at": "2026-11-24T21:55:44.123Z",
            *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "released_at": "2026-11-24T21:45:44.123Z",
-           *       "converted_at": "2026-11-24T21:45:44.123Z"
+           *       "released_at": null,
+           *       "converted_at": null
            *     } */
           "application/json": components["schemas"]["Hold"];
         };
@@ -12891,6 +14611,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The hold's id */
         hold_id: string;
       };
       cookie?: never;
@@ -12916,10 +14637,10 @@ export interface operations {
            *       "number_id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "number": "+14155550123",
            *       "status": "active",
-           *       "expires_at": "2026-11-24T21:45:44.123Z",
+           *       "expires_at": "2026-11-24T21:55:44.123Z",
            *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "released_at": "2026-11-24T21:45:44.123Z",
-           *       "converted_at": "2026-11-24T21:45:44.123Z"
+           *       "released_at": null,
+           *       "converted_at": null
            *     } */
           "application/json": components["schemas"]["Hold"];
         };
@@ -13074,6 +14795,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The hold's id */
         hold_id: string;
       };
       cookie?: never;
@@ -13106,25 +14828,27 @@ export interface operations {
            *       "id": "hld_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "number_id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "number": "+14155550123",
-           *       "status": "active",
-           *       "expires_at": "2026-11-24T21:45:44.123Z",
+           *       "status": "converted",
+           *       "expires_at": "2026-11-24T21:55:44.123Z",
            *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "released_at": "2026-11-24T21:45:44.123Z",
-           *       "converted_at": "2026-11-24T21:45:44.123Z",
+           *       "released_at": null,
+           *       "converted_at": "2026-11-24T21:45:51.402Z",
            *       "phone_number": {
            *         "id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *         "number": "+14155550123",
-           *         "country": "string",
-           *         "region": "string",
-           *         "locality": "string",
-           *         "area_code": "string",
+           *         "country": "US",
+           *         "region": "CA",
+           *         "locality": "San Francisco",
+           *         "area_code": "415",
            *         "type": "local",
            *         "capabilities": [
-           *           "voice"
+           *           "voice",
+           *           "sms",
+           *           "mms"
            *         ],
-           *         "status": "available",
+           *         "status": "assigned",
            *         "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *         "assigned_at": "2026-11-24T21:45:44.123Z"
+           *         "assigned_at": "2026-11-24T21:45:51.402Z"
            *       }
            *     } */
           "application/json": components["schemas"]["AssignedHold"];
@@ -13356,6 +15080,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The hold's id */
         hold_id: string;
       };
       cookie?: never;
@@ -13381,11 +15106,11 @@ export interface operations {
            *       "id": "hld_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "number_id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "number": "+14155550123",
-           *       "status": "active",
-           *       "expires_at": "2026-11-24T21:45:44.123Z",
+           *       "status": "released",
+           *       "expires_at": "2026-11-24T21:55:44.123Z",
            *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "released_at": "2026-11-24T21:45:44.123Z",
-           *       "converted_at": "2026-11-24T21:45:44.123Z"
+           *       "released_at": "2026-11-24T21:47:02.518Z",
+           *       "converted_at": null
            *     } */
           "application/json": components["schemas"]["Hold"];
         };
@@ -13557,6 +15282,7 @@ export interface operations {
   searchNumbers: {
     parameters: {
       query?: {
+        /** @description Only numbers with this national area code (digits) */
         area_code?: string;
         /** @description Comma list of voice,sms,mms,rcs; all must be present */
         capabilities?: string;
@@ -13578,6 +15304,7 @@ export interface operations {
         region?: string;
         /** @description Narrows min_repeat to one digit (alone it means min_repeat=2) */
         repeat_digit?: number;
+        /** @description Only numbers of this type */
         type?: "local" | "toll_free" | "mobile";
       };
       header?: never;
@@ -13606,20 +15333,22 @@ export interface operations {
            *         {
            *           "id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "number": "+14155550123",
-           *           "country": "string",
-           *           "region": "string",
-           *           "locality": "string",
-           *           "area_code": "string",
+           *           "country": "US",
+           *           "region": "CA",
+           *           "locality": "San Francisco",
+           *           "area_code": "415",
            *           "type": "local",
            *           "capabilities": [
-           *             "voice"
+           *             "voice",
+           *             "sms",
+           *             "mms"
            *           ],
            *           "status": "available",
-           *           "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *           "assigned_at": "2026-11-24T21:45:44.123Z"
+           *           "seat_id": null,
+           *           "assigned_at": null
            *         }
            *       ],
-           *       "next_cursor": "string",
+           *       "next_cursor": "WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4",
            *       "has_more": true
            *     } */
           "application/json": components["schemas"]["PhoneNumberPage"];
@@ -13800,17 +15529,17 @@ export interface operations {
            *       "data": [
            *         {
            *           "id": "rte_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *           "name": "string",
+           *           "name": "front desk line",
            *           "numbers": [
            *             "+14155550123"
            *           ],
-           *           "agent": "string",
+           *           "agent": "alice",
            *           "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "created_at": "2026-11-24T21:45:44.123Z",
            *           "updated_at": "2026-11-24T21:45:44.123Z"
            *         }
            *       ],
-           *       "next_cursor": "string",
+           *       "next_cursor": "WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4",
            *       "has_more": true
            *     } */
           "application/json": components["schemas"]["RoutePage"];
@@ -13971,11 +15700,11 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "name": "string",
+         *       "name": "front desk line",
          *       "numbers": [
          *         "+14155550123"
          *       ],
-         *       "agent": "a",
+         *       "agent": "alice",
          *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t"
          *     } */
         "application/json": components["schemas"]["CreateRouteRequest"];
@@ -14000,11 +15729,11 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "rte_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "name": "string",
+           *       "name": "front desk line",
            *       "numbers": [
            *         "+14155550123"
            *       ],
-           *       "agent": "string",
+           *       "agent": "alice",
            *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "updated_at": "2026-11-24T21:45:44.123Z"
@@ -14217,6 +15946,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The route's id */
         route_id: string;
       };
       cookie?: never;
@@ -14239,11 +15969,11 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "rte_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "name": "string",
+           *       "name": "front desk line",
            *       "numbers": [
            *         "+14155550123"
            *       ],
-           *       "agent": "string",
+           *       "agent": "alice",
            *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "updated_at": "2026-11-24T21:45:44.123Z"
@@ -14401,6 +16131,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The route's id */
         route_id: string;
       };
       cookie?: never;
@@ -14595,6 +16326,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The route's id */
         route_id: string;
       };
       cookie?: never;
@@ -14602,11 +16334,11 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "name": "string",
+         *       "name": "front desk line",
          *       "numbers": [
          *         "+14155550123"
          *       ],
-         *       "agent": "a",
+         *       "agent": "alice",
          *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t"
          *     } */
         "application/json": components["schemas"]["UpdateRouteRequest"];
@@ -14630,11 +16362,11 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "rte_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "name": "string",
+           *       "name": "front desk line",
            *       "numbers": [
            *         "+14155550123"
            *       ],
-           *       "agent": "string",
+           *       "agent": "alice",
            *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "updated_at": "2026-11-24T21:45:44.123Z"
@@ -14873,7 +16605,7 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "from": "+14155550123",
+         *       "from": "+14155550188",
          *       "to": "+14155550123"
          *     } */
         "application/json": components["schemas"]["DeliverSandboxInboundCallRequest"];
@@ -14898,34 +16630,26 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "direction": "outbound",
-           *       "status": "queued",
+           *       "direction": "inbound",
+           *       "status": "ringing",
            *       "to": "+14155550123",
-           *       "from": "+14155550123",
-           *       "agent": "string",
+           *       "from": "+14155550188",
+           *       "agent": null,
            *       "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "route_id": "rte_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "stir_shaken": {
-           *         "attestation": "A",
-           *         "identity": "string"
-           *       },
-           *       "client_state": "string",
-           *       "timeout_seconds": 0,
-           *       "time_limit_seconds": 0,
-           *       "hangup_cause": "normal_clearing",
-           *       "hangup_source": "caller",
-           *       "sip_code": 0,
-           *       "early_media": true,
-           *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "answered_at": "2026-11-24T21:45:44.123Z",
-           *       "ended_at": "2026-11-24T21:45:44.123Z",
-           *       "duration_seconds": 0,
-           *       "status_callback": {
-           *         "url": "string",
-           *         "events": [
-           *           "string"
-           *         ]
-           *       }
+           *       "stir_shaken": null,
+           *       "client_state": null,
+           *       "timeout_seconds": 30,
+           *       "time_limit_seconds": 14400,
+           *       "hangup_cause": null,
+           *       "hangup_source": null,
+           *       "sip_code": null,
+           *       "early_media": false,
+           *       "created_at": "2026-11-24T21:46:00.000Z",
+           *       "answered_at": null,
+           *       "ended_at": null,
+           *       "duration_seconds": null,
+           *       "status_callback": null
            *     } */
           "application/json": components["schemas"]["Call"];
         };
@@ -15161,9 +16885,9 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "from": "+14155550123",
+         *       "from": "+14155550177",
          *       "to": "+14155550123",
-         *       "body": "string"
+         *       "body": "Can we make it 11:00 instead?"
          *     } */
         "application/json": components["schemas"]["ReceiveSandboxMessageRequest"];
       };
@@ -15186,41 +16910,34 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "direction": "outbound",
+           *       "id": "msg_01jd3m2n3p4q5r6s7t8v9w0x1y",
+           *       "direction": "inbound",
            *       "channel": "sms",
            *       "channel_used": "sms",
-           *       "fallback": "sms",
-           *       "fallback_applied": true,
-           *       "status": "queued",
+           *       "fallback": null,
+           *       "fallback_applied": false,
+           *       "status": "received",
            *       "to": "+14155550123",
-           *       "from": "+14155550123",
-           *       "body": "string",
-           *       "media_urls": [
-           *         "string"
-           *       ],
+           *       "from": "+14155550177",
+           *       "body": "Can we make it 11:00 instead?",
+           *       "media_urls": [],
            *       "encoding": "GSM-7",
            *       "segments": 1,
-           *       "template_id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "template_version": 0,
-           *       "consent_id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "expires_at": "2026-11-24T21:45:44.123Z",
-           *       "error_code": "string",
-           *       "error_message": "string",
-           *       "in_reply_to": "string",
-           *       "keyword": "string",
-           *       "auto_reply_id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "updated_at": "2026-11-24T21:45:44.123Z",
-           *       "sent_at": "2026-11-24T21:45:44.123Z",
-           *       "delivered_at": "2026-11-24T21:45:44.123Z",
-           *       "read_at": "2026-11-24T21:45:44.123Z",
-           *       "status_callback": {
-           *         "url": "string",
-           *         "events": [
-           *           "string"
-           *         ]
-           *       }
+           *       "template_id": null,
+           *       "template_version": null,
+           *       "consent_id": null,
+           *       "expires_at": null,
+           *       "error_code": null,
+           *       "error_message": null,
+           *       "in_reply_to": null,
+           *       "keyword": null,
+           *       "auto_reply_id": null,
+           *       "created_at": "2026-11-25T08:12:00.000Z",
+           *       "updated_at": "2026-11-25T08:12:00.000Z",
+           *       "sent_at": null,
+           *       "delivered_at": null,
+           *       "read_at": null,
+           *       "status_callback": null
            *     } */
           "application/json": components["schemas"]["Message"];
         };
@@ -15476,21 +17193,21 @@ export interface operations {
            *       "data": [
            *         {
            *           "id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *           "name": "string",
-           *           "max_concurrent_calls": 0,
+           *           "name": "front desk",
+           *           "max_concurrent_calls": 2,
            *           "status": "active",
            *           "active_calls": 0,
            *           "sip": {
-           *             "username": "string",
-           *             "domain": "string",
+           *             "username": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *             "domain": "sip.switchboard.test",
            *             "registered": true,
-           *             "contact": "string"
+           *             "contact": "sip:front-desk@192.0.2.10:5060;transport=udp"
            *           },
            *           "created_at": "2026-11-24T21:45:44.123Z",
            *           "updated_at": "2026-11-24T21:45:44.123Z"
            *         }
            *       ],
-           *       "next_cursor": "string",
+           *       "next_cursor": "WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4",
            *       "has_more": true
            *     } */
           "application/json": components["schemas"]["SeatPage"];
@@ -15651,7 +17368,7 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "name": "string",
+         *       "name": "front desk",
          *       "max_concurrent_calls": 1,
          *       "status": "active"
          *     } */
@@ -15677,16 +17394,16 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "name": "string",
-           *       "max_concurrent_calls": 0,
+           *       "name": "front desk",
+           *       "max_concurrent_calls": 2,
            *       "status": "active",
            *       "active_calls": 0,
            *       "sip": {
-           *         "username": "string",
-           *         "domain": "string",
+           *         "username": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *         "domain": "sip.switchboard.test",
            *         "registered": true,
-           *         "contact": "string",
-           *         "password": "string"
+           *         "contact": "sip:front-desk@192.0.2.10:5060;transport=udp",
+           *         "password": "Xq7vN2mK9pR4tY8zL1bH6cF3"
            *       },
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "updated_at": "2026-11-24T21:45:44.123Z"
@@ -15899,6 +17616,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The seat's id */
         seat_id: string;
       };
       cookie?: never;
@@ -15921,15 +17639,15 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "name": "string",
-           *       "max_concurrent_calls": 0,
+           *       "name": "front desk",
+           *       "max_concurrent_calls": 2,
            *       "status": "active",
            *       "active_calls": 0,
            *       "sip": {
-           *         "username": "string",
-           *         "domain": "string",
+           *         "username": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *         "domain": "sip.switchboard.test",
            *         "registered": true,
-           *         "contact": "string"
+           *         "contact": "sip:front-desk@192.0.2.10:5060;transport=udp"
            *       },
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "updated_at": "2026-11-24T21:45:44.123Z"
@@ -16087,6 +17805,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The seat's id */
         seat_id: string;
       };
       cookie?: never;
@@ -16281,6 +18000,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The seat's id */
         seat_id: string;
       };
       cookie?: never;
@@ -16288,7 +18008,7 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "name": "string",
+         *       "name": "front desk",
          *       "max_concurrent_calls": 1,
          *       "status": "active"
          *     } */
@@ -16313,15 +18033,15 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "name": "string",
-           *       "max_concurrent_calls": 0,
+           *       "name": "front desk",
+           *       "max_concurrent_calls": 2,
            *       "status": "active",
            *       "active_calls": 0,
            *       "sip": {
-           *         "username": "string",
-           *         "domain": "string",
+           *         "username": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *         "domain": "sip.switchboard.test",
            *         "registered": true,
-           *         "contact": "string"
+           *         "contact": "sip:front-desk@192.0.2.10:5060;transport=udp"
            *       },
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "updated_at": "2026-11-24T21:45:44.123Z"
@@ -16555,6 +18275,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The seat's id */
         seat_id: string;
       };
       cookie?: never;
@@ -16578,16 +18299,16 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "name": "string",
-           *       "max_concurrent_calls": 0,
+           *       "name": "front desk",
+           *       "max_concurrent_calls": 2,
            *       "status": "active",
            *       "active_calls": 0,
            *       "sip": {
-           *         "username": "string",
-           *         "domain": "string",
+           *         "username": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *         "domain": "sip.switchboard.test",
            *         "registered": true,
-           *         "contact": "string",
-           *         "password": "string"
+           *         "contact": "sip:front-desk@192.0.2.10:5060;transport=udp",
+           *         "password": "Xq7vN2mK9pR4tY8zL1bH6cF3"
            *       },
            *       "created_at": "2026-11-24T21:45:44.123Z",
            *       "updated_at": "2026-11-24T21:45:44.123Z"
@@ -16792,25 +18513,27 @@ export interface operations {
            *       "data": [
            *         {
            *           "id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *           "name": "string",
+           *           "name": "appointment-reminder",
            *           "version": 1,
            *           "latest_version": 1,
            *           "channels": [
            *             "sms"
            *           ],
-           *           "body": "string",
+           *           "body": "Hi {{name}}, your appointment is on {{day}} at {{time}}. Reply STOP to opt out.",
            *           "variables": [
-           *             "string"
+           *             "name",
+           *             "day",
+           *             "time"
            *           ],
            *           "status": "approved",
-           *           "content_sha256": "string",
-           *           "signature": "string",
-           *           "kid": "string",
-           *           "created_at": "2026-11-24T21:45:44.123Z",
-           *           "approved_at": "2026-11-24T21:45:44.123Z"
+           *           "content_sha256": "9b1c6e0f2d4a8b7c5e3f1a0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b",
+           *           "signature": "eyJhbGciOiJFZERTQSIsImtpZCI6InRwbC1rZXktMSJ9..3q2-7wT0Yb0m6X1hP9sF4kLrN8cVzQ5aJ2uD7eG1iB0oH3yR6tW9xK4mE2nC8pS5vA1fZ0gU7jL3dQ6bY9hTCg",
+           *           "kid": "tpl-key-1",
+           *           "created_at": "2026-11-24T21:30:00.000Z",
+           *           "approved_at": "2026-11-24T21:30:00.000Z"
            *         }
            *       ],
-           *       "next_cursor": "string",
+           *       "next_cursor": "WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4",
            *       "has_more": true
            *     } */
           "application/json": components["schemas"]["TemplatePage"];
@@ -16971,11 +18694,11 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "name": "otp",
+         *       "name": "appointment-reminder",
          *       "channels": [
          *         "sms"
          *       ],
-         *       "body": "Your code is {{code}}"
+         *       "body": "Hi {{name}}, your appointment is on {{day}} at {{time}}. Reply STOP to opt out."
          *     } */
         "application/json": components["schemas"]["CreateTemplateRequest"];
       };
@@ -16999,22 +18722,24 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "name": "string",
+           *       "name": "appointment-reminder",
            *       "version": 1,
            *       "latest_version": 1,
            *       "channels": [
            *         "sms"
            *       ],
-           *       "body": "string",
+           *       "body": "Hi {{name}}, your appointment is on {{day}} at {{time}}. Reply STOP to opt out.",
            *       "variables": [
-           *         "string"
+           *         "name",
+           *         "day",
+           *         "time"
            *       ],
            *       "status": "approved",
-           *       "content_sha256": "string",
-           *       "signature": "string",
-           *       "kid": "string",
-           *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "approved_at": "2026-11-24T21:45:44.123Z"
+           *       "content_sha256": "9b1c6e0f2d4a8b7c5e3f1a0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b",
+           *       "signature": "eyJhbGciOiJFZERTQSIsImtpZCI6InRwbC1rZXktMSJ9..3q2-7wT0Yb0m6X1hP9sF4kLrN8cVzQ5aJ2uD7eG1iB0oH3yR6tW9xK4mE2nC8pS5vA1fZ0gU7jL3dQ6bY9hTCg",
+           *       "kid": "tpl-key-1",
+           *       "created_at": "2026-11-24T21:30:00.000Z",
+           *       "approved_at": "2026-11-24T21:30:00.000Z"
            *     } */
           "application/json": components["schemas"]["Template"];
         };
@@ -17227,6 +18952,7 @@ export interface operations {
       };
       header?: never;
       path: {
+        /** @description The template's id */
         template_id: string;
       };
       cookie?: never;
@@ -17249,22 +18975,24 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "name": "string",
+           *       "name": "appointment-reminder",
            *       "version": 1,
            *       "latest_version": 1,
            *       "channels": [
            *         "sms"
            *       ],
-           *       "body": "string",
+           *       "body": "Hi {{name}}, your appointment is on {{day}} at {{time}}. Reply STOP to opt out.",
            *       "variables": [
-           *         "string"
+           *         "name",
+           *         "day",
+           *         "time"
            *       ],
            *       "status": "approved",
-           *       "content_sha256": "string",
-           *       "signature": "string",
-           *       "kid": "string",
-           *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "approved_at": "2026-11-24T21:45:44.123Z"
+           *       "content_sha256": "9b1c6e0f2d4a8b7c5e3f1a0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b",
+           *       "signature": "eyJhbGciOiJFZERTQSIsImtpZCI6InRwbC1rZXktMSJ9..3q2-7wT0Yb0m6X1hP9sF4kLrN8cVzQ5aJ2uD7eG1iB0oH3yR6tW9xK4mE2nC8pS5vA1fZ0gU7jL3dQ6bY9hTCg",
+           *       "kid": "tpl-key-1",
+           *       "created_at": "2026-11-24T21:30:00.000Z",
+           *       "approved_at": "2026-11-24T21:30:00.000Z"
            *     } */
           "application/json": components["schemas"]["Template"];
         };
@@ -17436,6 +19164,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The template's id */
         template_id: string;
       };
       cookie?: never;
@@ -17446,7 +19175,7 @@ export interface operations {
          *       "channels": [
          *         "sms"
          *       ],
-         *       "body": "string"
+         *       "body": "Hi {{name}}, your appointment is on {{day}} at {{time}}. Reply STOP to opt out."
          *     } */
         "application/json": components["schemas"]["CreateTemplateVersionRequest"];
       };
@@ -17470,22 +19199,24 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "name": "string",
-           *       "version": 1,
-           *       "latest_version": 1,
+           *       "name": "appointment-reminder",
+           *       "version": 2,
+           *       "latest_version": 2,
            *       "channels": [
            *         "sms"
            *       ],
-           *       "body": "string",
+           *       "body": "Hi {{name}}, your appointment is on {{day}} at {{time}}. Reply STOP to opt out.",
            *       "variables": [
-           *         "string"
+           *         "name",
+           *         "day",
+           *         "time"
            *       ],
            *       "status": "approved",
-           *       "content_sha256": "string",
-           *       "signature": "string",
-           *       "kid": "string",
-           *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "approved_at": "2026-11-24T21:45:44.123Z"
+           *       "content_sha256": "9b1c6e0f2d4a8b7c5e3f1a0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b",
+           *       "signature": "eyJhbGciOiJFZERTQSIsImtpZCI6InRwbC1rZXktMSJ9..3q2-7wT0Yb0m6X1hP9sF4kLrN8cVzQ5aJ2uD7eG1iB0oH3yR6tW9xK4mE2nC8pS5vA1fZ0gU7jL3dQ6bY9hTCg",
+           *       "kid": "tpl-key-1",
+           *       "created_at": "2026-11-24T21:30:00.000Z",
+           *       "approved_at": "2026-11-25T09:00:00.000Z"
            *     } */
           "application/json": components["schemas"]["Template"];
         };
@@ -17758,26 +19489,25 @@ export interface operations {
            *         {
            *           "id": "use_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "kind": "api.request",
-           *           "occurred_at": "2026-11-24T21:45:44.123Z",
-           *           "account_id": "string",
-           *           "principal": "string",
-           *           "request_id": "string",
-           *           "resource_id": "string",
-           *           "method": "string",
-           *           "route": "string",
-           *           "status": 0,
-           *           "replayed": true,
-           *           "quantity": 0,
-           *           "unit": "string",
+           *           "occurred_at": "2026-11-24T21:46:00.012Z",
+           *           "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *           "principal": "cli_support_desk",
+           *           "request_id": "req_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *           "resource_id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *           "method": "POST",
+           *           "route": "/api/calls/outbound",
+           *           "status": 201,
+           *           "replayed": false,
+           *           "quantity": 1,
+           *           "unit": "request",
            *           "attributes": {
-           *             "property1": null,
-           *             "property2": null
+           *             "latency_ms": 38
            *           },
-           *           "kid": "string",
-           *           "signature": "string"
+           *           "kid": "use-key-1",
+           *           "signature": "eyJhbGciOiJFZERTQSIsImtpZCI6InVzZS1rZXktMSIsImI2NCI6ZmFsc2UsImNyaXQiOlsiYjY0Il19..Qm9vdHN0cmFwcGVkIHNpZ25hdHVyZSBvZiB0aGUgcmVjb3JkIGluIHRoZSBzdG9yeQ"
            *         }
            *       ],
-           *       "next_cursor": "string",
+           *       "next_cursor": "WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4",
            *       "has_more": true
            *     } */
           "application/json": components["schemas"]["UsageEventPage"];
@@ -17930,6 +19660,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The usage record's id */
         id: string;
       };
       cookie?: never;
@@ -17953,23 +19684,22 @@ export interface operations {
           /** @example {
            *       "id": "use_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "kind": "api.request",
-           *       "occurred_at": "2026-11-24T21:45:44.123Z",
-           *       "account_id": "string",
-           *       "principal": "string",
-           *       "request_id": "string",
-           *       "resource_id": "string",
-           *       "method": "string",
-           *       "route": "string",
-           *       "status": 0,
-           *       "replayed": true,
-           *       "quantity": 0,
-           *       "unit": "string",
+           *       "occurred_at": "2026-11-24T21:46:00.012Z",
+           *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "principal": "cli_support_desk",
+           *       "request_id": "req_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "resource_id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
+           *       "method": "POST",
+           *       "route": "/api/calls/outbound",
+           *       "status": 201,
+           *       "replayed": false,
+           *       "quantity": 1,
+           *       "unit": "request",
            *       "attributes": {
-           *         "property1": null,
-           *         "property2": null
+           *         "latency_ms": 38
            *       },
-           *       "kid": "string",
-           *       "signature": "string"
+           *       "kid": "use-key-1",
+           *       "signature": "eyJhbGciOiJFZERTQSIsImtpZCI6InVzZS1rZXktMSIsImI2NCI6ZmFsc2UsImNyaXQiOlsiYjY0Il19..Qm9vdHN0cmFwcGVkIHNpZ25hdHVyZSBvZiB0aGUgcmVjb3JkIGluIHRoZSBzdG9yeQ"
            *     } */
           "application/json": components["schemas"]["UsageEvent"];
         };
@@ -18121,6 +19851,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The delivery's id */
         delivery_id: string;
       };
       cookie?: never;
@@ -18145,24 +19876,24 @@ export interface operations {
            *       "id": "wdl_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "subscription_id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "event_id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "event_type": "string",
-           *       "status": "pending",
-           *       "attempts": 0,
-           *       "next_attempt_at": "2026-11-24T21:45:44.123Z",
-           *       "last_attempt_at": "2026-11-24T21:45:44.123Z",
-           *       "last_status_code": 0,
-           *       "last_error": "string",
-           *       "delivered_at": "2026-11-24T21:45:44.123Z",
-           *       "failed_at": "2026-11-24T21:45:44.123Z",
-           *       "created_at": "2026-11-24T21:45:44.123Z",
+           *       "event_type": "call.completed",
+           *       "status": "delivered",
+           *       "attempts": 1,
+           *       "next_attempt_at": null,
+           *       "last_attempt_at": "2026-11-24T21:47:39.210Z",
+           *       "last_status_code": 200,
+           *       "last_error": null,
+           *       "delivered_at": "2026-11-24T21:47:39.260Z",
+           *       "failed_at": null,
+           *       "created_at": "2026-11-24T21:47:39.180Z",
            *       "attempt_log": [
            *         {
-           *           "attempt": 0,
-           *           "started_at": "2026-11-24T21:45:44.123Z",
-           *           "duration_ms": 0,
-           *           "status_code": 0,
+           *           "attempt": 1,
+           *           "started_at": "2026-11-24T21:47:39.210Z",
+           *           "duration_ms": 48,
+           *           "status_code": 200,
            *           "outcome": "delivered",
-           *           "error": "string"
+           *           "error": null
            *         }
            *       ]
            *     } */
@@ -18319,6 +20050,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The delivery's id */
         delivery_id: string;
       };
       cookie?: never;
@@ -18344,16 +20076,16 @@ export interface operations {
            *       "id": "wdl_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "subscription_id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "event_id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "event_type": "string",
+           *       "event_type": "call.completed",
            *       "status": "pending",
-           *       "attempts": 0,
-           *       "next_attempt_at": "2026-11-24T21:45:44.123Z",
-           *       "last_attempt_at": "2026-11-24T21:45:44.123Z",
-           *       "last_status_code": 0,
-           *       "last_error": "string",
-           *       "delivered_at": "2026-11-24T21:45:44.123Z",
-           *       "failed_at": "2026-11-24T21:45:44.123Z",
-           *       "created_at": "2026-11-24T21:45:44.123Z"
+           *       "attempts": 9,
+           *       "next_attempt_at": "2026-11-26T09:00:00.000Z",
+           *       "last_attempt_at": "2026-11-25T21:47:39.210Z",
+           *       "last_status_code": 503,
+           *       "last_error": "http_status",
+           *       "delivered_at": null,
+           *       "failed_at": null,
+           *       "created_at": "2026-11-24T21:47:39.180Z"
            *     } */
           "application/json": components["schemas"]["WebhookDelivery"];
         };
@@ -18547,7 +20279,7 @@ export interface operations {
         content: {
           /** @example {
            *       "subscription_id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "secret": "string",
+           *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
            *       "previous_secret_expires_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["StatusCallbackSecret"];
@@ -18690,7 +20422,7 @@ export interface operations {
         content: {
           /** @example {
            *       "subscription_id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "secret": "string",
+           *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
            *       "previous_secret_expires_at": "2026-11-24T21:45:44.123Z"
            *     } */
           "application/json": components["schemas"]["StatusCallbackSecret"];
@@ -18875,19 +20607,20 @@ export interface operations {
            *       "data": [
            *         {
            *           "id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *           "url": "string",
+           *           "url": "https://example.com/hooks",
            *           "events": [
-           *             "string"
+           *             "call.*",
+           *             "message.delivered"
            *           ],
-           *           "description": "string",
+           *           "description": "Order desk: call and delivery updates",
            *           "status": "active",
-           *           "disabled_reason": "gone",
-           *           "previous_secret_expires_at": "2026-11-24T21:45:44.123Z",
-           *           "created_at": "2026-11-24T21:45:44.123Z",
-           *           "updated_at": "2026-11-24T21:45:44.123Z"
+           *           "disabled_reason": null,
+           *           "previous_secret_expires_at": null,
+           *           "created_at": "2026-11-24T21:40:00.000Z",
+           *           "updated_at": "2026-11-24T21:40:00.000Z"
            *         }
            *       ],
-           *       "next_cursor": "string",
+           *       "next_cursor": "WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4",
            *       "has_more": true
            *     } */
           "application/json": components["schemas"]["WebhookSubscriptionPage"];
@@ -19050,10 +20783,10 @@ export interface operations {
         /** @example {
          *       "url": "https://example.com/hooks",
          *       "events": [
-         *         "number.*",
-         *         "call.*"
+         *         "call.*",
+         *         "message.delivered"
          *       ],
-         *       "description": "CRM sync"
+         *       "description": "Order desk: call and delivery updates"
          *     } */
         "application/json": components["schemas"]["CreateWebhookSubscriptionRequest"];
       };
@@ -19077,17 +20810,18 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "url": "string",
+           *       "url": "https://example.com/hooks",
            *       "events": [
-           *         "string"
+           *         "call.*",
+           *         "message.delivered"
            *       ],
-           *       "description": "string",
+           *       "description": "Order desk: call and delivery updates",
            *       "status": "active",
-           *       "disabled_reason": "gone",
-           *       "previous_secret_expires_at": "2026-11-24T21:45:44.123Z",
-           *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "updated_at": "2026-11-24T21:45:44.123Z",
-           *       "secret": "string"
+           *       "disabled_reason": null,
+           *       "previous_secret_expires_at": null,
+           *       "created_at": "2026-11-24T21:40:00.000Z",
+           *       "updated_at": "2026-11-24T21:40:00.000Z",
+           *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
            *     } */
           "application/json": components["schemas"]["WebhookSubscriptionWithSecret"];
         };
@@ -19297,6 +21031,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The subscription's id */
         subscription_id: string;
       };
       cookie?: never;
@@ -19319,16 +21054,17 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "url": "string",
+           *       "url": "https://example.com/hooks",
            *       "events": [
-           *         "string"
+           *         "call.*",
+           *         "message.delivered"
            *       ],
-           *       "description": "string",
+           *       "description": "Order desk: call and delivery updates",
            *       "status": "active",
-           *       "disabled_reason": "gone",
-           *       "previous_secret_expires_at": "2026-11-24T21:45:44.123Z",
-           *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "updated_at": "2026-11-24T21:45:44.123Z"
+           *       "disabled_reason": null,
+           *       "previous_secret_expires_at": null,
+           *       "created_at": "2026-11-24T21:40:00.000Z",
+           *       "updated_at": "2026-11-24T21:40:00.000Z"
            *     } */
           "application/json": components["schemas"]["WebhookSubscription"];
         };
@@ -19483,6 +21219,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The subscription's id */
         subscription_id: string;
       };
       cookie?: never;
@@ -19677,6 +21414,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The subscription's id */
         subscription_id: string;
       };
       cookie?: never;
@@ -19684,11 +21422,11 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "url": "string",
+         *       "url": "https://example.com/hooks",
          *       "events": [
-         *         "string"
+         *         "call.*"
          *       ],
-         *       "description": "string",
+         *       "description": "Order desk: call and delivery updates",
          *       "status": "active"
          *     } */
         "application/json": components["schemas"]["UpdateWebhookSubscriptionRequest"];
@@ -19712,16 +21450,17 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "url": "string",
+           *       "url": "https://example.com/hooks",
            *       "events": [
-           *         "string"
+           *         "call.*",
+           *         "message.delivered"
            *       ],
-           *       "description": "string",
+           *       "description": "Order desk: call and delivery updates",
            *       "status": "active",
-           *       "disabled_reason": "gone",
-           *       "previous_secret_expires_at": "2026-11-24T21:45:44.123Z",
-           *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "updated_at": "2026-11-24T21:45:44.123Z"
+           *       "disabled_reason": null,
+           *       "previous_secret_expires_at": null,
+           *       "created_at": "2026-11-24T21:40:00.000Z",
+           *       "updated_at": "2026-11-24T21:40:00.000Z"
            *     } */
           "application/json": components["schemas"]["WebhookSubscription"];
         };
@@ -19947,17 +21686,24 @@ export interface operations {
   listWebhookDeliveries: {
     parameters: {
       query?: {
+        /** @description RFC 3339: only those created after this time (exclusive). */
+        created_after?: string;
+        /** @description RFC 3339: only those created before this time (exclusive); must be later than created_after. */
+        created_before?: string;
         /** @description Opaque cursor from the previous page's next_cursor; bound to the same filters. */
         cursor?: string;
         /** @description Page size, 1–200 (default 50). */
         limit?: number;
         /** @description Only deliveries of this call's or message's events: its status callbacks' log (under the status-callback subscription) */
         resource_id?: string;
+        /** @description -created_at: newest first (the default); created_at: oldest first. Ties on created_at go by id. */
+        sort?: "-created_at" | "created_at";
         /** @description Only deliveries in this status */
         status?: "pending" | "delivered" | "failed";
       };
       header?: never;
       path: {
+        /** @description The subscription's id */
         subscription_id: string;
       };
       cookie?: never;
@@ -19985,19 +21731,19 @@ export interface operations {
            *           "id": "wdl_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "subscription_id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *           "event_id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *           "event_type": "string",
-           *           "status": "pending",
-           *           "attempts": 0,
-           *           "next_attempt_at": "2026-11-24T21:45:44.123Z",
-           *           "last_attempt_at": "2026-11-24T21:45:44.123Z",
-           *           "last_status_code": 0,
-           *           "last_error": "string",
-           *           "delivered_at": "2026-11-24T21:45:44.123Z",
-           *           "failed_at": "2026-11-24T21:45:44.123Z",
-           *           "created_at": "2026-11-24T21:45:44.123Z"
+           *           "event_type": "call.completed",
+           *           "status": "delivered",
+           *           "attempts": 1,
+           *           "next_attempt_at": null,
+           *           "last_attempt_at": "2026-11-24T21:47:39.210Z",
+           *           "last_status_code": 200,
+           *           "last_error": null,
+           *           "delivered_at": "2026-11-24T21:47:39.260Z",
+           *           "failed_at": null,
+           *           "created_at": "2026-11-24T21:47:39.180Z"
            *         }
            *       ],
-           *       "next_cursor": "string",
+           *       "next_cursor": "WzIsIkVuR3VYbjNxIiwiY2FsbF8wMWpkMmtiMHExcjJzM3Q0djV3Nng3eTh6OSJd.c2VYbDlHcE1rUXc4",
            *       "has_more": true
            *     } */
           "application/json": components["schemas"]["WebhookDeliveryPage"];
@@ -20170,6 +21916,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The subscription's id */
         subscription_id: string;
       };
       cookie?: never;
@@ -20193,17 +21940,18 @@ export interface operations {
         content: {
           /** @example {
            *       "id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "url": "string",
+           *       "url": "https://example.com/hooks",
            *       "events": [
-           *         "string"
+           *         "call.*",
+           *         "message.delivered"
            *       ],
-           *       "description": "string",
+           *       "description": "Order desk: call and delivery updates",
            *       "status": "active",
-           *       "disabled_reason": "gone",
-           *       "previous_secret_expires_at": "2026-11-24T21:45:44.123Z",
-           *       "created_at": "2026-11-24T21:45:44.123Z",
-           *       "updated_at": "2026-11-24T21:45:44.123Z",
-           *       "secret": "string"
+           *       "disabled_reason": null,
+           *       "previous_secret_expires_at": null,
+           *       "created_at": "2026-11-24T21:40:00.000Z",
+           *       "updated_at": "2026-11-24T21:40:00.000Z",
+           *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
            *     } */
           "application/json": components["schemas"]["WebhookSubscriptionWithSecret"];
         };
@@ -20380,6 +22128,7 @@ export interface operations {
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
       path: {
+        /** @description The subscription's id */
         subscription_id: string;
       };
       cookie?: never;
@@ -20405,16 +22154,16 @@ export interface operations {
            *       "id": "wdl_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "subscription_id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
            *       "event_id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
-           *       "event_type": "string",
+           *       "event_type": "webhook.test",
            *       "status": "pending",
            *       "attempts": 0,
-           *       "next_attempt_at": "2026-11-24T21:45:44.123Z",
-           *       "last_attempt_at": "2026-11-24T21:45:44.123Z",
-           *       "last_status_code": 0,
-           *       "last_error": "string",
-           *       "delivered_at": "2026-11-24T21:45:44.123Z",
-           *       "failed_at": "2026-11-24T21:45:44.123Z",
-           *       "created_at": "2026-11-24T21:45:44.123Z"
+           *       "next_attempt_at": "2026-11-24T22:00:00.000Z",
+           *       "last_attempt_at": null,
+           *       "last_status_code": null,
+           *       "last_error": null,
+           *       "delivered_at": null,
+           *       "failed_at": null,
+           *       "created_at": "2026-11-24T22:00:00.000Z"
            *     } */
           "application/json": components["schemas"]["WebhookDelivery"];
         };
@@ -20588,6 +22337,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description A problem kind: the last segment of a problem's `type` */
         kind:
           | "malformed-request"
           | "invalid-idempotency-key"
@@ -20640,11 +22390,11 @@ export interface operations {
         };
         content: {
           /** @example {
-           *       "type": "string",
-           *       "kind": "string",
-           *       "code": "string",
-           *       "status": 0,
-           *       "title": "string"
+           *       "type": "https://api.switchboard.test/v1/errors/rate-limited",
+           *       "kind": "rate-limited",
+           *       "code": "RATE_LIMITED",
+           *       "status": 429,
+           *       "title": "Too many requests"
            *     } */
           "application/json": components["schemas"]["ErrorKind"];
         };
@@ -20829,26 +22579,24 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "type": "call.answered",
          *       "timestamp": "2026-11-24T21:45:44.123Z",
          *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "sequence": 4,
          *       "data": {
-         *         "id": "call_01jd2kb0q1r2s3t4v5w6x7y8z9",
-         *         "call_id": "call_01jd2kb0q1r2s3t4v5w6x7y8z9",
+         *         "id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "direction": "outbound",
          *         "status": "in_progress",
          *         "to": "+14155550188",
          *         "from": "+14155550123",
-         *         "agent": "support-bot",
-         *         "seat_id": null,
+         *         "agent": "alice",
+         *         "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "route_id": null,
          *         "stir_shaken": {
          *           "attestation": "A",
-         *           "identity": "eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiJ9…"
+         *           "identity": "eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiIsInR5cCI6InBhc3Nwb3J0IiwieDV1IjoiaHR0cHM6Ly9hcGkuc3dpdGNoYm9hcmQudGVzdC8ud2VsbC1rbm93bi9zdGlyLXNoYWtlbi9jZXJ0LnBlbSJ9.eyJhdHRlc3QiOiJBIiwiZGVzdCI6eyJ0biI6WyIxNDE1NTU1MDE4OCJdfSwiaWF0IjoxNzk1OTk3NTYwLCJvcmlnIjp7InRuIjoiMTQxNTU1NTAxMjMifSwib3JpZ2lkIjoiNGY2YzE2YjItM2Q5ZS00YTdiLThjMWQtMmU1ZjZhN2I4YzlkIn0.MEUCIQDx…"
          *         },
-         *         "attestation": "A",
          *         "client_state": "order-4711",
          *         "timeout_seconds": 30,
          *         "time_limit_seconds": 14400,
@@ -20863,7 +22611,9 @@ export interface operations {
          *         "status_callback": {
          *           "url": "https://example.com/calls/status",
          *           "events": []
-         *         }
+         *         },
+         *         "call_id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *         "attestation": "A"
          *       }
          *     } */
         "application/json": components["schemas"]["CallAnsweredEvent"];
@@ -20917,26 +22667,24 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "type": "call.completed",
          *       "timestamp": "2026-11-24T21:47:39.000Z",
          *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "sequence": 5,
          *       "data": {
-         *         "id": "call_01jd2kb0q1r2s3t4v5w6x7y8z9",
-         *         "call_id": "call_01jd2kb0q1r2s3t4v5w6x7y8z9",
+         *         "id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "direction": "outbound",
          *         "status": "completed",
          *         "to": "+14155550188",
          *         "from": "+14155550123",
-         *         "agent": "support-bot",
-         *         "seat_id": null,
+         *         "agent": "alice",
+         *         "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "route_id": null,
          *         "stir_shaken": {
          *           "attestation": "A",
-         *           "identity": "eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiJ9…"
+         *           "identity": "eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiIsInR5cCI6InBhc3Nwb3J0IiwieDV1IjoiaHR0cHM6Ly9hcGkuc3dpdGNoYm9hcmQudGVzdC8ud2VsbC1rbm93bi9zdGlyLXNoYWtlbi9jZXJ0LnBlbSJ9.eyJhdHRlc3QiOiJBIiwiZGVzdCI6eyJ0biI6WyIxNDE1NTU1MDE4OCJdfSwiaWF0IjoxNzk1OTk3NTYwLCJvcmlnIjp7InRuIjoiMTQxNTU1NTAxMjMifSwib3JpZ2lkIjoiNGY2YzE2YjItM2Q5ZS00YTdiLThjMWQtMmU1ZjZhN2I4YzlkIn0.MEUCIQDx…"
          *         },
-         *         "attestation": "A",
          *         "client_state": "order-4711",
          *         "timeout_seconds": 30,
          *         "time_limit_seconds": 14400,
@@ -20951,7 +22699,9 @@ export interface operations {
          *         "status_callback": {
          *           "url": "https://example.com/calls/status",
          *           "events": []
-         *         }
+         *         },
+         *         "call_id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *         "attestation": "A"
          *       }
          *     } */
         "application/json": components["schemas"]["CallCompletedEvent"];
@@ -21005,23 +22755,21 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "type": "call.incoming",
          *       "timestamp": "2026-11-24T21:45:44.123Z",
          *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "sequence": 1,
          *       "data": {
-         *         "id": "call_01jd2kb0q1r2s3t4v5w6x7y8z9",
-         *         "call_id": "call_01jd2kb0q1r2s3t4v5w6x7y8z9",
+         *         "id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "direction": "inbound",
          *         "status": "ringing",
          *         "to": "+14155550123",
          *         "from": "+14155550188",
-         *         "agent": "support-bot",
-         *         "seat_id": null,
-         *         "route_id": "rte_01jd2k4b5c6d7e8f9g0h1j2k3m",
+         *         "agent": null,
+         *         "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *         "route_id": "rte_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "stir_shaken": null,
-         *         "attestation": null,
          *         "client_state": null,
          *         "timeout_seconds": 30,
          *         "time_limit_seconds": 14400,
@@ -21033,7 +22781,9 @@ export interface operations {
          *         "answered_at": null,
          *         "ended_at": null,
          *         "duration_seconds": null,
-         *         "status_callback": null
+         *         "status_callback": null,
+         *         "call_id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *         "attestation": null
          *       }
          *     } */
         "application/json": components["schemas"]["CallIncomingEvent"];
@@ -21087,26 +22837,24 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "type": "call.initiated",
          *       "timestamp": "2026-11-24T21:45:44.123Z",
          *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "sequence": 2,
          *       "data": {
-         *         "id": "call_01jd2kb0q1r2s3t4v5w6x7y8z9",
-         *         "call_id": "call_01jd2kb0q1r2s3t4v5w6x7y8z9",
+         *         "id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "direction": "outbound",
          *         "status": "initiated",
          *         "to": "+14155550188",
          *         "from": "+14155550123",
-         *         "agent": "support-bot",
-         *         "seat_id": null,
+         *         "agent": "alice",
+         *         "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "route_id": null,
          *         "stir_shaken": {
          *           "attestation": "A",
-         *           "identity": "eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiJ9…"
+         *           "identity": "eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiIsInR5cCI6InBhc3Nwb3J0IiwieDV1IjoiaHR0cHM6Ly9hcGkuc3dpdGNoYm9hcmQudGVzdC8ud2VsbC1rbm93bi9zdGlyLXNoYWtlbi9jZXJ0LnBlbSJ9.eyJhdHRlc3QiOiJBIiwiZGVzdCI6eyJ0biI6WyIxNDE1NTU1MDE4OCJdfSwiaWF0IjoxNzk1OTk3NTYwLCJvcmlnIjp7InRuIjoiMTQxNTU1NTAxMjMifSwib3JpZ2lkIjoiNGY2YzE2YjItM2Q5ZS00YTdiLThjMWQtMmU1ZjZhN2I4YzlkIn0.MEUCIQDx…"
          *         },
-         *         "attestation": "A",
          *         "client_state": "order-4711",
          *         "timeout_seconds": 30,
          *         "time_limit_seconds": 14400,
@@ -21121,7 +22869,9 @@ export interface operations {
          *         "status_callback": {
          *           "url": "https://example.com/calls/status",
          *           "events": []
-         *         }
+         *         },
+         *         "call_id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *         "attestation": "A"
          *       }
          *     } */
         "application/json": components["schemas"]["CallInitiatedEvent"];
@@ -21175,26 +22925,24 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "type": "call.ringing",
          *       "timestamp": "2026-11-24T21:45:44.123Z",
          *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "sequence": 3,
          *       "data": {
-         *         "id": "call_01jd2kb0q1r2s3t4v5w6x7y8z9",
-         *         "call_id": "call_01jd2kb0q1r2s3t4v5w6x7y8z9",
+         *         "id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "direction": "outbound",
          *         "status": "ringing",
          *         "to": "+14155550188",
          *         "from": "+14155550123",
-         *         "agent": "support-bot",
-         *         "seat_id": null,
+         *         "agent": "alice",
+         *         "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "route_id": null,
          *         "stir_shaken": {
          *           "attestation": "A",
-         *           "identity": "eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiJ9…"
+         *           "identity": "eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiIsInR5cCI6InBhc3Nwb3J0IiwieDV1IjoiaHR0cHM6Ly9hcGkuc3dpdGNoYm9hcmQudGVzdC8ud2VsbC1rbm93bi9zdGlyLXNoYWtlbi9jZXJ0LnBlbSJ9.eyJhdHRlc3QiOiJBIiwiZGVzdCI6eyJ0biI6WyIxNDE1NTU1MDE4OCJdfSwiaWF0IjoxNzk1OTk3NTYwLCJvcmlnIjp7InRuIjoiMTQxNTU1NTAxMjMifSwib3JpZ2lkIjoiNGY2YzE2YjItM2Q5ZS00YTdiLThjMWQtMmU1ZjZhN2I4YzlkIn0.MEUCIQDx…"
          *         },
-         *         "attestation": "A",
          *         "client_state": "order-4711",
          *         "timeout_seconds": 30,
          *         "time_limit_seconds": 14400,
@@ -21209,7 +22957,9 @@ export interface operations {
          *         "status_callback": {
          *           "url": "https://example.com/calls/status",
          *           "events": []
-         *         }
+         *         },
+         *         "call_id": "call_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *         "attestation": "A"
          *       }
          *     } */
         "application/json": components["schemas"]["CallRingingEvent"];
@@ -21263,13 +23013,13 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "type": "consent.revoked",
          *       "timestamp": "2026-11-24T21:45:44.123Z",
          *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "sequence": 2,
          *       "data": {
-         *         "id": "cns_01jd2k7m8n9p0q1r2s3t4v5w6x",
+         *         "id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "phone_number": "+14155550177",
          *         "channels": [
          *           "sms"
@@ -21333,14 +23083,14 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "type": "message.delivered",
          *       "timestamp": "2026-11-24T21:50:03.000Z",
          *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "sequence": 4,
          *       "data": {
-         *         "id": "msg_01jd2kc3a4b5c6d7e8f9g0h1j2",
-         *         "message_id": "msg_01jd2kc3a4b5c6d7e8f9g0h1j2",
+         *         "id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *         "message_id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "direction": "outbound",
          *         "status": "delivered",
          *         "channel": "sms",
@@ -21352,9 +23102,9 @@ export interface operations {
          *         "encoding": "GSM-7",
          *         "segments": 1,
          *         "media_count": 0,
-         *         "template_id": "tpl_01jd2k5c6d7e8f9g0h1j2k3m4n",
+         *         "template_id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "template_version": 1,
-         *         "consent_id": "cns_01jd2k7m8n9p0q1r2s3t4v5w6x",
+         *         "consent_id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "error_code": null,
          *         "error_message": null,
          *         "in_reply_to": null,
@@ -21414,14 +23164,14 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "type": "message.failed",
          *       "timestamp": "2026-11-24T21:50:02.000Z",
          *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "sequence": 3,
          *       "data": {
-         *         "id": "msg_01jd2kc3a4b5c6d7e8f9g0h1j2",
-         *         "message_id": "msg_01jd2kc3a4b5c6d7e8f9g0h1j2",
+         *         "id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *         "message_id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "direction": "outbound",
          *         "status": "failed",
          *         "channel": "sms",
@@ -21433,9 +23183,9 @@ export interface operations {
          *         "encoding": "GSM-7",
          *         "segments": 1,
          *         "media_count": 0,
-         *         "template_id": "tpl_01jd2k5c6d7e8f9g0h1j2k3m4n",
+         *         "template_id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "template_version": 1,
-         *         "consent_id": "cns_01jd2k7m8n9p0q1r2s3t4v5w6x",
+         *         "consent_id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "error_code": "carrier_rejected",
          *         "error_message": "The carrier refused the destination",
          *         "in_reply_to": null,
@@ -21495,14 +23245,14 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "type": "message.queued",
          *       "timestamp": "2026-11-24T21:50:00.000Z",
          *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "sequence": 1,
          *       "data": {
-         *         "id": "msg_01jd2kc3a4b5c6d7e8f9g0h1j2",
-         *         "message_id": "msg_01jd2kc3a4b5c6d7e8f9g0h1j2",
+         *         "id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *         "message_id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "direction": "outbound",
          *         "status": "queued",
          *         "channel": "sms",
@@ -21514,9 +23264,9 @@ export interface operations {
          *         "encoding": "GSM-7",
          *         "segments": 1,
          *         "media_count": 0,
-         *         "template_id": "tpl_01jd2k5c6d7e8f9g0h1j2k3m4n",
+         *         "template_id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "template_version": 1,
-         *         "consent_id": "cns_01jd2k7m8n9p0q1r2s3t4v5w6x",
+         *         "consent_id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "error_code": null,
          *         "error_message": null,
          *         "in_reply_to": null,
@@ -21576,7 +23326,7 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "type": "message.received",
          *       "timestamp": "2026-11-25T08:12:00.000Z",
          *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
@@ -21659,14 +23409,14 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "type": "message.sent",
          *       "timestamp": "2026-11-24T21:50:01.000Z",
          *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "sequence": 3,
          *       "data": {
-         *         "id": "msg_01jd2kc3a4b5c6d7e8f9g0h1j2",
-         *         "message_id": "msg_01jd2kc3a4b5c6d7e8f9g0h1j2",
+         *         "id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *         "message_id": "msg_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "direction": "outbound",
          *         "status": "sent",
          *         "channel": "sms",
@@ -21678,9 +23428,9 @@ export interface operations {
          *         "encoding": "GSM-7",
          *         "segments": 1,
          *         "media_count": 0,
-         *         "template_id": "tpl_01jd2k5c6d7e8f9g0h1j2k3m4n",
+         *         "template_id": "tpl_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "template_version": 1,
-         *         "consent_id": "cns_01jd2k7m8n9p0q1r2s3t4v5w6x",
+         *         "consent_id": "cns_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "error_code": null,
          *         "error_message": null,
          *         "in_reply_to": null,
@@ -21742,7 +23492,7 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "type": "number.assigned",
          *       "timestamp": "2026-11-24T21:45:44.123Z",
          *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
@@ -21750,8 +23500,8 @@ export interface operations {
          *       "data": {
          *         "number_id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "number": "+14155550123",
-         *         "hold_id": "hld_01jd2k9a1b2c3d4e5f6g7h8j9k",
-         *         "seat_id": null
+         *         "hold_id": "hld_01jd2k8w7c3q9v0m5n6p7r8s9t",
+         *         "seat_id": "seat_01jd2k8w7c3q9v0m5n6p7r8s9t"
          *       }
          *     } */
         "application/json": components["schemas"]["NumberAssignedEvent"];
@@ -21805,7 +23555,7 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "type": "number.held",
          *       "timestamp": "2026-11-24T21:45:44.123Z",
          *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
@@ -21813,7 +23563,7 @@ export interface operations {
          *       "data": {
          *         "number_id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "number": "+14155550123",
-         *         "hold_id": "hld_01jd2k9a1b2c3d4e5f6g7h8j9k",
+         *         "hold_id": "hld_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "expires_at": "2026-11-24T21:55:44.123Z"
          *       }
          *     } */
@@ -21868,7 +23618,7 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "type": "number.hold_expired",
          *       "timestamp": "2026-11-24T21:45:44.123Z",
          *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
@@ -21876,7 +23626,7 @@ export interface operations {
          *       "data": {
          *         "number_id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "number": "+14155550123",
-         *         "hold_id": "hld_01jd2k9a1b2c3d4e5f6g7h8j9k",
+         *         "hold_id": "hld_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "expired_at": "2026-11-24T21:55:44.123Z"
          *       }
          *     } */
@@ -21931,7 +23681,7 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "type": "number.released",
          *       "timestamp": "2026-11-24T21:45:44.123Z",
          *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
@@ -21939,7 +23689,7 @@ export interface operations {
          *       "data": {
          *         "number_id": "num_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "number": "+14155550123",
-         *         "hold_id": "hld_01jd2k9a1b2c3d4e5f6g7h8j9k",
+         *         "hold_id": "hld_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "reason": "hold_released"
          *       }
          *     } */
@@ -21994,13 +23744,13 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "type": "webhook.subscription_disabled",
          *       "timestamp": "2026-11-24T21:45:44.123Z",
          *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "sequence": 1,
          *       "data": {
-         *         "subscription_id": "whs_01jd2k6e7f8g9h0j1k2m3n4p5q",
+         *         "subscription_id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "url": "https://example.com/hooks",
          *         "reason": "gone",
          *         "disabled_at": "2026-11-26T03:00:00.000Z"
@@ -22057,13 +23807,13 @@ export interface operations {
     requestBody: {
       content: {
         /** @example {
-         *       "id": "evt_01jd2kd4e5f6g7h8j9k0m1n2p3",
+         *       "id": "evt_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "type": "webhook.test",
          *       "timestamp": "2026-11-24T21:45:44.123Z",
          *       "account_id": "acct_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *       "sequence": 1,
          *       "data": {
-         *         "subscription_id": "whs_01jd2k6e7f8g9h0j1k2m3n4p5q",
+         *         "subscription_id": "whs_01jd2k8w7c3q9v0m5n6p7r8s9t",
          *         "message": "A test event from Switchboard: your endpoint receives and verifies webhooks."
          *       }
          *     } */

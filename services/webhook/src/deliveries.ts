@@ -1,11 +1,12 @@
 import {
-  cursorId,
+  createdOrderBinding,
   DomainError,
-  idPage,
   isId,
+  listByCreation,
   notFound,
   pageLimit,
   type Pool,
+  readCreatedOrder,
   requireAccount,
   withTransaction,
 } from "@switchboard/kit";
@@ -15,7 +16,10 @@ import { deliveryColumns, toDelivery, type AttemptRow, type DeliveryRow } from "
 
 const maxAttemptLog = 100;
 
-/** A subscription's deliveries, newest first; the subscription must be the account's. */
+/**
+ * A subscription's deliveries, newest first by creation (then id) unless `oldest_first`,
+ * optionally within a creation window; the subscription must be the account's.
+ */
 export async function listDeliveries(
   pool: Pool,
   request: webhook.ListDeliveriesRequest,
@@ -30,6 +34,7 @@ export async function listDeliveries(
   if (resourceId !== undefined && !/^(call|msg)_[0-9a-z]{26}$/.test(resourceId)) {
     errors.add("#/query/resource_id", "must be a call or message id (call_…, msg_…)");
   }
+  const order = readCreatedOrder(request, errors);
   errors.throwIfAny();
   if (!isId(request.subscriptionId, "whs")) throw notFound("the subscription");
   const owned = await pool.query(
@@ -37,16 +42,32 @@ export async function listDeliveries(
     [request.subscriptionId, request.accountId],
   );
   if (owned.rowCount === 0) throw notFound("the subscription");
-  const binding = `deliveries|${request.accountId}|${request.subscriptionId}|${status ?? ""}|${resourceId ?? ""}`;
-  const after = cursorId(request.cursor, binding);
-  const { rows } = await pool.query<DeliveryRow>(
-    `SELECT ${deliveryColumns} FROM webhook.deliveries d
-      WHERE d.subscription_id = $1 AND ($2::text IS NULL OR d.status = $2)
-        AND ($3::text IS NULL OR d.id < $3) AND ($5::text IS NULL OR d.resource_id = $5)
-      ORDER BY d.id DESC LIMIT $4`,
-    [request.subscriptionId, status ?? null, after ?? null, size + 1, resourceId ?? null],
+  const binding = [
+    "deliveries",
+    request.accountId,
+    request.subscriptionId,
+    status ?? "",
+    resourceId ?? "",
+    ...createdOrderBinding(order),
+  ].join("|");
+  const { items, nextCursor, hasMore } = await listByCreation<DeliveryRow, webhook.Delivery>(
+    pool,
+    {
+      from: "webhook.deliveries d",
+      alias: "d",
+      columns: deliveryColumns,
+      filters: {
+        "d.subscription_id": request.subscriptionId,
+        "d.status": status,
+        "d.resource_id": resourceId,
+      },
+      order,
+      cursor: request.cursor,
+      binding,
+      limit: size,
+    },
+    (row) => toDelivery(row),
   );
-  const { items, nextCursor, hasMore } = idPage(rows, size, binding, (row) => toDelivery(row));
   return { deliveries: items, nextCursor, hasMore };
 }
 

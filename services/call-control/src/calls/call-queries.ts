@@ -1,12 +1,13 @@
 import {
-  cursorId,
+  createdOrderBinding,
   FieldErrors,
   type IdPage,
-  idPage,
+  listByCreation,
   notFound,
   pageLimit,
   type Pool,
   type Queryable,
+  readCreatedOrder,
   requireAccount,
   requireId,
 } from "@switchboard/kit";
@@ -36,7 +37,10 @@ export async function getCall(pool: Pool, request: callcontrol.GetCallRequest): 
   return findCall(pool, request.accountId, request.callId);
 }
 
-/** Newest first (ids are ULIDs); the cursor is bound to the filters. */
+/**
+ * Newest first by creation (then id) unless `oldest_first`, optionally within a creation window;
+ * keyset-paged on (created_at, id), the cursor bound to the filters, window and order.
+ */
 export async function listCalls(
   pool: Pool,
   request: callcontrol.ListCallsRequest,
@@ -50,6 +54,7 @@ export async function listCalls(
   if (request.status !== undefined && status === undefined) {
     errors.add("#/query/status", `must be one of ${callStatuses.join(", ")}`);
   }
+  const order = readCreatedOrder(request, errors);
   errors.throwIfAny();
   const limit = pageLimit(request.limit);
   const binding = JSON.stringify([
@@ -57,16 +62,20 @@ export async function listCalls(
     request.accountId,
     request.direction ?? null,
     request.status ?? null,
+    ...createdOrderBinding(order),
   ]);
-  const after = cursorId(request.cursor, binding);
-  const { rows } = await pool.query<CallRow>(
-    `SELECT ${callColumns} FROM call_control.calls c
-      WHERE c.account_id = $1
-        AND ($2::text IS NULL OR c.direction = $2)
-        AND ($3::text IS NULL OR c.status = $3)
-        AND ($4::text IS NULL OR c.id < $4)
-      ORDER BY c.id DESC LIMIT $5`,
-    [request.accountId, direction ?? null, status ?? null, after ?? null, limit + 1],
+  return listByCreation<CallRow, CallRow>(
+    pool,
+    {
+      from: "call_control.calls c",
+      alias: "c",
+      columns: callColumns,
+      filters: { "c.account_id": request.accountId, "c.direction": direction, "c.status": status },
+      order,
+      cursor: request.cursor,
+      binding,
+      limit,
+    },
+    (row) => row,
   );
-  return idPage(rows, limit, binding, (row) => row);
 }

@@ -1,9 +1,10 @@
 import {
-  cursorId,
+  createdOrderBinding,
   e164Pattern,
-  idPage,
+  listByCreation,
   notFound,
   pageLimit,
+  readCreatedOrder,
   requireAccount,
 } from "@switchboard/kit";
 import { wire, type messaging } from "@switchboard/proto";
@@ -23,7 +24,10 @@ export async function getMessage(
   return toMessage(rows[0]);
 }
 
-/** ListMessages: newest first, filtered by direction, status, to and from (all optional). */
+/**
+ * ListMessages: newest first by creation (then id) unless `oldest_first`, filtered by direction,
+ * status, to, from and a creation window (all optional); keyset-paged on (created_at, id).
+ */
 export async function listMessages(
   ctx: MessagingContext,
   request: messaging.ListMessagesRequest,
@@ -44,6 +48,7 @@ export async function listMessages(
     if (value !== undefined && !e164Pattern.test(value))
       errors.add(`#/query/${name}`, "must be an E.164 number");
   }
+  const order = readCreatedOrder(request, errors);
   errors.throwIfAny();
   const limit = pageLimit(request.limit);
   const filters = {
@@ -52,24 +57,23 @@ export async function listMessages(
     to_number: request.to,
     from_number: request.from,
   };
-  const binding = `messages:${request.accountId}:${JSON.stringify(filters)}`;
-  const values: unknown[] = [request.accountId, limit + 1];
-  const where = ["m.account_id = $1"];
-  for (const [column, value] of Object.entries(filters)) {
-    if (value === undefined) continue;
-    values.push(value);
-    where.push(`m.${column} = $${values.length}`);
-  }
-  const after = cursorId(request.cursor, binding);
-  if (after) {
-    values.push(after);
-    where.push(`m.id < $${values.length}`);
-  }
-  const { rows } = await ctx.pool.query<MessageRow>(
-    `SELECT ${messageColumns} FROM messaging.messages m WHERE ${where.join(" AND ")}
-      ORDER BY m.id DESC LIMIT $2`,
-    values,
+  const binding = `messages:${request.accountId}:${JSON.stringify([filters, ...createdOrderBinding(order)])}`;
+  const page = await listByCreation<MessageRow, messaging.Message>(
+    ctx.pool,
+    {
+      from: "messaging.messages m",
+      alias: "m",
+      columns: messageColumns,
+      filters: {
+        "m.account_id": request.accountId,
+        ...Object.fromEntries(Object.entries(filters).map(([column, v]) => [`m.${column}`, v])),
+      },
+      order,
+      cursor: request.cursor,
+      binding,
+      limit,
+    },
+    toMessage,
   );
-  const page = idPage(rows, limit, binding, toMessage);
   return { messages: page.items, nextCursor: page.nextCursor, hasMore: page.hasMore };
 }
