@@ -30,7 +30,11 @@ describe("the SIP edge in the chart (sipEdge.enabled)", () => {
 
   it("renders valid objects: a ConfigMap, Deployment, Service, ServiceAccount, PDB and NetworkPolicy", () => {
     for (const object of objects) expect(() => validateObject(object)).not.toThrow();
-    expect(forEdge(objects).map((o) => o.kind).sort()).toEqual([
+    expect(
+      forEdge(objects)
+        .map((o) => o.kind)
+        .sort(),
+    ).toEqual([
       "ConfigMap",
       "Deployment",
       "NetworkPolicy",
@@ -118,7 +122,11 @@ describe("the SIP edge in the chart (sipEdge.enabled)", () => {
   it("lets phones (sipEdge.allowFrom) reach the edge, the edge reach call-control's SIP port, and call-control the edge's", () => {
     const policies = ofKind<INetworkPolicy>(objects, "NetworkPolicy");
     const [edge] = forEdge(policies);
-    const edgePods = { podSelector: { matchLabels: expect.objectContaining({ "app.kubernetes.io/component": "sip-edge" }) } };
+    const edgePods = {
+      podSelector: {
+        matchLabels: expect.objectContaining({ "app.kubernetes.io/component": "sip-edge" }),
+      },
+    };
     const callControlPods = {
       podSelector: {
         matchLabels: expect.objectContaining({ "app.kubernetes.io/component": "call-control" }),
@@ -148,7 +156,9 @@ describe("the SIP edge in the chart (sipEdge.enabled)", () => {
   });
 
   it("needs call-control's SIP listener, and renders none of it by default", () => {
-    expect(() => renderChart({ set: ["sipEdge.enabled=true"] })).toThrow(/sipEdge.enabled needs sip.enabled/);
+    expect(() => renderChart({ set: ["sipEdge.enabled=true"] })).toThrow(
+      /sipEdge.enabled needs sip.enabled/,
+    );
     const defaults = renderObjects({ valuesFiles: [sipValues] });
     expect(forEdge(defaults)).toEqual([]);
     expect(defaults.map((o) => o.metadata.name)).not.toContain("switchboard-call-control-sip-core");

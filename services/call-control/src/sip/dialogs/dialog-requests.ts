@@ -139,19 +139,22 @@ export function ackFor2xx(
  */
 export function cancelOf(dialog: Dialog): { request: SipRequest; branch: string; sentBy: string } {
   return {
-    request: withRouteSet({
-      method: "CANCEL",
-      uri: dialog.invite_uri,
-      version: "2.0",
-      headers: {
-        via: [],
-        "max-forwards": "70",
-        to: { uri: dialog.remote_uri, params: {} },
-        from: { uri: dialog.local_uri, params: { tag: dialog.local_tag } },
-        "call-id": dialog.sip_call_id,
-        cseq: { seq: dialog.invite_cseq, method: "CANCEL" },
+    request: withRouteSet(
+      {
+        method: "CANCEL",
+        uri: dialog.invite_uri,
+        version: "2.0",
+        headers: {
+          via: [],
+          "max-forwards": "70",
+          to: { uri: dialog.remote_uri, params: {} },
+          from: { uri: dialog.local_uri, params: { tag: dialog.local_tag } },
+          "call-id": dialog.sip_call_id,
+          cseq: { seq: dialog.invite_cseq, method: "CANCEL" },
+        },
       },
-    }, dialog.route_set),
+      dialog.route_set,
+    ),
     branch: dialog.invite_branch,
     sentBy: dialog.invite_sent_by,
   };

@@ -192,7 +192,9 @@ export function createRegistrar(options: RegistrarOptions): SipRequestHandler {
               }
             : {}),
           // RFC 3327 §5.3: the Path stored, to a UA that said it supports Path.
-          ...(Array.isArray(path) && path.length > 0 && supportsPath(request) ? { path: request.headers.path } : {}),
+          ...(Array.isArray(path) && path.length > 0 && supportsPath(request)
+            ? { path: request.headers.path }
+            : {}),
           date: new Date().toUTCString(),
         }),
       );
