@@ -1,6 +1,5 @@
 import { metricsRegistry } from "@switchboard/kit";
 import { testDatabaseKinds } from "@switchboard/kit/testing";
-import { wire } from "@switchboard/proto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSipEdge, type SipEdge } from "@switchboard/test-support/sip-edge";
 import {
@@ -11,7 +10,13 @@ import {
 } from "@switchboard/test-support/sip-peers";
 import { ofKind, renderObjects } from "../../../test/chart/support/render.js";
 import type { RunningCallControl } from "../src/server.js";
-import { eventually, startServiceHarness, type ServiceHarness } from "./harness.js";
+import {
+  endedCall,
+  eventually,
+  inboundCallTo,
+  startServiceHarness,
+  type ServiceHarness,
+} from "./harness.js";
 
 const account = "acct_sip_edge";
 const host = "127.0.0.1";
@@ -136,30 +141,8 @@ describe("the SIP edge in front of two call-control replicas", () => {
       20_000,
     ).then((rows) => rows[0]!);
 
-  const callTo = (did: string) =>
-    eventually(
-      async () =>
-        (
-          await h.pool.query<{ id: string }>(
-            `SELECT c.id FROM call_control.calls c JOIN call_control.sip_dialogs d ON d.call_id = c.id
-              WHERE c.to_number = $1 AND c.direction = 'inbound' AND d.leg = 'trunk'`,
-            [did],
-          )
-        ).rows[0]?.id,
-      (id) => id !== undefined,
-      20_000,
-    ) as Promise<string>;
-
-  const ended = (callId: string) =>
-    eventually(
-      async () => (await h.call(h.client.getCall, { accountId: account, callId })).call!,
-      (call) => call.endedAt !== undefined,
-      25_000,
-    ).then((call) => ({
-      status: wire.callStatus.spell(call.status),
-      hangupCause: call.hangupCause && wire.hangupCause.spell(call.hangupCause),
-      sipCode: call.sipCode,
-    }));
+  const callTo = (did: string) => inboundCallTo(h, did);
+  const ended = (callId: string) => endedCall(h, account, callId, 25_000);
 
   /** The phone leg's row: who INVITEd the phone, where to, through which route set. */
   const phoneLeg = async (callId: string) => {
