@@ -90,8 +90,22 @@ export function inviteOf(
   headers: SipHeaders,
   sdp?: string,
 ): SipRequest {
-  const invite: SipRequest = {
-    method: "INVITE",
+  const invite = pendingRequest(dialog, "INVITE", {
+    ...headers,
+    ...(sdp ? { "content-type": "application/sdp" } : {}),
+  });
+  if (sdp) invite.content = sdp;
+  return invite;
+}
+
+/** A request of the leg's INVITE transaction: its Request-URI, To without tag, its CSeq number, its Route. */
+function pendingRequest(
+  dialog: Dialog | NewDialog,
+  method: string,
+  headers: SipHeaders = {},
+): SipRequest {
+  const request: SipRequest = {
+    method,
     uri: dialog.invite_uri,
     version: "2.0",
     headers: {
@@ -100,13 +114,11 @@ export function inviteOf(
       to: { uri: dialog.remote_uri, params: {} },
       from: { uri: dialog.local_uri, params: { tag: dialog.local_tag } },
       "call-id": dialog.sip_call_id,
-      cseq: { seq: dialog.invite_cseq, method: "INVITE" },
+      cseq: { seq: dialog.invite_cseq, method },
       ...headers,
-      ...(sdp ? { "content-type": "application/sdp" } : {}),
     },
   };
-  if (sdp) invite.content = sdp;
-  return withRouteSet(invite, dialog.route_set);
+  return withRouteSet(request, dialog.route_set);
 }
 
 /**
@@ -139,22 +151,7 @@ export function ackFor2xx(
  */
 export function cancelOf(dialog: Dialog): { request: SipRequest; branch: string; sentBy: string } {
   return {
-    request: withRouteSet(
-      {
-        method: "CANCEL",
-        uri: dialog.invite_uri,
-        version: "2.0",
-        headers: {
-          via: [],
-          "max-forwards": "70",
-          to: { uri: dialog.remote_uri, params: {} },
-          from: { uri: dialog.local_uri, params: { tag: dialog.local_tag } },
-          "call-id": dialog.sip_call_id,
-          cseq: { seq: dialog.invite_cseq, method: "CANCEL" },
-        },
-      },
-      dialog.route_set,
-    ),
+    request: pendingRequest(dialog, "CANCEL"),
     branch: dialog.invite_branch,
     sentBy: dialog.invite_sent_by,
   };
