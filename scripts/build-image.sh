@@ -16,6 +16,7 @@
 #   DEBIAN_SUITE   default bookworm (the Dockerfile's NODE_IMAGE is bookworm-slim)
 #   DEBIAN_MIRROR  default http://deb.debian.org/debian
 #   REBUILD_BASE=1 make the bases again even if they exist
+#   BASES_ONLY=1   make (or reuse) the bases, print the runtime base's name, build nothing else
 #   PODMAN_ARGS    extra global podman arguments (default: --runtime runc)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -91,6 +92,11 @@ if [ "${REBUILD_BASE:-}" = 1 ] || ! podman image exists "$build_base" || ! podma
   make_bases
 else
   log "reusing $build_base and $runtime_base"
+fi
+# BASES_ONLY=1: the bases alone (scripts/build-sip-edge-image.sh builds on the runtime one).
+if [ "${BASES_ONLY:-}" = 1 ]; then
+  echo "$runtime_base"
+  exit 0
 fi
 
 # The host's network: the build stage installs from the npm registry. If the host reaches it

@@ -42,7 +42,7 @@ export async function freeSipPort(): Promise<number> {
 }
 
 /** Waits for a child to exit, up to `ms`; true when it did. */
-function exited(child: ChildProcess, ms: number): Promise<boolean> {
+export function exited(child: ChildProcess, ms: number): Promise<boolean> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve(false), ms);
@@ -72,6 +72,8 @@ export async function startBaresip(account: {
   regint?: number;
   /** How it takes a call: `auto` answers at once; `manual` (the default) rings forever. */
   answermode?: "auto" | "manual";
+  /** How it reaches the registrar (default UDP); over TCP it keeps its connection open. */
+  transport?: "udp" | "tcp";
 }): Promise<Baresip> {
   const dir = mkdtempSync(join(tmpdir(), "baresip-"));
   // Port 0: baresip binds UDP, TCP and (on the next port) TLS; a fixed port races other tests.
@@ -90,7 +92,7 @@ export async function startBaresip(account: {
   const { host, port: registrarPort } = account.registrar;
   writeFileSync(
     join(dir, "accounts"),
-    `<sip:${account.username}@${host}:${registrarPort}>;auth_pass=${account.password};regint=${account.regint ?? 60};answermode=${account.answermode ?? "manual"}\n`,
+    `<sip:${account.username}@${host}:${registrarPort}${account.transport === "tcp" ? ";transport=tcp" : ""}>;auth_pass=${account.password};regint=${account.regint ?? 60};answermode=${account.answermode ?? "manual"}\n`,
     { mode: 0o600 },
   );
   const child = spawn("baresip", ["-f", dir, "-s"], { stdio: ["ignore", "pipe", "pipe"] });
@@ -147,6 +149,9 @@ export async function runSipp(options: {
   fill?: Record<string, string>;
   /** The loopback address SIPp sends from (default 127.0.0.1). */
   localHost?: string;
+  /** Calls of the scenario it makes (default 1), at `rate` per second (SIPp's default 10). */
+  calls?: number;
+  rate?: number;
   timeoutMs?: number;
 }): Promise<SippRun> {
   const port = options.port ?? (await freeSipPort());
@@ -196,6 +201,7 @@ function spawnSipp(
     keys?: Record<string, string>;
     fill?: Record<string, string>;
     calls?: number;
+    rate?: number;
     args?: string[];
     localHost?: string;
     timeoutMs?: number;
@@ -220,6 +226,7 @@ function spawnSipp(
     scenario,
     "-m",
     String(options.calls ?? 1),
+    ...(options.rate !== undefined ? ["-r", String(options.rate)] : []),
     "-i",
     options.localHost ?? "127.0.0.1",
     "-p",

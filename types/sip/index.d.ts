@@ -60,6 +60,8 @@ declare module "sip" {
     contact?: NameAddress[] | "*";
     route?: Array<Omit<NameAddress, "uri"> & { uri: SipUri }>;
     "record-route"?: Array<Omit<NameAddress, "uri"> & { uri: SipUri }>;
+    /** RFC 3327 (a REGISTER's proxies); a response's may be given as `{ uri: string }`. */
+    path?: Array<Omit<NameAddress, "uri"> & { uri: SipUri | string }>;
     "content-length"?: number;
     "www-authenticate"?: AuthHeader[];
     "proxy-authenticate"?: AuthHeader[];

@@ -4,7 +4,7 @@ Ingress: its callers' pods on its port (components whose `calls` name it), the i
 on its port when publicIngress is set, the metrics scraper on the admin port. Egress: DNS,
 PostgreSQL and Redis when it holds their URLs, the components it calls, the OTLP collector,
 the internet on 443 without private ranges when internetEgress is set; call-control's SIP port
-in and UDP out when `sip.enabled`.
+in (from sip.allowFrom and the SIP edge's pods) and UDP out when `sip.enabled`.
 Argument: (dict "root" $ "name" … "component" …).
 */}}
 {{- define "switchboard.networkPolicy" -}}
@@ -64,6 +64,12 @@ spec:
         {{- range $cidr := . }}
         - ipBlock:
             cidr: {{ $cidr }}
+        {{- end }}
+        {{- if $root.Values.sipEdge.enabled }}
+        # The SIP edge's pods (sipEdge), whatever sip.allowFrom says.
+        - podSelector:
+            matchLabels:
+              {{- include "switchboard.selectorLabels" (dict "root" $root "name" "sip-edge") | nindent 14 }}
         {{- end }}
       {{- end }}
     {{- end }}

@@ -185,4 +185,31 @@ export async function registeredPhone(
   return phone;
 }
 
+/** The id of the inbound call to `did` once its SIP trunk leg is recorded. */
+export const inboundCallTo = (h: ServiceHarness, did: string) =>
+  eventually(
+    async () =>
+      (
+        await h.pool.query<{ id: string }>(
+          `SELECT c.id FROM call_control.calls c JOIN call_control.sip_dialogs d ON d.call_id = c.id
+            WHERE c.to_number = $1 AND c.direction = 'inbound' AND d.leg = 'trunk'`,
+          [did],
+        )
+      ).rows[0]?.id,
+    (id) => id !== undefined,
+    20_000,
+  ) as Promise<string>;
+
+/** How the call ended (status, hangup cause, SIP code), once it has. */
+export const endedCall = (h: ServiceHarness, accountId: string, callId: string, ms = 20_000) =>
+  eventually(
+    async () => (await h.call(h.client.getCall, { accountId, callId })).call!,
+    (call) => call.endedAt !== undefined,
+    ms,
+  ).then((call) => ({
+    status: wire.callStatus.spell(call.status),
+    hangupCause: call.hangupCause && wire.hangupCause.spell(call.hangupCause),
+    sipCode: call.sipCode,
+  }));
+
 export { eventually };

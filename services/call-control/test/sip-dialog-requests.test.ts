@@ -92,6 +92,20 @@ describe("requests built from a dialog row (RFC 3261 §12.2.1.1)", () => {
     expect(inviteOf(dialog, {}).headers).not.toHaveProperty("content-type");
   });
 
+  it("sends a leg's INVITE and its CANCEL through the preloaded route set (a phone's Path, RFC 3327 §5)", () => {
+    const path = ["<sip:10.1.0.5:5080;lr;received=sip:198.51.100.7:40123%3Btransport%3Dtcp>"];
+    const calling = { ...dialog, state: "calling" as const, remote_tag: null, route_set: path };
+    const route = `Route: ${path[0]}\r\n`;
+    const invite = wire(inviteOf(calling, {}));
+    expect(invite).toMatch(/^INVITE sip:\+15550100002@trunk\.test:5060;user=phone SIP\/2\.0\r\n/);
+    expect(invite).toContain(route);
+    expect(wire(cancelOf(calling).request)).toContain(route);
+    // Without a route set: no Route at all.
+    const direct = { ...calling, route_set: [] };
+    expect(wire(inviteOf(direct, {}))).not.toContain("Route:");
+    expect(wire(cancelOf(direct).request)).not.toContain("Route:");
+  });
+
   it("reads a 2xx's tag, Contact and Record-Route (reversed into the route set)", () => {
     const response = parseMessage(
       [

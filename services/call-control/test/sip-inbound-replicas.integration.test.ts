@@ -1,4 +1,3 @@
-import { wire } from "@switchboard/proto";
 import { testDatabaseKinds } from "@switchboard/kit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -8,7 +7,13 @@ import {
   type Baresip,
 } from "@switchboard/test-support/sip-peers";
 import type { RunningCallControl } from "../src/server.js";
-import { eventually, startServiceHarness, type ServiceHarness } from "./harness.js";
+import {
+  endedCall,
+  eventually,
+  inboundCallTo,
+  startServiceHarness,
+  type ServiceHarness,
+} from "./harness.js";
 
 const account = "acct_sip_replicas";
 const host = "127.0.0.1";
@@ -79,29 +84,8 @@ describe("inbound SIP calls answered by another replica", () => {
     await h?.stop();
   });
 
-  const callTo = (did: string) =>
-    eventually(
-      async () =>
-        (
-          await h.pool.query<{ id: string }>(
-            `SELECT c.id FROM call_control.calls c JOIN call_control.sip_dialogs d ON d.call_id = c.id
-              WHERE c.to_number = $1 AND c.direction = 'inbound' AND d.leg = 'trunk'`,
-            [did],
-          )
-        ).rows[0]?.id,
-      (id) => id !== undefined,
-      20_000,
-    ) as Promise<string>;
-  const ended = (callId: string) =>
-    eventually(
-      async () => (await h.call(h.client.getCall, { accountId: account, callId })).call!,
-      (call) => call.endedAt !== undefined,
-      20_000,
-    ).then((call) => ({
-      status: wire.callStatus.spell(call.status),
-      hangupCause: call.hangupCause && wire.hangupCause.spell(call.hangupCause),
-      sipCode: call.sipCode,
-    }));
+  const callTo = (did: string) => inboundCallTo(h, did);
+  const ended = (callId: string) => endedCall(h, account, callId);
 
   it("the answer runs in B: B INVITEs the phone and sends the trunk its 200, whose ACK and BYE go to B", async () => {
     const run = runSipp({

@@ -8,17 +8,19 @@ import { migrateCallControl } from "../src/migrations.js";
 import { createSeat } from "../src/resources/seats.js";
 import { digestHa1, digestResponse, type DigestAlgorithm } from "../src/sip/stack/digest.js";
 import { parseMessage, unquote, type SipResponse } from "../src/sip/stack/message.js";
+import { routeEntries } from "../src/sip/dialogs/dialog-requests.js";
 import { startSip, type RunningSip } from "../src/sip/sip-service.js";
 
 const realm = "sip.example.test";
 const logger = createLogger("sip-registrar-test", { level: "silent" });
 /** One replica's settings (each binds its own port; all share the database and INTERNAL_SECRET). */
-const replicaSettings = () =>
+const replicaSettings = (env: Record<string, string> = {}) =>
   loadCallControlSettings({
     NODE_ENV: "test",
     SIP_LISTEN: "127.0.0.1:0",
     SIP_DOMAIN: realm,
     SIP_REGISTER_MIN_EXPIRES: "30",
+    ...env,
   }).sip;
 
 /**
@@ -72,6 +74,8 @@ describe.each(testDatabaseKinds)("the SIP registrar on $name", (kind) => {
     toHost?: string;
     /** Another replica's SIP port. */
     port?: number;
+    /** More header lines (Path, Supported). */
+    headers?: string[];
   }): Promise<SipResponse> {
     const before = inbox.length;
     const lines = [
@@ -85,6 +89,7 @@ describe.each(testDatabaseKinds)("the SIP registrar on $name", (kind) => {
       ...(options.contacts ?? []).map((c) => `Contact: ${c}`),
       ...(options.expires === undefined ? [] : [`Expires: ${options.expires}`]),
       ...(options.authorization ? [`Authorization: ${options.authorization}`] : []),
+      ...(options.headers ?? []),
       "Content-Length: 0",
       "",
       "",
@@ -200,6 +205,84 @@ describe.each(testDatabaseKinds)("the SIP registrar on $name", (kind) => {
     // No Contact: the bindings as they are.
     const query = await authenticated(seat, { callId: "order-2", cseq: 1 });
     expect(query.headers.contact).toHaveLength(1);
+  });
+
+  it("stores a REGISTER's Path with its binding and echoes it to a UA that supports path (RFC 3327)", async () => {
+    const seat = await newSeat();
+    const edge = "<sip:127.0.0.1:5080;lr;received=sip:198.51.100.7:40123%3Btransport%3Dtcp>";
+    const ok = await authenticated(seat, {
+      callId: "path-1",
+      cseq: 1,
+      contacts: [contactOf(5101)],
+      expires: 60,
+      headers: [`Path: ${edge}`, "Path: <sip:outer.example.test;lr>", "Supported: path"],
+    });
+    expect(ok.status).toBe(200);
+    expect(routeEntries(ok.headers.path ?? [])).toEqual([edge, "<sip:outer.example.test;lr>"]);
+    const stored = async () =>
+      (
+        await pool.query<{ path: string[] }>(
+          `SELECT path FROM call_control.sip_registrations WHERE seat_id = $1`,
+          [seat.id],
+        )
+      ).rows;
+    expect(await stored()).toEqual([{ path: [edge, "<sip:outer.example.test;lr>"] }]);
+    // A refresh without Supported: path is stored alike, not echoed; one without a Path clears it.
+    const quiet = await authenticated(seat, {
+      callId: "path-1",
+      cseq: 2,
+      contacts: [contactOf(5101)],
+      expires: 60,
+      headers: [`Path: ${edge}`],
+    });
+    expect(quiet.status).toBe(200);
+    expect(quiet.headers.path).toBeUndefined();
+    expect(await stored()).toEqual([{ path: [edge] }]);
+    const direct = await authenticated(seat, {
+      callId: "path-1",
+      cseq: 3,
+      contacts: [contactOf(5101)],
+      expires: 60,
+    });
+    expect(direct.status).toBe(200);
+    expect(await stored()).toEqual([{ path: [] }]);
+  });
+
+  it("refuses a Path from a source outside SIP_PATH_ALLOW (403) and a longer one than it keeps (400)", async () => {
+    const seat = await newSeat();
+    const guarded = (await startSip({
+      pool,
+      logger,
+      settings: replicaSettings({ SIP_PATH_ALLOW: "10.0.0.0/8" }),
+    }))!;
+    try {
+      const port = guarded.endpoint.transport.port;
+      const request = { callId: "path-2", contacts: [contactOf(5102)], expires: 60, port };
+      const foreign = await authenticated(seat, {
+        ...request,
+        cseq: 1,
+        headers: ["Path: <sip:203.0.113.9;lr>"],
+      });
+      expect(foreign).toMatchObject({ status: 403, reason: "Path Not Allowed" });
+      // Without a Path the same phone registers there.
+      expect((await authenticated(seat, { ...request, cseq: 2 })).status).toBe(200);
+      const six = Array.from({ length: 6 }, (_, i) => `<sip:p${i}.example.test;lr>`).join(", ");
+      const long = await authenticated(seat, {
+        callId: "path-2",
+        cseq: 3,
+        contacts: [contactOf(5102)],
+        expires: 60,
+        headers: [`Path: ${six}`],
+      });
+      expect(long).toMatchObject({ status: 400, reason: "Path Too Long" });
+      const { rows } = await pool.query(
+        `SELECT path FROM call_control.sip_registrations WHERE seat_id = $1`,
+        [seat.id],
+      );
+      expect(rows).toEqual([{ path: [] }]);
+    } finally {
+      await guarded.stop();
+    }
   });
 
   it("answers SHA-256 and MD5 credentials alike", async () => {

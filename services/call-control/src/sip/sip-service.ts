@@ -61,6 +61,7 @@ export async function startSip(options: {
       maxExpires: settings.maxExpires,
       defaultExpires: settings.defaultExpires,
       receivedBy: publicAddress,
+      pathAllow: settings.pathAllow,
     },
   });
   const sweep = setInterval(() => {

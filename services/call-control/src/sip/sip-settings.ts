@@ -7,6 +7,18 @@ import { maxTrunkUris, parseTrunkUris, trunkUriTexts, type TrunkUri } from "./tr
 const hostPort = /^([A-Za-z0-9.-]+):(\d{1,5})$/;
 const hostAndOptionalPort = /^([A-Za-z0-9.-]+)(?::(\d{1,5}))?$/;
 
+/** Comma-separated IPv4 addresses or CIDRs (SIP_TRUNK_ALLOW, SIP_PATH_ALLOW). */
+const ipv4Blocks = () =>
+  z.string().transform((value, ctx) => {
+    const items = value.split(",").map((item) => item.trim());
+    const blocks = items.map(parseIpv4Block);
+    if (items.length === 0 || blocks.some((block) => block === undefined)) {
+      ctx.addIssue({ code: "custom", message: "must list IPv4 addresses or CIDRs (a.b.c.d/n)" });
+      return z.NEVER;
+    }
+    return blocks as Ipv4Block[];
+  });
+
 const seconds = (fallback: number, max: number) =>
   z.coerce.number().int().min(1).max(max).default(fallback);
 
@@ -124,20 +136,15 @@ export const sipSettingsFields = {
     .describe(
       "sip voice carrier: the digest password for the trunk (a secret: never logged); required with SIP_TRUNK_USERNAME",
     ),
-  SIP_TRUNK_ALLOW: z
-    .string()
-    .transform((value, ctx) => {
-      const items = value.split(",").map((item) => item.trim());
-      const blocks = items.map(parseIpv4Block);
-      if (items.length === 0 || blocks.some((block) => block === undefined)) {
-        ctx.addIssue({ code: "custom", message: "must list IPv4 addresses or CIDRs (a.b.c.d/n)" });
-        return z.NEVER;
-      }
-      return blocks as Ipv4Block[];
-    })
+  SIP_TRUNK_ALLOW: ipv4Blocks()
     .optional()
     .describe(
       "sip voice carrier: comma-separated IPv4 addresses or CIDRs whose INVITEs are inbound calls (default: the SIP_TRUNK_URI hosts that are IPv4 addresses); an INVITE from any other source is answered 403",
+    ),
+  SIP_PATH_ALLOW: ipv4Blocks()
+    .optional()
+    .describe(
+      "comma-separated IPv4 addresses or CIDRs of the SIP edges (the chart's `sipEdge`) whose REGISTERs may carry a Path (RFC 3327): the phone is then reached through the edge that added it; a REGISTER with a Path from any other source is answered 403. Unset: a Path is taken from any source (set it when phones reach SIP_LISTEN directly)",
     ),
   SIP_RTP_RELAY: z
     .string()
@@ -190,6 +197,7 @@ export function sipSettings(value: SipFieldValues) {
     digestAlgorithms: value.SIP_DIGEST_ALGORITHMS,
     trunk: trunkOf(value),
     trunkAllow: trunkAllowOf(value),
+    pathAllow: value.SIP_PATH_ALLOW,
     rtpRelay: rtpRelayOf(value),
   };
 }

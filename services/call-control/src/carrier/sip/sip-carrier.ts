@@ -22,6 +22,7 @@ import type { SipResponse } from "../../sip/stack/message.js";
 import type { SipFlow } from "../../sip/stack/transport.js";
 import { carriesSdp, heldAnswer } from "../../sip/stack/sdp.js";
 import { latestLiveBinding } from "../../sip/registrar/registrations.js";
+import { phoneRoute } from "../../sip/registrar/path.js";
 import type { RunningSip } from "../../sip/sip-service.js";
 import type { SipTrunk } from "../../sip/sip-settings.js";
 import type { CarrierAdapter, CarrierEvents, CarrierTimers, DialRequest } from "../carrier.js";
@@ -186,7 +187,8 @@ export function createSipCarrier(options: {
       localUri: `sip:${dial.to}@${domain}`,
       remoteUri: `sip:${dial.seat_id}@${domain}`,
       inviteUri: phone.contact_uri,
-      flow: { transport: phone.transport, address: phone.source_address, port: phone.source_port },
+      // Straight to its registration's source, or through the edge its Path names (RFC 3327).
+      ...phoneRoute(phone),
       offer: null,
       owner,
       instance,

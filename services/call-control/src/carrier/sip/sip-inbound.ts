@@ -23,6 +23,7 @@ import {
   type SipResponse,
 } from "../../sip/stack/message.js";
 import { latestLiveBinding } from "../../sip/registrar/registrations.js";
+import { phoneRoute } from "../../sip/registrar/path.js";
 import { carriesSdp } from "../../sip/stack/sdp.js";
 import { responseFromRow, serverInviteOf } from "../../sip/dialogs/server-responses.js";
 import { allowedSource, type Ipv4Block } from "../../sip/trunk-allow.js";
@@ -265,7 +266,8 @@ export function createSipInbound(options: {
       localUri: `sip:${rows[0]!.from_number}@${options.domain}`,
       remoteUri: `sip:${seatId}@${options.domain}`,
       inviteUri: phone.contact_uri,
-      flow: { transport: phone.transport, address: phone.source_address, port: phone.source_port },
+      // Straight to its registration's source, or through the edge its Path names (RFC 3327).
+      ...phoneRoute(phone),
       offer: trunk.remote_sdp,
       owner,
       instance: options.instance,

@@ -7,7 +7,8 @@ import type { SipFlow } from "../stack/transport.js";
 
 /**
  * A leg about to be INVITEd by this process (an early dialog we are the UAC of): a new Call-ID,
- * From tag and branch, CSeq 1; `owner` is this process's SIP address (Via, Call-ID host).
+ * From tag and branch, CSeq 1; `owner` is this process's SIP address (Via, Call-ID host);
+ * `routeSet`, a preloaded Route set (a registered phone's Path).
  */
 export function callingDialog(leg: {
   callId: string;
@@ -16,11 +17,13 @@ export function callingDialog(leg: {
   remoteUri: string;
   inviteUri: string;
   flow: SipFlow;
+  routeSet?: string[];
   offer: string | null;
   owner: string;
   instance: string;
 }): NewDialog {
   return {
+    route_set: leg.routeSet ?? [],
     call_id: leg.callId,
     leg: leg.leg,
     sip_call_id: `${randomBytes(16).toString("hex")}@${leg.owner.replace(/:\d+$/, "")}`,
@@ -67,17 +70,42 @@ export function inDialogRequest(
       ...headers,
     },
   };
-  // The route set is kept as written; the library writes a header given as text unchanged.
-  if (dialog.route_set.length > 0) {
-    (request.headers as Record<string, unknown>).route = dialog.route_set.join(", ");
+  return withRouteSet(request, dialog.route_set);
+}
+
+/** The route set as the request's Route (kept as written: the library writes text unchanged). */
+function withRouteSet(request: SipRequest, routeSet: readonly string[] | undefined): SipRequest {
+  if (routeSet && routeSet.length > 0) {
+    (request.headers as Record<string, unknown>).route = routeSet.join(", ");
   }
   return request;
 }
 
-/** The leg's INVITE (again after a challenge: the row has its new CSeq). */
-export function inviteOf(dialog: Dialog, headers: SipHeaders, sdp?: string): SipRequest {
-  const invite: SipRequest = {
-    method: "INVITE",
+/**
+ * The leg's INVITE (again after a challenge: the row has its new CSeq), with its preloaded
+ * Route set if it has one (RFC 3261 §8.1.2).
+ */
+export function inviteOf(
+  dialog: Dialog | NewDialog,
+  headers: SipHeaders,
+  sdp?: string,
+): SipRequest {
+  const invite = pendingRequest(dialog, "INVITE", {
+    ...headers,
+    ...(sdp ? { "content-type": "application/sdp" } : {}),
+  });
+  if (sdp) invite.content = sdp;
+  return invite;
+}
+
+/** A request of the leg's INVITE transaction: its Request-URI, To without tag, its CSeq number, its Route. */
+function pendingRequest(
+  dialog: Dialog | NewDialog,
+  method: string,
+  headers: SipHeaders = {},
+): SipRequest {
+  const request: SipRequest = {
+    method,
     uri: dialog.invite_uri,
     version: "2.0",
     headers: {
@@ -86,13 +114,11 @@ export function inviteOf(dialog: Dialog, headers: SipHeaders, sdp?: string): Sip
       to: { uri: dialog.remote_uri, params: {} },
       from: { uri: dialog.local_uri, params: { tag: dialog.local_tag } },
       "call-id": dialog.sip_call_id,
-      cseq: { seq: dialog.invite_cseq, method: "INVITE" },
+      cseq: { seq: dialog.invite_cseq, method },
       ...headers,
-      ...(sdp ? { "content-type": "application/sdp" } : {}),
     },
   };
-  if (sdp) invite.content = sdp;
-  return invite;
+  return withRouteSet(request, dialog.route_set);
 }
 
 /**
@@ -120,23 +146,12 @@ export function ackFor2xx(
 /**
  * The CANCEL of the leg's pending INVITE (RFC 3261 §9.1), as its own request would be: its
  * Request-URI, its top Via (the sending process's address and branch), its CSeq number, To
- * without tag. Sent by whoever holds the row: the 487 still goes to the INVITE's sender.
+ * without tag, its Route (the preloaded route set, still the row's while the leg is calling).
+ * Sent by whoever holds the row: the 487 still goes to the INVITE's sender.
  */
 export function cancelOf(dialog: Dialog): { request: SipRequest; branch: string; sentBy: string } {
   return {
-    request: {
-      method: "CANCEL",
-      uri: dialog.invite_uri,
-      version: "2.0",
-      headers: {
-        via: [],
-        "max-forwards": "70",
-        to: { uri: dialog.remote_uri, params: {} },
-        from: { uri: dialog.local_uri, params: { tag: dialog.local_tag } },
-        "call-id": dialog.sip_call_id,
-        cseq: { seq: dialog.invite_cseq, method: "CANCEL" },
-      },
-    },
+    request: pendingRequest(dialog, "CANCEL"),
     branch: dialog.invite_branch,
     sentBy: dialog.invite_sent_by,
   };
@@ -162,7 +177,14 @@ export function answerOf(response: SipResponse): {
 
 /** A message's Record-Route entries as written, in order (a UAS's route set, RFC 3261 §12.1.1). */
 export function recordRouteOf(message: SipRequest | SipResponse): string[] {
-  return (message.headers["record-route"] ?? []).map((entry) => {
+  return routeEntries(message.headers["record-route"] ?? []);
+}
+
+/** Entries of a Record-Route or Path header as written: `<uri>;params`, in order. */
+export function routeEntries(
+  entries: ReadonlyArray<{ uri: sip.SipUri | string; params: Record<string, string | null> }>,
+): string[] {
+  return entries.map((entry) => {
     const params = Object.entries(entry.params)
       .map(([name, value]) => (value === null ? `;${name}` : `;${name}=${value}`))
       .join("");

@@ -57,10 +57,14 @@ export const flowOf = (dialog: Dialog): SipFlow => ({
   port: dialog.flow_port,
 });
 
+/**
+ * A leg about to be INVITEd; `route_set` is its preloaded Route set (the phone's Path, RFC 3327
+ * §5), replaced by the dialog's own when it is confirmed.
+ */
 export type NewDialog = Omit<
   Dialog,
   "remote_tag" | "remote_target" | "route_set" | "acked" | "server_invite"
->;
+> & { route_set?: string[] };
 
 /** Records a leg about to be INVITEd; false when the call already has that leg (a repeat). */
 export async function insertDialog(db: Queryable, dialog: NewDialog): Promise<boolean> {
@@ -68,8 +72,8 @@ export async function insertDialog(db: Queryable, dialog: NewDialog): Promise<bo
     `INSERT INTO call_control.sip_dialogs
        (call_id, leg, sip_call_id, local_tag, local_uri, remote_uri, invite_uri, invite_branch,
         invite_sent_by, invite_cseq, local_cseq, flow_transport, flow_address, flow_port,
-        remote_sdp, state, owner_address, owner_instance)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+        remote_sdp, state, owner_address, owner_instance, route_set)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
      ON CONFLICT (call_id, leg) DO NOTHING`,
     [
       dialog.call_id,
@@ -90,6 +94,7 @@ export async function insertDialog(db: Queryable, dialog: NewDialog): Promise<bo
       dialog.state,
       dialog.owner_address,
       dialog.owner_instance,
+      dialog.route_set ?? [],
     ],
   );
   return rowCount === 1;

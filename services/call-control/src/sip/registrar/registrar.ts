@@ -23,6 +23,8 @@ import type { NonceIssuer } from "./nonce.js";
 import { claimNonceUse, parseNonceCount } from "./nonce-uses.js";
 import { liveBindings, removeBindings, saveBinding, type Binding } from "./registrations.js";
 import type { SipFlow } from "../stack/transport.js";
+import { allowedSource, type Ipv4Block } from "../trunk-allow.js";
+import { pathOf, supportsPath } from "./path.js";
 
 export interface RegistrarSettings {
   /** The seats' SIP domain and digest realm (SIP_DOMAIN). */
@@ -39,6 +41,11 @@ export interface RegistrarSettings {
   defaultExpires: number;
   /** This replica's SIP address (host:port), recorded with each binding. */
   receivedBy: string;
+  /**
+   * The sources whose REGISTER may carry a Path (SIP_PATH_ALLOW: the SIP edges); a Path from
+   * elsewhere is refused 403. Undefined: any source (only edges reach the SIP port).
+   */
+  pathAllow?: readonly Ipv4Block[] | undefined;
 }
 
 export interface RegistrarOptions {
@@ -78,6 +85,7 @@ interface ContactChange {
  * (`nonce-uses.ts`); a wrong digest, an unknown user or a user registering another seat's address is
  * 403. Each seat's REGISTERs are applied one at a time (its credentials row is locked), and a
  * REGISTER of the same Call-ID with a CSeq not above the binding's is refused 500 (§10.3 step 7).
+ * A Path (RFC 3327, from a SIP edge) is stored with the bindings it registers (`path.ts`).
  */
 export function createRegistrar(options: RegistrarOptions): SipRequestHandler {
   const { pool, logger, nonces, settings } = options;
@@ -119,6 +127,7 @@ export function createRegistrar(options: RegistrarOptions): SipRequestHandler {
 
     // Read now, refused only once the user is known (§10.3: authentication comes first).
     const changes = contactChanges(request, settings);
+    const path = pathFrom(request, flow, settings);
 
     try {
       const outcome = await withTransaction(pool, async (client) => {
@@ -159,9 +168,10 @@ export function createRegistrar(options: RegistrarOptions): SipRequestHandler {
         // The authenticated user may change only its own address-of-record (§10.3 step 5).
         if (aor.user !== stored.seat_id) return new SipRefusal(403);
         if (changes instanceof SipRefusal) return changes;
+        if (path instanceof SipRefusal) return path;
         await client.query("SAVEPOINT register_changes");
         try {
-          return await applyChanges(client, request, flow, stored.seat_id, changes);
+          return await applyChanges(client, request, flow, stored.seat_id, changes, path);
         } catch (error) {
           if (!(error instanceof SipRefusal)) throw error;
           await client.query("ROLLBACK TO SAVEPOINT register_changes");
@@ -181,6 +191,10 @@ export function createRegistrar(options: RegistrarOptions): SipRequestHandler {
                 })),
               }
             : {}),
+          // RFC 3327 §5.3: the Path stored, to a UA that said it supports Path.
+          ...(Array.isArray(path) && path.length > 0 && supportsPath(request)
+            ? { path: request.headers.path }
+            : {}),
           date: new Date().toUTCString(),
         }),
       );
@@ -197,6 +211,7 @@ export function createRegistrar(options: RegistrarOptions): SipRequestHandler {
     flow: SipFlow,
     seatId: string,
     changes: ContactChange[] | "all",
+    path: string[],
   ): Promise<Binding[]> {
     const callId = request.headers["call-id"];
     const cseq = request.headers.cseq.seq;
@@ -224,6 +239,7 @@ export function createRegistrar(options: RegistrarOptions): SipRequestHandler {
           expiresSeconds: change.expires,
           flow,
           receivedBy: settings.receivedBy,
+          path,
         });
       }
     }
@@ -236,6 +252,7 @@ export function createRegistrar(options: RegistrarOptions): SipRequestHandler {
         seat_id: seatId,
         transport: flow.transport,
         source: `${flow.address}:${flow.port}`,
+        path: path.length,
         bindings: after.length,
       },
       "sip: registration updated",
@@ -274,6 +291,24 @@ export function contactChanges(
   }
   if (changes.length > maxBindingsPerSeat) return new SipRefusal(403, {}, "Too Many Registrations");
   return changes;
+}
+
+/**
+ * The REGISTER's Path (RFC 3327), to be stored with its bindings: refused 400 when longer than
+ * a registration keeps, 403 from a source outside `pathAllow` (a phone cannot route its own
+ * calls elsewhere by writing a Path).
+ */
+function pathFrom(
+  request: SipRequest,
+  flow: SipFlow,
+  settings: Pick<RegistrarSettings, "pathAllow">,
+): string[] | SipRefusal {
+  const path = pathOf(request);
+  if (path === "too long") return new SipRefusal(400, {}, "Path Too Long");
+  if (path.length > 0 && settings.pathAllow && !allowedSource(settings.pathAllow, flow.address)) {
+    return new SipRefusal(403, {}, "Path Not Allowed");
+  }
+  return path;
 }
 
 /** delta-seconds (RFC 3261 §25.1); a value beyond 2^32-1 counts as that (§20.19), junk as absent. */

@@ -37,12 +37,16 @@ export async function liveBindings(db: Queryable, seatId: string): Promise<Bindi
   return rows;
 }
 
-/** Where a seat's phone is reached: its latest live binding and where its REGISTER came from. */
+/**
+ * Where a seat's phone is reached: its latest live binding, where its REGISTER came from, and
+ * the Path it came through (RFC 3327; empty when it registered directly).
+ */
 export interface PhoneAddress {
   contact_uri: string;
   transport: "udp" | "tcp";
   source_address: string;
   source_port: number;
+  path: string[];
 }
 
 export async function latestLiveBinding(
@@ -50,7 +54,7 @@ export async function latestLiveBinding(
   seatId: string,
 ): Promise<PhoneAddress | undefined> {
   const { rows } = await db.query<PhoneAddress>(
-    `SELECT contact_uri, transport, source_address, source_port
+    `SELECT contact_uri, transport, source_address, source_port, path
        FROM call_control.sip_registrations
       WHERE seat_id = $1 AND expires_at > now()
       ORDER BY updated_at DESC, contact_uri LIMIT 1`,
@@ -68,19 +72,21 @@ export interface NewBinding {
   flow: SipFlow;
   /** The SIP address of the replica that took the REGISTER (the TCP connection lives there). */
   receivedBy: string;
+  /** The REGISTER's Path entries as written, the nearest proxy first (RFC 3327 §5.3). */
+  path: string[];
 }
 
 export async function saveBinding(db: Queryable, binding: NewBinding): Promise<void> {
   await db.query(
     `INSERT INTO call_control.sip_registrations
        (seat_id, contact_uri, call_id, cseq, transport, source_address, source_port, received_by,
-        expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))
+        expires_at, path)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9), $10)
      ON CONFLICT (seat_id, contact_uri) DO UPDATE
         SET call_id = EXCLUDED.call_id, cseq = EXCLUDED.cseq, transport = EXCLUDED.transport,
             source_address = EXCLUDED.source_address, source_port = EXCLUDED.source_port,
             received_by = EXCLUDED.received_by, expires_at = EXCLUDED.expires_at,
-            updated_at = now()`,
+            path = EXCLUDED.path, updated_at = now()`,
     [
       binding.seatId,
       binding.contactUri,
@@ -91,6 +97,7 @@ export async function saveBinding(db: Queryable, binding: NewBinding): Promise<v
       binding.flow.port,
       binding.receivedBy,
       binding.expiresSeconds,
+      binding.path,
     ],
   );
 }
