@@ -22,7 +22,12 @@ import { carriesSdp, heldAnswer } from "../../sip/stack/sdp.js";
 import { latestLiveBinding } from "../../sip/registrar/registrations.js";
 import type { RunningSip } from "../../sip/sip-service.js";
 import type { SipTrunk } from "../../sip/sip-settings.js";
-import type { CarrierAdapter, CarrierEvents, CarrierTimers, DialRequest } from "../carrier.js";
+import type {
+  CarrierAdapter,
+  CarrierEvents,
+  CarrierTimers,
+  DialRequest,
+} from "../../calls/carrier.js";
 import type { Ipv4Block } from "../../sip/trunk-allow.js";
 import { createAckWaits } from "./sip-ack-waits.js";
 import { handleInDialogRequests } from "./sip-in-dialog.js";
