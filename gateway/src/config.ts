@@ -6,6 +6,7 @@ import {
   publicBaseUrl,
   carrierSetting,
   carrierSideSettings,
+  databaseUrlSetting,
   requireInProduction,
   sideCarrier,
   secretSettings,
@@ -43,7 +44,7 @@ export const gatewaySettings = z
     ERRORS_URL: env
       .optionalUrl()
       .describe("base of problem `type` URIs (default $PUBLIC_URL/v1/errors)"),
-    DATABASE_URL: z.string().min(1, "DATABASE_URL is required").describe("PostgreSQL URL"),
+    DATABASE_URL: databaseUrlSetting.describe("PostgreSQL URL"),
     DATABASE_STATEMENT_TIMEOUT_MS: z.coerce
       .number()
       .int()
