@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Generates the SDK's types from the OpenAPI document a running platform serves:
 //   node scripts/generate-sdk.mjs [base URL, default http://localhost:8080]
-// writes packages/sdk/src/schema.ts. test/sdk/sdk-drift.test.ts regenerates it from a platform it
+// writes packages/sdk/src/schema.ts. test/sdk/sdk-drift.integration.test.ts regenerates it from a platform it
 // starts and fails when the committed file differs (SDK_WRITE=1 there writes it instead).
 import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";

@@ -40,26 +40,10 @@ CREATE TABLE gateway.service_tokens (
 CREATE UNIQUE INDEX service_tokens_token_hash_key ON gateway.service_tokens (token_hash);
 CREATE INDEX service_tokens_account_idx ON gateway.service_tokens (account_id, id);
 
-CREATE TABLE gateway.signing_keys (
-  kid text PRIMARY KEY,
-  -- What the key signs: access-token now; usage records and templates later.
-  purpose text NOT NULL CHECK (purpose ~ '^[a-z][a-z0-9-]{0,63}$'),
-  alg text NOT NULL,
-  public_jwk jsonb NOT NULL,
-  -- v1.<scrypt params>.<salt>.<iv>.<ciphertext>.<tag>: PKCS#8 under AES-256-GCM, AAD = kid + purpose.
-  private_key_encrypted text NOT NULL,
-  status text NOT NULL CHECK (status IN ('active', 'retired')),
-  created_at timestamptz NOT NULL DEFAULT now(),
-  retired_at timestamptz,
-  CHECK ((status = 'retired') = (retired_at IS NOT NULL))
-);
-
--- At most one active key per purpose.
-CREATE UNIQUE INDEX signing_keys_active_key ON gateway.signing_keys (purpose) WHERE status = 'active';
+-- Kit's signing_keys: applied by kit's migrate (kitTables, src/auth/migrations.ts), once created here.
 
 -- Down Migration
 
-DROP TABLE gateway.signing_keys;
 DROP TABLE gateway.service_tokens;
 DROP TABLE gateway.clients;
 DROP TABLE gateway.accounts;

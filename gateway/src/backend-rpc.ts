@@ -1,12 +1,19 @@
 import type { Client } from "@grpc/grpc-js";
 import { DomainError } from "@switchboard/kit";
 import type { Principal } from "./auth/index.js";
-import { call, type Backend, type Backends, type CallOptions } from "./backends.js";
+import {
+  call,
+  perBackend,
+  type Backend,
+  type BackendKey,
+  type Backends,
+  type CallOptions,
+} from "./backends.js";
 
 /** A backend method, picked from its client: `(c) => c.getHold`. */
 export type RpcMethod<C extends Client, Req, Res> = Parameters<typeof call<C, Req, Res>>[1];
 
-type BackendName = Exclude<keyof Backends, "all" | "close">;
+type BackendName = BackendKey;
 type ClientOf<Name extends BackendName> = Backends[Name] extends Backend<infer C> ? C : never;
 
 /** One backend's calls for the caller's account: the request names everything but the account. */
@@ -60,13 +67,7 @@ export function requestRpc(backends: Backends, deadlineMs: number): RequestRpc {
           fields: Omit<Req, "accountId">,
         ) =>
           call(backend, method, { ...fields, accountId } as Req, options);
-      return {
-        inventory: bind(backends.inventory),
-        usage: bind(backends.usage),
-        messaging: bind(backends.messaging),
-        callControl: bind(backends.callControl),
-        webhook: bind(backends.webhook),
-      };
+      return perBackend<AccountRpc>((key) => bind(backends[key] as Backend<Client>));
     },
     anonymous: (request) => {
       const options = optionsFor(request, null);
@@ -74,25 +75,13 @@ export function requestRpc(backends: Backends, deadlineMs: number): RequestRpc {
         <C extends Client>(backend: Backend<C>): PublicCalls<C> =>
         (method, fields) =>
           call(backend, method, fields, options);
-      return {
-        inventory: bind(backends.inventory),
-        usage: bind(backends.usage),
-        messaging: bind(backends.messaging),
-        callControl: bind(backends.callControl),
-        webhook: bind(backends.webhook),
-      };
+      return perBackend<PublicRpc>((key) => bind(backends[key] as Backend<Client>));
     },
   };
 }
 
 const refuse = () => Promise.reject(new DomainError("internal", "no backends are connected"));
-const refusing = {
-  inventory: refuse,
-  usage: refuse,
-  messaging: refuse,
-  callControl: refuse,
-  webhook: refuse,
-};
+const refusing = perBackend<AccountRpc & PublicRpc>(() => refuse);
 
 /** For an app without backends (tests, benchmarks): every call fails. */
 export const withoutBackends: RequestRpc = {

@@ -3,16 +3,32 @@ import { callcontrol, inventory, messaging, usage, webhook } from "@switchboard/
 import { callUnary, createClient, createHealthClient } from "@switchboard/kit";
 import type { Principal } from "./auth/index.js";
 
-/** The services the gateway calls, by the key it knows them by and their component name. */
-export const backendNames = {
-  inventory: "inventory",
-  usage: "usage",
-  messaging: "messaging",
-  callControl: "call-control",
-  webhook: "webhook",
+/**
+ * The services the gateway calls: the key it knows each by, its component name (the declaration
+ * in the service's package, listed in platform/src/components.ts; test/chart/components.test.ts
+ * checks the two agree) and its generated gRPC client. The one table: the addresses
+ * (`<NAME>_ADDR`), the clients, readiness and the per-request calls (backend-rpc.ts) derive
+ * from it.
+ */
+const backendTable = {
+  inventory: { name: "inventory", Client: inventory.InventoryServiceClient },
+  usage: { name: "usage", Client: usage.UsageServiceClient },
+  messaging: { name: "messaging", Client: messaging.MessagingServiceClient },
+  callControl: { name: "call-control", Client: callcontrol.CallControlServiceClient },
+  webhook: { name: "webhook", Client: webhook.WebhookServiceClient },
 } as const;
 
-type BackendKey = keyof typeof backendNames;
+type BackendTable = typeof backendTable;
+
+/** The key the gateway knows a backend by (`callControl`). */
+export type BackendKey = keyof BackendTable;
+
+export const backendKeys = Object.keys(backendTable) as BackendKey[];
+
+/** Each backend's component name, by key. */
+export const backendNames = Object.fromEntries(
+  backendKeys.map((key) => [key, backendTable[key].name]),
+) as { [Key in BackendKey]: BackendTable[Key]["name"] };
 
 export type BackendAddresses = Record<BackendKey, string>;
 
@@ -23,35 +39,35 @@ export interface Backend<C extends Client> {
   health: Client;
 }
 
-interface Clients {
-  inventory: Backend<inventory.InventoryServiceClient>;
-  usage: Backend<usage.UsageServiceClient>;
-  messaging: Backend<messaging.MessagingServiceClient>;
-  callControl: Backend<callcontrol.CallControlServiceClient>;
-  webhook: Backend<webhook.WebhookServiceClient>;
-}
+/** Any generated gRPC client class. */
+type ClientConstructor = Parameters<typeof createClient<Client>>[0];
+
+/** The gRPC client class of the backend `Key`. */
+type ClientOf<Key extends BackendKey> = InstanceType<BackendTable[Key]["Client"]>;
+
+type Clients = { [Key in BackendKey]: Backend<ClientOf<Key>> };
 
 export interface Backends extends Clients {
   all(): Backend<Client>[];
   close(): void;
 }
 
+/**
+ * `make(key)` for every backend, as an object by key. (TypeScript cannot relate a key to its own
+ * client across the union of keys: `T` states what each entry is.)
+ */
+export function perBackend<T extends { [Key in BackendKey]: unknown }>(
+  make: (key: BackendKey) => unknown,
+): T {
+  return Object.fromEntries(backendKeys.map((key) => [key, make(key)])) as T;
+}
+
 export function connectBackends(addresses: BackendAddresses): Backends {
-  const connect = <C extends Client>(
-    key: BackendKey,
-    Constructor: Parameters<typeof createClient<C>>[0],
-  ): Backend<C> => ({
-    name: backendNames[key],
-    client: createClient(Constructor, addresses[key]),
+  const clients = perBackend<Clients>((key) => ({
+    name: backendTable[key].name,
+    client: createClient(backendTable[key].Client as ClientConstructor, addresses[key]),
     health: createHealthClient(addresses[key]),
-  });
-  const clients: Clients = {
-    inventory: connect("inventory", inventory.InventoryServiceClient),
-    usage: connect("usage", usage.UsageServiceClient),
-    messaging: connect("messaging", messaging.MessagingServiceClient),
-    callControl: connect("callControl", callcontrol.CallControlServiceClient),
-    webhook: connect("webhook", webhook.WebhookServiceClient),
-  };
+  }));
   const all: Backend<Client>[] = Object.values(clients);
   return {
     ...clients,

@@ -5,6 +5,8 @@ import {
   loadConfig,
   publicBaseUrl,
   carrierSetting,
+  carrierSideSettings,
+  databaseUrlSetting,
   requireInProduction,
   sideCarrier,
   secretSettings,
@@ -42,7 +44,7 @@ export const gatewaySettings = z
     ERRORS_URL: env
       .optionalUrl()
       .describe("base of problem `type` URIs (default $PUBLIC_URL/v1/errors)"),
-    DATABASE_URL: z.string().min(1, "DATABASE_URL is required").describe("PostgreSQL URL"),
+    DATABASE_URL: databaseUrlSetting.describe("PostgreSQL URL"),
     DATABASE_STATEMENT_TIMEOUT_MS: z.coerce
       .number()
       .int()
@@ -54,14 +56,8 @@ export const gatewaySettings = z
       ),
     ...backendAddressSchema,
     CARRIER: carrierSetting,
-    VOICE_CARRIER: z
-      .string()
-      .optional()
-      .describe("as call-control's: the voice carrier when it differs from CARRIER"),
-    MESSAGING_CARRIER: z
-      .string()
-      .optional()
-      .describe("as messaging's: the messaging carrier when it differs from CARRIER"),
+    VOICE_CARRIER: carrierSideSettings.VOICE_CARRIER,
+    MESSAGING_CARRIER: carrierSideSettings.MESSAGING_CARRIER,
     SMOKE_MESSAGE_TO: z
       .string()
       .regex(/^\+[1-9]\d{1,14}$/, "must be an E.164 number")
@@ -249,14 +245,7 @@ export const gatewaySettings = z
       .max(120_000)
       .default(10_000)
       .describe("one step's budget; the call steps get `SANDBOX_CALL_SECONDS` on top"),
-    SANDBOX_CALL_SECONDS: z.coerce
-      .number()
-      .min(0)
-      .max(86_400)
-      .default(2)
-      .describe(
-        "how long an answered sandbox call lasts (decimals allowed); the gateway sizes the agent smoke's call steps by it",
-      ),
+    SANDBOX_CALL_SECONDS: carrierSideSettings.SANDBOX_CALL_SECONDS,
   })
   .superRefine((value, ctx) => {
     requireInProduction(value, ctx);

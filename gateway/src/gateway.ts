@@ -10,7 +10,8 @@ import {
   type Pool,
   type ReadinessReport,
 } from "@switchboard/kit";
-import { createIdentity, ensureBootstrap, migrateGateway, type Identity } from "./auth/index.js";
+import { createIdentity, migrateGateway, type Identity } from "./auth/index.js";
+import { ensureBootstrap } from "./admin/index.js";
 import { requestRpc } from "./backend-rpc.js";
 import { connectBackends } from "./backends.js";
 import { answerClientErrors } from "./http/client-errors.js";
@@ -36,7 +37,7 @@ import { agentRoutes } from "./routes/agent.js";
 import { gatewaySmoke } from "./smoke/index.js";
 import { createRecordPath, usageKeySource, type RecordPath } from "./records/index.js";
 import { appendRecordsTo } from "./records/usage-append.js";
-import type { RouteSpec } from "./routes/route-spec.js";
+import type { RouteSpec } from "./http/route-spec.js";
 
 export const GATEWAY_VERSION = "0.1.0";
 

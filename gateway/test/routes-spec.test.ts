@@ -6,7 +6,7 @@ import type { Principal } from "../src/auth/index.js";
 import { withoutBackends, type RequestRpc } from "../src/backend-rpc.js";
 import { idParam, limitParam } from "../src/schemas/common.js";
 import { ok } from "../src/routes/replies.js";
-import { defineRoute, type RouteRequest } from "../src/routes/route-spec.js";
+import { defineRoute, type RouteRequest } from "../src/http/route-spec.js";
 
 const caller: Principal = {
   accountId: "acct_a",

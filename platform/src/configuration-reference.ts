@@ -2,6 +2,7 @@ import { gatewaySettings } from "@switchboard/gateway";
 import { processSettingsSchema, startupWaitSettings } from "@switchboard/kit";
 import { z } from "zod";
 import { serviceComponents } from "./components.js";
+import { embeddedSettings } from "./embedded-settings.js";
 import { meshSettings } from "./mesh/mesh-config.js";
 
 interface JsonProperty {
@@ -40,6 +41,7 @@ function table(schemas: z.ZodType[]): string {
  */
 export function configurationTables(): Record<string, string> {
   return {
+    embedded: table([embeddedSettings]),
     mesh: table([meshSettings]),
     gateway: table([gatewaySettings, startupWaitSettings]),
     ...Object.fromEntries(

@@ -1,9 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { loadConfig } from "@switchboard/kit";
+import { embeddedSettings } from "./embedded-settings.js";
 
+/** The embedded mode's data folder (DATA_DIR, embeddedSettings), absolute. */
 export const dataDirFrom = (env: NodeJS.ProcessEnv = process.env): string =>
-  resolve(env.DATA_DIR ?? ".switchboard");
+  resolve(loadConfig(embeddedSettings.pick({ DATA_DIR: true }), env).DATA_DIR);
 
 export interface BootstrapCredentials {
   accountId: string;

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import {
   createLogger,
   loadAdminAddress,
+  loadConfig,
   onShutdown,
   startEmbeddedPostgres,
   traceExportRequested,
@@ -9,6 +10,7 @@ import {
 import { inventoryCount, seedInventory } from "@switchboard/inventory";
 import { banner } from "./banner.js";
 import { startPlatform } from "./compose.js";
+import { embeddedSettings } from "./embedded-settings.js";
 import {
   bootstrapCredentials,
   dataDirFrom,
@@ -28,7 +30,7 @@ if (traceExportRequested()) await import("@switchboard/kit/telemetry/register");
 const logger = createLogger("switchboard");
 const dataDir = dataDirFrom();
 ensureDir(dataDir);
-const seedCount = Number(process.env.EMBEDDED_SEED_COUNT ?? 50_000);
+const seedCount = loadConfig(embeddedSettings).EMBEDDED_SEED_COUNT;
 const creds = bootstrapCredentials(dataDir, process.env);
 // Signs the gRPC calls between the components and the cursors; kept so cursors outlive a restart.
 process.env.INTERNAL_SECRET ||= internalSecretOf(dataDir);

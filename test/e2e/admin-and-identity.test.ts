@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createClient, disableClient } from "@switchboard/gateway/auth";
+import { createClient, disableClient } from "@switchboard/gateway/admin";
 import { startTestPlatform, type TestPlatform } from "@switchboard/test-support/platform";
 
 const basic = (id: string, secret: string) =>

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createClient, createServiceToken } from "@switchboard/gateway/auth";
+import { createClient, createServiceToken } from "@switchboard/gateway/admin";
 import { clientCredentialsToken } from "@switchboard/kit/testing";
 import { startTestPlatform, type TestPlatform } from "@switchboard/test-support/platform";
 
@@ -180,7 +180,7 @@ describe("/v1/admin through the route table", () => {
     ]) {
       const refused = await call(path, { json: { scopes: ["numbers:read", "admin"] } });
       expect(refused.status).toBe(422);
-      // The rule the CLI applies too (gateway/test/admin-cli.test.ts): checkAdminGrant.
+      // The rule the CLI applies too (gateway/test/admin-cli.integration.test.ts): checkAdminGrant.
       expect(await refused.json()).toMatchObject({
         code: "VALIDATION_FAILED",
         errors: [

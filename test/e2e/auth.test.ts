@@ -1,10 +1,7 @@
 import { SignJWT, base64url, decodeJwt, decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  ACCESS_TOKEN_PURPOSE,
-  createServiceToken,
-  revokeServiceToken,
-} from "@switchboard/gateway/auth";
+import { ACCESS_TOKEN_PURPOSE } from "@switchboard/gateway/auth";
+import { createServiceToken, revokeServiceToken } from "@switchboard/gateway/admin";
 import {
   PUBLIC_URL,
   startTestPlatform,

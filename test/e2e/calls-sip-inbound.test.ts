@@ -7,12 +7,19 @@ import {
 import {
   freeSipPort,
   runSipp,
-  startBaresip,
   startSippServer,
   type Baresip,
   type SippRun,
 } from "@switchboard/test-support/sip-peers";
-import { sipCarrierEnv } from "@switchboard/test-support/fixtures/sip";
+import {
+  createSeat as createSipSeat,
+  jsonApi,
+  registeredPhone,
+  sipCarrierEnv,
+  type JsonApi,
+  type SipSeat,
+} from "@switchboard/test-support/fixtures/sip";
+import { skipWithoutTools } from "@switchboard/test-support/tools";
 
 interface Call {
   id: string;
@@ -27,10 +34,7 @@ interface Call {
   answered_at: string | null;
   ended_at: string | null;
 }
-interface Seat {
-  id: string;
-  sip: { username: string; registered: boolean; password?: string };
-}
+type Seat = SipSeat;
 
 const host = "127.0.0.1";
 
@@ -40,450 +44,433 @@ const host = "127.0.0.1";
  * per test, from 127.0.0.1, the trunk's address and so the only source allowed); the seat's
  * phone is a real baresip answering automatically. Everything else goes through the gateway.
  */
-describe("inbound calls over SIP", () => {
-  let p: CallPlatform;
-  let token: string;
-  let sipPort: number;
-  let phone: Baresip;
-  let ringingPhone: Baresip;
-  let answering: Seat;
-  /** DIDs routed to the answering seat, one per test (a call is found by its DID). */
-  const dids: string[] = [];
-  let offlineDid: string;
-  let ringingDid: string;
-  let hangingUp: Seat;
-  let hangingUpDid: string;
-  let hangingUpPhone: Baresip | undefined;
-  let unroutedDid: string;
+describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
+  "inbound calls over SIP",
+  () => {
+    let p: CallPlatform;
+    let token: string;
+    let sipPort: number;
+    let phone: Baresip;
+    let ringingPhone: Baresip;
+    let answering: Seat;
+    /** DIDs routed to the answering seat, one per test (a call is found by its DID). */
+    const dids: string[] = [];
+    let offlineDid: string;
+    let ringingDid: string;
+    let hangingUp: Seat;
+    let hangingUpDid: string;
+    let hangingUpPhone: Baresip | undefined;
+    let unroutedDid: string;
 
-  const api = async <T>(method: string, path: string, json?: unknown) => {
-    const response = await p.request(`/v1${path}`, {
-      method,
-      token,
-      ...(json === undefined ? {} : { json }),
-    });
-    const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
-  };
-  const createSeat = async (name: string) => {
-    const created = await api<Seat>("POST", "/api/seats", { name, max_concurrent_calls: 5 });
-    expect(created.status).toBe(201);
-    return created.body;
-  };
-  const route = async (name: string, numbers: string[], seat: Seat) => {
-    const created = await api("POST", "/api/routes", {
-      name,
-      numbers,
-      agent: "alice",
-      seat_id: seat.id,
-    });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-  };
-
-  beforeAll(async () => {
-    p = await startCallPlatform({
-      seed: 40,
-      env: {
-        // The trunk is 127.0.0.1: its INVITEs (and only those) are inbound calls.
-        ...sipCarrierEnv(await freeSipPort()),
-        INBOUND_RING_TIMEOUT_SECONDS: "30",
-      },
-    });
-    token = await p.token();
-    sipPort = p.callControl().sip!.endpoint.transport.port;
-    expect((await api("POST", "/api/agents", { name: "alice" })).status).toBe(201);
-    answering = await createSeat("desk answering");
-    const offline = await createSeat("desk offline");
-    const ringing = await createSeat("desk ringing");
-    for (let i = 0; i < 8; i++) dids.push(await p.assignNumber(token));
-    offlineDid = await p.assignNumber(token);
-    unroutedDid = await p.assignNumber(token);
-    ringingDid = await p.assignNumber(token);
-    await route("sip line", dids, answering);
-    await route("offline line", [offlineDid], offline);
-    await route("ringing line", [ringingDid], ringing);
-    hangingUp = await createSeat("desk hanging up");
-    hangingUpDid = await p.assignNumber(token);
-    await route("hanging up line", [hangingUpDid], hangingUp);
-    const register = async (seat: Seat, answermode: "auto" | "manual") => {
-      const started = await startBaresip({
-        username: seat.sip.username,
-        password: seat.sip.password!,
-        registrar: { host, port: sipPort },
-        answermode,
+    let api: JsonApi;
+    const createSeat = (name: string) => createSipSeat(api, name);
+    const route = async (name: string, numbers: string[], seat: Seat) => {
+      const created = await api("POST", "/api/routes", {
+        name,
+        numbers,
+        agent: "alice",
+        seat_id: seat.id,
       });
-      const registered = await eventually(
-        async () => (await api<Seat>("GET", `/api/seats/${seat.id}`)).body.sip.registered,
-        (r) => r,
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+    };
+
+    beforeAll(async () => {
+      p = await startCallPlatform({
+        seed: 40,
+        env: {
+          // The trunk is 127.0.0.1: its INVITEs (and only those) are inbound calls.
+          ...sipCarrierEnv(await freeSipPort()),
+          INBOUND_RING_TIMEOUT_SECONDS: "30",
+        },
+      });
+      token = await p.token();
+      api = jsonApi(p, token);
+      sipPort = p.callControl().sip!.endpoint.transport.port;
+      expect((await api("POST", "/api/agents", { name: "alice" })).status).toBe(201);
+      answering = await createSeat("desk answering");
+      const offline = await createSeat("desk offline");
+      const ringing = await createSeat("desk ringing");
+      for (let i = 0; i < 8; i++) dids.push(await p.assignNumber(token));
+      offlineDid = await p.assignNumber(token);
+      unroutedDid = await p.assignNumber(token);
+      ringingDid = await p.assignNumber(token);
+      await route("sip line", dids, answering);
+      await route("offline line", [offlineDid], offline);
+      await route("ringing line", [ringingDid], ringing);
+      hangingUp = await createSeat("desk hanging up");
+      hangingUpDid = await p.assignNumber(token);
+      await route("hanging up line", [hangingUpDid], hangingUp);
+      const register = (seat: Seat, answermode: "auto" | "manual") =>
+        registeredPhone(p, api, seat, answermode, host);
+      [phone, ringingPhone, hangingUpPhone] = await Promise.all([
+        register(answering, "auto"),
+        register(ringing, "manual"),
+        register(hangingUp, "auto"),
+      ]);
+    }, 60_000);
+    afterAll(async () => {
+      await phone?.stop();
+      await ringingPhone?.stop();
+      await hangingUpPhone?.stop();
+      await p?.stop();
+    });
+
+    const trunk = (
+      scenario: string,
+      did: string,
+      extra: { fill?: Record<string, string>; localHost?: string } = {},
+    ) =>
+      runSipp({
+        scenario,
+        target: { host, port: sipPort },
+        keys: { did },
+        timeoutMs: 45_000,
+        ...extra,
+      });
+    const finished = async (run: Promise<SippRun>) => {
+      const result = await run;
+      expect(result.code, result.output).toBe(0);
+      return result;
+    };
+    const get = async (id: string) => (await api<Call>("GET", `/api/calls/${id}`)).body;
+    /** The inbound call to `did`, once it is listed. */
+    const callTo = (did: string) =>
+      eventually(
+        async () =>
+          (await api<{ data: Call[] }>("GET", "/api/calls?direction=inbound&limit=100")).body.data,
+        (calls) => calls.some((c) => c.to === did),
+        20_000,
+      ).then((calls) => calls.find((c) => c.to === did));
+    const ended = (id: string) =>
+      eventually(
+        () => get(id),
+        (c) => c.ended_at !== null,
+        25_000,
+      );
+    const answer = (callId: string) =>
+      api<Call>("POST", "/api/calls/inbound/answer", { call_id: callId });
+    const phoneSaw = (text: string) =>
+      eventually(
+        async () => phone.output(),
+        (output) => output.includes(text),
+        10_000,
+      );
+
+    it("rings, the API answer INVITEs the phone with the trunk's offer and the trunk gets the phone's answer; the trunk's BYE ends the call", async () => {
+      const did = dids[0]!;
+      const run = trunk("inbound-answer.xml", did, { fill: { after_ack: "trunk_bye" } });
+      const ringing = await callTo(did);
+      expect(ringing).toMatchObject({
+        direction: "inbound",
+        status: "ringing",
+        from: "+442071838750",
+      });
+      const answered = await answer(ringing!.id);
+      expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+      await finished(run);
+      // The phone's INVITE carried the trunk's offer.
+      expect(await phoneSaw("o=trunk-offer")).toMatch(
+        /INVITE sip:[^\n]*\n(?:[^\n]*\n)*?[^\n]*o=trunk-offer/,
+      );
+      const done = await ended(ringing!.id);
+      expect(done).toMatchObject({
+        status: "completed",
+        hangup_cause: "normal_clearing",
+        hangup_source: "caller",
+        sip_code: 200,
+      });
+      await phoneSaw("BYE sip:");
+      const { rows } = await p.db.query<{ leg: string; state: string; acked: boolean }>(
+        `SELECT leg, state, acked FROM call_control.sip_dialogs WHERE call_id = $1 ORDER BY leg`,
+        [ringing!.id],
+      );
+      expect(rows).toEqual([
+        { leg: "phone", state: "terminated", acked: true },
+        { leg: "trunk", state: "terminated", acked: true },
+      ]);
+    });
+
+    it("a caller who withholds the number (anonymous, Privacy: id): rings as `anonymous`, answered and completed; the P-Asserted-Identity kept, never shown", async () => {
+      const did = dids[7]!;
+      const run = trunk("inbound-anonymous.xml", did);
+      const ringing = await callTo(did);
+      expect(ringing).toMatchObject({ direction: "inbound", status: "ringing", from: "anonymous" });
+      const answered = await answer(ringing!.id);
+      expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+      expect(answered.body.from).toBe("anonymous");
+      await finished(run);
+      const done = await ended(ringing!.id);
+      expect(done).toMatchObject({
+        status: "completed",
+        from: "anonymous",
+        hangup_cause: "normal_clearing",
+        hangup_source: "caller",
+      });
+      const { rows } = await p.db.query<{ asserted_identity: string }>(
+        `SELECT asserted_identity FROM call_control.calls WHERE id = $1`,
+        [ringing!.id],
+      );
+      expect(rows[0]!.asserted_identity).toBe("<sip:+442071838750@127.0.0.1;user=phone>");
+      // Neither the API nor the call's events (what webhooks deliver) name the real caller.
+      const events = await p.db.query<{ type: string; data: unknown }>(
+        `SELECT type, data FROM call_control.outbox WHERE resource_id = $1 ORDER BY sequence`,
+        [ringing!.id],
+      );
+      expect(events.rows.map((e) => e.type)).toEqual(
+        expect.arrayContaining(["call.incoming", "call.answered", "call.completed"]),
+      );
+      const shown = JSON.stringify([await get(ringing!.id), events.rows]);
+      expect(shown).toContain('"from":"anonymous"');
+      expect(shown).not.toContain("2071838750");
+    });
+
+    it("offers the caller the phone's early media: its 183 with SDP reaches the trunk before the 200, and the call records early_media", async () => {
+      const seat = await createSeat("desk early media");
+      const did = await p.assignNumber(token);
+      await route("early media line", [did], seat);
+      const phonePort = await freeSipPort();
+      const registered = await runSipp({
+        scenario: "phone-register.xml",
+        target: { host, port: sipPort },
+        port: phonePort,
+        keys: { user: seat.sip.username, domain: host },
+        args: ["-au", seat.sip.username, "-ap", seat.sip.password!],
+      });
+      expect(registered.code, registered.output).toBe(0);
+      const earlyPhone = await startSippServer({
+        scenario: "phone-early-media.xml",
+        port: phonePort,
+        fill: { ring: "2000" },
+        timeoutMs: 30_000,
+      });
+      const run = trunk("inbound-early-media.xml", did);
+      const ringing = await callTo(did);
+      expect((await answer(ringing!.id)).status).toBe(200);
+      const early = await eventually(
+        () => get(ringing!.id),
+        (c) => c.early_media,
+        10_000,
+      );
+      expect(early).toMatchObject({ status: "in_progress", early_media: true });
+      const result = await finished(run);
+      expect(result.logs.find((line) => line.startsWith("early="))).toMatch(
+        /^early=o=phone-early 1 1/,
+      );
+      const phoneRun = await earlyPhone.done;
+      expect(phoneRun.code, phoneRun.output).toBe(0);
+      expect(await ended(ringing!.id)).toMatchObject({
+        status: "completed",
+        hangup_source: "caller",
+        early_media: true,
+      });
+    });
+
+    it("a DID without + in the Request-URI; an API hangup after the answer BYEs the trunk", async () => {
+      const did = dids[1]!;
+      const run = trunk("inbound-answer.xml", did.slice(1), {
+        fill: { after_ack: "platform_bye" },
+      });
+      const ringing = await callTo(did);
+      expect((await answer(ringing!.id)).status).toBe(200);
+      await eventually(
+        async () =>
+          (
+            await p.db.query<{ acked: boolean }>(
+              `SELECT acked FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'trunk'`,
+              [ringing!.id],
+            )
+          ).rows[0]?.acked,
+        (acked) => acked === true,
         15_000,
       );
-      expect(registered, started.output()).toBe(true);
-      return started;
-    };
-    [phone, ringingPhone, hangingUpPhone] = await Promise.all([
-      register(answering, "auto"),
-      register(ringing, "manual"),
-      register(hangingUp, "auto"),
-    ]);
-  }, 60_000);
-  afterAll(async () => {
-    await phone?.stop();
-    await ringingPhone?.stop();
-    await hangingUpPhone?.stop();
-    await p?.stop();
-  });
-
-  const trunk = (
-    scenario: string,
-    did: string,
-    extra: { fill?: Record<string, string>; localHost?: string } = {},
-  ) =>
-    runSipp({
-      scenario,
-      target: { host, port: sipPort },
-      keys: { did },
-      timeoutMs: 45_000,
-      ...extra,
+      const hungUp = await api<Call>("POST", `/api/calls/${ringing!.id}/hangup`);
+      expect(hungUp.status).toBe(200);
+      await finished(run);
+      expect(await ended(ringing!.id)).toMatchObject({
+        status: "completed",
+        hangup_cause: "normal_clearing",
+        hangup_source: "callee",
+        sip_code: 200,
+      });
     });
-  const finished = async (run: Promise<SippRun>) => {
-    const result = await run;
-    expect(result.code, result.output).toBe(0);
-    return result;
-  };
-  const get = async (id: string) => (await api<Call>("GET", `/api/calls/${id}`)).body;
-  /** The inbound call to `did`, once it is listed. */
-  const callTo = (did: string) =>
-    eventually(
-      async () =>
-        (await api<{ data: Call[] }>("GET", "/api/calls?direction=inbound&limit=100")).body.data,
-      (calls) => calls.some((c) => c.to === did),
-      20_000,
-    ).then((calls) => calls.find((c) => c.to === did));
-  const ended = (id: string) =>
-    eventually(
-      () => get(id),
-      (c) => c.ended_at !== null,
-      25_000,
-    );
-  const answer = (callId: string) =>
-    api<Call>("POST", "/api/calls/inbound/answer", { call_id: callId });
-  const phoneSaw = (text: string) =>
-    eventually(
-      async () => phone.output(),
-      (output) => output.includes(text),
-      10_000,
-    );
 
-  it("rings, the API answer INVITEs the phone with the trunk's offer and the trunk gets the phone's answer; the trunk's BYE ends the call", async () => {
-    const did = dids[0]!;
-    const run = trunk("inbound-answer.xml", did, { fill: { after_ack: "trunk_bye" } });
-    const ringing = await callTo(did);
-    expect(ringing).toMatchObject({
-      direction: "inbound",
-      status: "ringing",
-      from: "+442071838750",
+    it("a DID with no route: 404, the call rejected / no_route", async () => {
+      await finished(trunk("inbound-refused.xml", unroutedDid, { fill: { status: "404" } }));
+      const call = await callTo(unroutedDid);
+      expect(call).toMatchObject({
+        status: "rejected",
+        hangup_cause: "no_route",
+        hangup_source: "platform",
+        sip_code: 404,
+      });
     });
-    const answered = await answer(ringing!.id);
-    expect(answered.status, JSON.stringify(answered.body)).toBe(200);
-    await finished(run);
-    // The phone's INVITE carried the trunk's offer.
-    expect(await phoneSaw("o=trunk-offer")).toMatch(
-      /INVITE sip:[^\n]*\n(?:[^\n]*\n)*?[^\n]*o=trunk-offer/,
-    );
-    const done = await ended(ringing!.id);
-    expect(done).toMatchObject({
-      status: "completed",
-      hangup_cause: "normal_clearing",
-      hangup_source: "caller",
-      sip_code: 200,
+
+    it("a DID no account has: 404 and no call", async () => {
+      const unknown = "+15550199999";
+      await finished(trunk("inbound-refused.xml", unknown, { fill: { status: "404" } }));
+      const calls = (await api<{ data: Call[] }>("GET", "/api/calls?direction=inbound&limit=100"))
+        .body.data;
+      expect(calls.some((c) => c.to === unknown)).toBe(false);
     });
-    await phoneSaw("BYE sip:");
-    const { rows } = await p.db.query<{ leg: string; state: string; acked: boolean }>(
-      `SELECT leg, state, acked FROM call_control.sip_dialogs WHERE call_id = $1 ORDER BY leg`,
-      [ringing!.id],
-    );
-    expect(rows).toEqual([
-      { leg: "phone", state: "terminated", acked: true },
-      { leg: "trunk", state: "terminated", acked: true },
-    ]);
-  });
 
-  it("a caller who withholds the number (anonymous, Privacy: id): rings as `anonymous`, answered and completed; the P-Asserted-Identity kept, never shown", async () => {
-    const did = dids[7]!;
-    const run = trunk("inbound-anonymous.xml", did);
-    const ringing = await callTo(did);
-    expect(ringing).toMatchObject({ direction: "inbound", status: "ringing", from: "anonymous" });
-    const answered = await answer(ringing!.id);
-    expect(answered.status, JSON.stringify(answered.body)).toBe(200);
-    expect(answered.body.from).toBe("anonymous");
-    await finished(run);
-    const done = await ended(ringing!.id);
-    expect(done).toMatchObject({
-      status: "completed",
-      from: "anonymous",
-      hangup_cause: "normal_clearing",
-      hangup_source: "caller",
+    it("an INVITE whose Content-Length runs past its datagram: 400 and no call (RFC 3261 §18.3)", async () => {
+      const did = dids[6]!;
+      const run = await finished(trunk("inbound-overlong.xml", did));
+      expect(run.code).toBe(0);
+      const calls = (await api<{ data: Call[] }>("GET", "/api/calls?direction=inbound&limit=100"))
+        .body.data;
+      expect(calls.some((c) => c.to === did)).toBe(false);
+      const { rows } = await p.db.query(`SELECT 1 FROM call_control.calls WHERE to_number = $1`, [
+        did,
+      ]);
+      expect(rows).toEqual([]);
     });
-    const { rows } = await p.db.query<{ asserted_identity: string }>(
-      `SELECT asserted_identity FROM call_control.calls WHERE id = $1`,
-      [ringing!.id],
-    );
-    expect(rows[0]!.asserted_identity).toBe("<sip:+442071838750@127.0.0.1;user=phone>");
-    // Neither the API nor the call's events (what webhooks deliver) name the real caller.
-    const events = await p.db.query<{ type: string; data: unknown }>(
-      `SELECT type, data FROM call_control.outbox WHERE resource_id = $1 ORDER BY sequence`,
-      [ringing!.id],
-    );
-    expect(events.rows.map((e) => e.type)).toEqual(
-      expect.arrayContaining(["call.incoming", "call.answered", "call.completed"]),
-    );
-    const shown = JSON.stringify([await get(ringing!.id), events.rows]);
-    expect(shown).toContain('"from":"anonymous"');
-    expect(shown).not.toContain("2071838750");
-  });
 
-  it("offers the caller the phone's early media: its 183 with SDP reaches the trunk before the 200, and the call records early_media", async () => {
-    const seat = await createSeat("desk early media");
-    const did = await p.assignNumber(token);
-    await route("early media line", [did], seat);
-    const phonePort = await freeSipPort();
-    const registered = await runSipp({
-      scenario: "phone-register.xml",
-      target: { host, port: sipPort },
-      port: phonePort,
-      keys: { user: seat.sip.username, domain: host },
-      args: ["-au", seat.sip.username, "-ap", seat.sip.password!],
+    it("an INVITE from a source not allowed: 403 and no call", async () => {
+      const did = dids[2]!;
+      await finished(
+        trunk("inbound-refused.xml", did, { fill: { status: "403" }, localHost: "127.0.0.2" }),
+      );
+      const calls = (await api<{ data: Call[] }>("GET", "/api/calls?direction=inbound&limit=100"))
+        .body.data;
+      expect(calls.some((c) => c.to === did)).toBe(false);
     });
-    expect(registered.code, registered.output).toBe(0);
-    const earlyPhone = await startSippServer({
-      scenario: "phone-early-media.xml",
-      port: phonePort,
-      fill: { ring: "2000" },
-      timeoutMs: 30_000,
+
+    it("not answered within the ring timeout: 480 to the trunk, no_answer / timeout", async () => {
+      const did = dids[3]!;
+      const run = trunk("inbound-refused.xml", did, { fill: { status: "480" } });
+      const ringing = await callTo(did);
+      // The ring timeout falls due now (its length is the setting's business, not this test's).
+      await p.db.query(
+        "UPDATE call_control.scheduled_actions SET due_at = now() WHERE call_id = $1 AND kind = 'call.timeout'",
+        [ringing!.id],
+      );
+      await finished(run);
+      expect(await ended(ringing!.id)).toMatchObject({
+        status: "no_answer",
+        hangup_cause: "timeout",
+        hangup_source: "platform",
+        sip_code: 480,
+      });
     });
-    const run = trunk("inbound-early-media.xml", did);
-    const ringing = await callTo(did);
-    expect((await answer(ringing!.id)).status).toBe(200);
-    const early = await eventually(
-      () => get(ringing!.id),
-      (c) => c.early_media,
-      10_000,
-    );
-    expect(early).toMatchObject({ status: "in_progress", early_media: true });
-    const result = await finished(run);
-    expect(result.logs.find((line) => line.startsWith("early="))).toMatch(
-      /^early=o=phone-early 1 1/,
-    );
-    const phoneRun = await earlyPhone.done;
-    expect(phoneRun.code, phoneRun.output).toBe(0);
-    expect(await ended(ringing!.id)).toMatchObject({
-      status: "completed",
-      hangup_source: "caller",
-      early_media: true,
+
+    it("the trunk's CANCEL while ringing: 200, then 487 to the INVITE; the call canceled", async () => {
+      const did = dids[4]!;
+      const run = trunk("inbound-cancel.xml", did);
+      const ringing = await callTo(did);
+      await finished(run);
+      expect(await ended(ringing!.id)).toMatchObject({
+        status: "canceled",
+        hangup_cause: "originator_cancel",
+        hangup_source: "caller",
+        sip_code: 487,
+      });
     });
-  });
 
-  it("a DID without + in the Request-URI; an API hangup after the answer BYEs the trunk", async () => {
-    const did = dids[1]!;
-    const run = trunk("inbound-answer.xml", did.slice(1), { fill: { after_ack: "platform_bye" } });
-    const ringing = await callTo(did);
-    expect((await answer(ringing!.id)).status).toBe(200);
-    await eventually(
-      async () =>
-        (
-          await p.db.query<{ acked: boolean }>(
-            `SELECT acked FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'trunk'`,
-            [ringing!.id],
-          )
-        ).rows[0]?.acked,
-      (acked) => acked === true,
-      15_000,
-    );
-    const hungUp = await api<Call>("POST", `/api/calls/${ringing!.id}/hangup`);
-    expect(hungUp.status).toBe(200);
-    await finished(run);
-    expect(await ended(ringing!.id)).toMatchObject({
-      status: "completed",
-      hangup_cause: "normal_clearing",
-      hangup_source: "callee",
-      sip_code: 200,
+    it("answered for a seat whose phone is not registered: 480 to the trunk, failed / seat_unavailable", async () => {
+      const run = trunk("inbound-refused.xml", offlineDid, { fill: { status: "480" } });
+      const ringing = await callTo(offlineDid);
+      expect((await answer(ringing!.id)).status).toBe(200);
+      await finished(run);
+      expect(await ended(ringing!.id)).toMatchObject({
+        status: "failed",
+        hangup_cause: "seat_unavailable",
+        hangup_source: "platform",
+        sip_code: 480,
+        answered_at: null,
+      });
     });
-  });
 
-  it("a DID with no route: 404, the call rejected / no_route", async () => {
-    await finished(trunk("inbound-refused.xml", unroutedDid, { fill: { status: "404" } }));
-    const call = await callTo(unroutedDid);
-    expect(call).toMatchObject({
-      status: "rejected",
-      hangup_cause: "no_route",
-      hangup_source: "platform",
-      sip_code: 404,
-    });
-  });
-
-  it("a DID no account has: 404 and no call", async () => {
-    const unknown = "+15550199999";
-    await finished(trunk("inbound-refused.xml", unknown, { fill: { status: "404" } }));
-    const calls = (await api<{ data: Call[] }>("GET", "/api/calls?direction=inbound&limit=100"))
-      .body.data;
-    expect(calls.some((c) => c.to === unknown)).toBe(false);
-  });
-
-  it("an INVITE whose Content-Length runs past its datagram: 400 and no call (RFC 3261 §18.3)", async () => {
-    const did = dids[6]!;
-    const run = await finished(trunk("inbound-overlong.xml", did));
-    expect(run.code).toBe(0);
-    const calls = (await api<{ data: Call[] }>("GET", "/api/calls?direction=inbound&limit=100"))
-      .body.data;
-    expect(calls.some((c) => c.to === did)).toBe(false);
-    const { rows } = await p.db.query(`SELECT 1 FROM call_control.calls WHERE to_number = $1`, [
-      did,
-    ]);
-    expect(rows).toEqual([]);
-  });
-
-  it("an INVITE from a source not allowed: 403 and no call", async () => {
-    const did = dids[2]!;
-    await finished(
-      trunk("inbound-refused.xml", did, { fill: { status: "403" }, localHost: "127.0.0.2" }),
-    );
-    const calls = (await api<{ data: Call[] }>("GET", "/api/calls?direction=inbound&limit=100"))
-      .body.data;
-    expect(calls.some((c) => c.to === did)).toBe(false);
-  });
-
-  it("not answered within the ring timeout: 480 to the trunk, no_answer / timeout", async () => {
-    const did = dids[3]!;
-    const run = trunk("inbound-refused.xml", did, { fill: { status: "480" } });
-    const ringing = await callTo(did);
-    // The ring timeout falls due now (its length is the setting's business, not this test's).
-    await p.db.query(
-      "UPDATE call_control.scheduled_actions SET due_at = now() WHERE call_id = $1 AND kind = 'call.timeout'",
-      [ringing!.id],
-    );
-    await finished(run);
-    expect(await ended(ringing!.id)).toMatchObject({
-      status: "no_answer",
-      hangup_cause: "timeout",
-      hangup_source: "platform",
-      sip_code: 480,
-    });
-  });
-
-  it("the trunk's CANCEL while ringing: 200, then 487 to the INVITE; the call canceled", async () => {
-    const did = dids[4]!;
-    const run = trunk("inbound-cancel.xml", did);
-    const ringing = await callTo(did);
-    await finished(run);
-    expect(await ended(ringing!.id)).toMatchObject({
-      status: "canceled",
-      hangup_cause: "originator_cancel",
-      hangup_source: "caller",
-      sip_code: 487,
-    });
-  });
-
-  it("answered for a seat whose phone is not registered: 480 to the trunk, failed / seat_unavailable", async () => {
-    const run = trunk("inbound-refused.xml", offlineDid, { fill: { status: "480" } });
-    const ringing = await callTo(offlineDid);
-    expect((await answer(ringing!.id)).status).toBe(200);
-    await finished(run);
-    expect(await ended(ringing!.id)).toMatchObject({
-      status: "failed",
-      hangup_cause: "seat_unavailable",
-      hangup_source: "platform",
-      sip_code: 480,
-      answered_at: null,
-    });
-  });
-
-  it("answered, but the seat's phone keeps ringing: it is CANCELled, 480 to the trunk, no_answer", async () => {
-    const run = trunk("inbound-refused.xml", ringingDid, { fill: { status: "480" } });
-    const ringing = await callTo(ringingDid);
-    expect((await answer(ringing!.id)).status).toBe(200);
-    await eventually(
-      async () => ringingPhone.output(),
-      (output) => output.includes("o=trunk-offer"),
-      10_000,
-    );
-    // The phone's ringing bound (32 s) falls due now.
-    await eventually(
-      async () =>
-        (
-          await p.db.query(
-            `UPDATE call_control.scheduled_actions SET due_at = now()
+    it("answered, but the seat's phone keeps ringing: it is CANCELled, 480 to the trunk, no_answer", async () => {
+      const run = trunk("inbound-refused.xml", ringingDid, { fill: { status: "480" } });
+      const ringing = await callTo(ringingDid);
+      expect((await answer(ringing!.id)).status).toBe(200);
+      await eventually(
+        async () => ringingPhone.output(),
+        (output) => output.includes("o=trunk-offer"),
+        10_000,
+      );
+      // The phone's ringing bound (32 s) falls due now.
+      await eventually(
+        async () =>
+          (
+            await p.db.query(
+              `UPDATE call_control.scheduled_actions SET due_at = now()
               WHERE call_id = $1 AND kind = 'sip.inbound_phone_timeout'`,
-            [ringing!.id],
-          )
-        ).rowCount,
-      (count) => count === 1,
-      10_000,
-    );
-    await finished(run);
-    expect(await ended(ringing!.id)).toMatchObject({
-      status: "no_answer",
-      hangup_cause: "no_answer",
-      hangup_source: "callee",
-      sip_code: 408,
-      answered_at: null,
+              [ringing!.id],
+            )
+          ).rowCount,
+        (count) => count === 1,
+        10_000,
+      );
+      await finished(run);
+      expect(await ended(ringing!.id)).toMatchObject({
+        status: "no_answer",
+        hangup_cause: "no_answer",
+        hangup_source: "callee",
+        sip_code: 408,
+        answered_at: null,
+      });
+      await eventually(
+        async () => ringingPhone.output(),
+        (output) => output.includes("CANCEL sip:"),
+        10_000,
+      );
     });
-    await eventually(
-      async () => ringingPhone.output(),
-      (output) => output.includes("CANCEL sip:"),
-      10_000,
-    );
-  });
 
-  it("declined through the API while ringing: 603 to the trunk, rejected / call_rejected", async () => {
-    const did = dids[5]!;
-    const run = trunk("inbound-refused.xml", did, { fill: { status: "603" } });
-    const ringing = await callTo(did);
-    await eventually(
-      async () =>
-        (
-          await p.db.query(
-            `SELECT 1 FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'trunk'`,
-            [ringing!.id],
-          )
-        ).rowCount,
-      (count) => count === 1,
-      10_000,
-    );
-    expect((await api<Call>("POST", `/api/calls/${ringing!.id}/hangup`)).status).toBe(200);
-    await finished(run);
-    expect(await ended(ringing!.id)).toMatchObject({
-      status: "rejected",
-      hangup_cause: "call_rejected",
-      hangup_source: "callee",
-      sip_code: 603,
+    it("declined through the API while ringing: 603 to the trunk, rejected / call_rejected", async () => {
+      const did = dids[5]!;
+      const run = trunk("inbound-refused.xml", did, { fill: { status: "603" } });
+      const ringing = await callTo(did);
+      await eventually(
+        async () =>
+          (
+            await p.db.query(
+              `SELECT 1 FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'trunk'`,
+              [ringing!.id],
+            )
+          ).rowCount,
+        (count) => count === 1,
+        10_000,
+      );
+      expect((await api<Call>("POST", `/api/calls/${ringing!.id}/hangup`)).status).toBe(200);
+      await finished(run);
+      expect(await ended(ringing!.id)).toMatchObject({
+        status: "rejected",
+        hangup_cause: "call_rejected",
+        hangup_source: "callee",
+        sip_code: 603,
+      });
     });
-  });
 
-  it("the agent hangs up the phone after the answer: the trunk gets BYE, completed / callee", async () => {
-    const run = trunk("inbound-answer.xml", hangingUpDid, { fill: { after_ack: "platform_bye" } });
-    const ringing = await callTo(hangingUpDid);
-    expect((await answer(ringing!.id)).status).toBe(200);
-    await eventually(
-      async () =>
-        (
-          await p.db.query<{ acked: boolean }>(
-            `SELECT acked FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'trunk'`,
-            [ringing!.id],
-          )
-        ).rows[0]?.acked,
-      (acked) => acked === true,
-      15_000,
-    );
-    // On SIGTERM baresip hangs up its calls (BYE) before it unregisters.
-    const stopping = hangingUpPhone!;
-    hangingUpPhone = undefined;
-    await stopping.stop();
-    await finished(run);
-    expect(await ended(ringing!.id)).toMatchObject({
-      status: "completed",
-      hangup_cause: "normal_clearing",
-      hangup_source: "callee",
-      sip_code: 200,
+    it("the agent hangs up the phone after the answer: the trunk gets BYE, completed / callee", async () => {
+      const run = trunk("inbound-answer.xml", hangingUpDid, {
+        fill: { after_ack: "platform_bye" },
+      });
+      const ringing = await callTo(hangingUpDid);
+      expect((await answer(ringing!.id)).status).toBe(200);
+      await eventually(
+        async () =>
+          (
+            await p.db.query<{ acked: boolean }>(
+              `SELECT acked FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'trunk'`,
+              [ringing!.id],
+            )
+          ).rows[0]?.acked,
+        (acked) => acked === true,
+        15_000,
+      );
+      // On SIGTERM baresip hangs up its calls (BYE) before it unregisters.
+      const stopping = hangingUpPhone!;
+      hangingUpPhone = undefined;
+      await stopping.stop();
+      await finished(run);
+      expect(await ended(ringing!.id)).toMatchObject({
+        status: "completed",
+        hangup_cause: "normal_clearing",
+        hangup_source: "callee",
+        sip_code: 200,
+      });
     });
-  });
-});
+  },
+);

@@ -5,13 +5,16 @@ import {
   type CallPlatform,
 } from "@switchboard/test-support/fixtures/calls";
 import { startRtpengine, type Rtpengine } from "@switchboard/test-support/rtpengine";
+import { freeSipPort, startSippServer, type Baresip } from "@switchboard/test-support/sip-peers";
 import {
-  freeSipPort,
-  startBaresip,
-  startSippServer,
-  type Baresip,
-} from "@switchboard/test-support/sip-peers";
-import { sipCarrierEnv } from "@switchboard/test-support/fixtures/sip";
+  createSeat,
+  jsonApi,
+  registeredPhone,
+  sipCarrierEnv,
+  type JsonApi,
+  type SipSeat,
+} from "@switchboard/test-support/fixtures/sip";
+import { skipWithoutTools } from "@switchboard/test-support/tools";
 
 interface Call {
   id: string;
@@ -20,10 +23,7 @@ interface Call {
   sip_code: number | null;
   ended_at: string | null;
 }
-interface Seat {
-  id: string;
-  sip: { username: string; registered: boolean; password?: string };
-}
+type Seat = SipSeat;
 
 const host = "127.0.0.1";
 
@@ -33,111 +33,92 @@ const host = "127.0.0.1";
  * address (not the phone's) and the phone is given the relay's (not the trunk's); the session is
  * released when the call ends.
  */
-describe("outbound calls over SIP through the RTP relay", () => {
-  let p: CallPlatform;
-  let relay: Rtpengine;
-  let token: string;
-  let trunkPort: number;
-  let from: string;
-  let seat: Seat;
-  let phone: Baresip;
+describe.skipIf(skipWithoutTools(import.meta.url, ["rtpengine", "sipp", "baresip"]))(
+  "outbound calls over SIP through the RTP relay",
+  () => {
+    let p: CallPlatform;
+    let relay: Rtpengine;
+    let token: string;
+    let trunkPort: number;
+    let from: string;
+    let seat: Seat;
+    let phone: Baresip;
 
-  const api = async <T>(method: string, path: string, json?: unknown) => {
-    const response = await p.request(`/v1${path}`, {
-      method,
-      token,
-      ...(json === undefined ? {} : { json }),
-    });
-    const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
-  };
+    let api: JsonApi;
 
-  beforeAll(async () => {
-    relay = await startRtpengine();
-    trunkPort = await freeSipPort();
-    p = await startCallPlatform({
-      seed: 12,
-      env: {
-        ...sipCarrierEnv(trunkPort),
-        SIP_RTP_RELAY: `${relay.host}:${relay.port}`,
-      },
+    beforeAll(async () => {
+      relay = await startRtpengine();
+      trunkPort = await freeSipPort();
+      p = await startCallPlatform({
+        seed: 12,
+        env: {
+          ...sipCarrierEnv(trunkPort),
+          SIP_RTP_RELAY: `${relay.host}:${relay.port}`,
+        },
+      });
+      token = await p.token();
+      api = jsonApi(p, token);
+      expect((await api("POST", "/api/agents", { name: "alice" })).status).toBe(201);
+      from = await p.assignNumber(token);
+      seat = await createSeat(api, "desk", 2);
+      phone = await registeredPhone(p, api, seat, "auto", host);
+    }, 60_000);
+    afterAll(async () => {
+      await phone?.stop();
+      await p?.stop();
+      await relay?.stop();
     });
-    token = await p.token();
-    expect((await api("POST", "/api/agents", { name: "alice" })).status).toBe(201);
-    from = await p.assignNumber(token);
-    const created = await api<Seat>("POST", "/api/seats", {
-      name: "desk",
-      max_concurrent_calls: 2,
-    });
-    seat = created.body;
-    phone = await startBaresip({
-      username: seat.sip.username,
-      password: seat.sip.password!,
-      registrar: { host, port: p.callControl().sip!.endpoint.transport.port },
-      answermode: "auto",
-    });
-    const registered = await eventually(
-      async () => (await api<Seat>("GET", `/api/seats/${seat.id}`)).body.sip.registered,
-      (r) => r,
-      15_000,
-    );
-    expect(registered, phone.output()).toBe(true);
-  }, 60_000);
-  afterAll(async () => {
-    await phone?.stop();
-    await p?.stop();
-    await relay?.stop();
-  });
 
-  const inRelayRange = (port: number) =>
-    port >= relay.mediaPorts.min && port <= relay.mediaPorts.max;
+    const inRelayRange = (port: number) =>
+      port >= relay.mediaPorts.min && port <= relay.mediaPorts.max;
 
-  it("offers the trunk the relay's media port, gives the phone the relay's, and releases the session at the end", async () => {
-    const sipp = await startSippServer({
-      scenario: "trunk-answer-relayed.xml",
-      port: trunkPort,
-      timeoutMs: 30_000,
+    it("offers the trunk the relay's media port, gives the phone the relay's, and releases the session at the end", async () => {
+      const sipp = await startSippServer({
+        scenario: "trunk-answer-relayed.xml",
+        port: trunkPort,
+        timeoutMs: 30_000,
+      });
+      const placed = await api<Call>("POST", "/api/calls/outbound", {
+        to: "+15550107101",
+        from,
+        agent: "alice",
+        seat_id: seat.id,
+      });
+      expect(placed.status, JSON.stringify(placed.body)).toBe(201);
+      const callId = placed.body.id;
+      const live = await eventually(
+        async () => (await api<Call>("GET", `/api/calls/${callId}`)).body,
+        (c) => c.status === "in_progress" || c.ended_at !== null,
+        20_000,
+      );
+      expect(live.status, phone.output().slice(-6_000)).toBe("in_progress");
+      // The phone's re-INVITE (its ACK had a held answer) carries the trunk's answer as the relay
+      // rewrote it: the SDP of an INVITE, not crossing into the next message.
+      const reinvite =
+        /INVITE sip:[^\n]*\n(?:(?!SIP\/2\.0 |ACK |BYE |INVITE )[^\n]*\n)*?m=audio (\d+)/;
+      const output = await eventually(
+        async () => phone.output(),
+        (text) => reinvite.test(text),
+        10_000,
+      );
+      const reinviteAudio = Number(reinvite.exec(output)?.[1]);
+      expect(inRelayRange(reinviteAudio), output.slice(-4_000)).toBe(true);
+      expect(reinviteAudio).not.toBe(40000);
+
+      expect((await api<Call>("POST", `/api/calls/${callId}/hangup`)).status).toBe(200);
+      const run = await sipp.done;
+      expect(run.code, run.output).toBe(0);
+      const logged = (name: string) =>
+        run.logs.find((line) => line.startsWith(`${name}=`))?.slice(name.length + 1);
+      expect(logged("offer_address")).toBe(relay.host);
+      expect(inRelayRange(Number(logged("offer_port")))).toBe(true);
+
+      const held = await eventually(
+        () => relay.hasSession(callId),
+        (session) => !session,
+        10_000,
+      );
+      expect(held).toBe(false);
     });
-    const placed = await api<Call>("POST", "/api/calls/outbound", {
-      to: "+15550107101",
-      from,
-      agent: "alice",
-      seat_id: seat.id,
-    });
-    expect(placed.status, JSON.stringify(placed.body)).toBe(201);
-    const callId = placed.body.id;
-    const live = await eventually(
-      async () => (await api<Call>("GET", `/api/calls/${callId}`)).body,
-      (c) => c.status === "in_progress" || c.ended_at !== null,
-      20_000,
-    );
-    expect(live.status, phone.output().slice(-6_000)).toBe("in_progress");
-    // The phone's re-INVITE (its ACK had a held answer) carries the trunk's answer as the relay
-    // rewrote it: the SDP of an INVITE, not crossing into the next message.
-    const reinvite =
-      /INVITE sip:[^\n]*\n(?:(?!SIP\/2\.0 |ACK |BYE |INVITE )[^\n]*\n)*?m=audio (\d+)/;
-    const output = await eventually(
-      async () => phone.output(),
-      (text) => reinvite.test(text),
-      10_000,
-    );
-    const reinviteAudio = Number(reinvite.exec(output)?.[1]);
-    expect(inRelayRange(reinviteAudio), output.slice(-4_000)).toBe(true);
-    expect(reinviteAudio).not.toBe(40000);
-
-    expect((await api<Call>("POST", `/api/calls/${callId}/hangup`)).status).toBe(200);
-    const run = await sipp.done;
-    expect(run.code, run.output).toBe(0);
-    const logged = (name: string) =>
-      run.logs.find((line) => line.startsWith(`${name}=`))?.slice(name.length + 1);
-    expect(logged("offer_address")).toBe(relay.host);
-    expect(inRelayRange(Number(logged("offer_port")))).toBe(true);
-
-    const held = await eventually(
-      () => relay.hasSession(callId),
-      (session) => !session,
-      10_000,
-    );
-    expect(held).toBe(false);
-  });
-});
+  },
+);

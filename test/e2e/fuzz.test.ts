@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RouteSpec } from "@switchboard/gateway/routes/route-spec";
+import type { RouteSpec } from "@switchboard/gateway/http/route-spec";
 import {
   fuzzBody,
   fuzzHeaders,

@@ -5,12 +5,11 @@ import {
 } from "@switchboard/test-support/fixtures/messages-platform";
 import {
   createConsent,
-  createTemplate,
   eventsOf,
   json,
-  ownNumber,
   sandboxNumber,
   send,
+  startSender,
   terminal,
   waitForMessage,
   type MessageJson,
@@ -35,9 +34,7 @@ describe("consents and keywords through the gateway (PostgreSQL + Redis)", () =>
 
   beforeAll(async () => {
     p = await startMessagingPlatform();
-    token = await p.token();
-    from = await ownNumber(p, token, ["sms", "mms", "rcs"]);
-    template = await createTemplate(p, token, "News for {{name}}");
+    ({ token, from, template } = await startSender(p, "News for {{name}}"));
   });
   afterAll(async () => p?.stop());
 

@@ -5,13 +5,13 @@ import {
   type MessagingPlatform,
 } from "@switchboard/test-support/fixtures/messages-platform";
 import {
-  createTemplate,
+  ended,
   eventsOf,
   json,
   ownNumber,
   sandboxNumber,
   sendWithConsent,
-  terminal,
+  startSender,
   waitForMessage,
   type MessageJson,
 } from "@switchboard/test-support/fixtures/messages";
@@ -19,8 +19,6 @@ import { claimMessage } from "@switchboard/messaging/delivery/claim";
 import { submitOnce } from "@switchboard/messaging/delivery/submit-worker";
 import { sweepMessages } from "@switchboard/messaging/delivery/sweeper";
 import { SUBMIT_QUEUE, type SubmitJob } from "@switchboard/messaging/delivery/submit-queue";
-
-const ended = terminal(["delivered", "undelivered", "failed", "expired", "read"]);
 
 /** The queue and the carrier: retries with backoff, never a second send, TTL, recovery. */
 describe("delivery through the queue (PostgreSQL + Redis)", () => {
@@ -32,9 +30,7 @@ describe("delivery through the queue (PostgreSQL + Redis)", () => {
   beforeAll(async () => {
     // Ten tries (backoff 30 ms doubling to 300 ms, ~2 s in all) outlast a 1 s TTL.
     p = await startMessagingPlatform({ env: { MESSAGING_SEND_ATTEMPTS: "10" } });
-    token = await p.token();
-    from = await ownNumber(p, token, ["sms", "mms", "rcs"]);
-    template = await createTemplate(p, token, "Order {{n}} shipped");
+    ({ token, from, template } = await startSender(p, "Order {{n}} shipped"));
   });
   afterAll(async () => p?.stop());
 

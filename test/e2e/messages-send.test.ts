@@ -8,17 +8,16 @@ import {
 import {
   createConsent,
   createTemplate,
+  ended,
   eventsOf,
   json,
-  ownNumber,
   sandboxNumber,
   send,
+  startSender,
   terminal,
   waitForMessage,
   type MessageJson,
 } from "@switchboard/test-support/fixtures/messages";
-
-const ended = terminal(["delivered", "undelivered", "failed", "expired", "read"]);
 
 /** docs/api.md "Messages": each sandbox outcome, RCS fallback, MMS, events and reads. */
 describe("sending messages through the gateway (PostgreSQL + Redis)", () => {
@@ -29,9 +28,7 @@ describe("sending messages through the gateway (PostgreSQL + Redis)", () => {
 
   beforeAll(async () => {
     p = await startMessagingPlatform();
-    token = await p.token();
-    from = await ownNumber(p, token, ["sms", "mms", "rcs"]);
-    template = await createTemplate(p, token, "Hi {{name}}, your code is {{code}}.");
+    ({ token, from, template } = await startSender(p, "Hi {{name}}, your code is {{code}}."));
   });
   afterAll(async () => p?.stop());
 

@@ -7,16 +7,16 @@ import {
 import {
   createConsent,
   createTemplate,
+  ended,
   json,
   ownNumber,
   send,
-  terminal,
+  startSender,
   waitForMessage,
   type MessageJson,
 } from "@switchboard/test-support/fixtures/messages";
 import { handset, smppEnv, smscCredentials } from "@switchboard/test-support/fixtures/smpp";
 
-const ended = terminal(["delivered", "undelivered", "failed", "expired"]);
 /** SMPP_RESPONSE_TIMEOUT_MS in smppEnv: a slow answer comes well after it. */
 const responseTimeoutMs = 2_000;
 
@@ -44,9 +44,10 @@ describe("the smpp carrier when the SMSC fails after taking a submit (PostgreSQL
       },
     });
     p = await startMessagingPlatform({ env: smppEnv(smsc, { SMPP_WINDOW: "1" }) });
-    token = await p.token();
-    from = await ownNumber(p, token, ["sms"]);
-    template = await createTemplate(p, token, "{{text}}", ["sms"]);
+    ({ token, from, template } = await startSender(p, "{{text}}", {
+      capabilities: ["sms"],
+      channels: ["sms"],
+    }));
   });
   afterAll(async () => {
     await p?.stop();

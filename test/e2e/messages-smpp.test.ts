@@ -6,11 +6,10 @@ import {
 } from "@switchboard/test-support/fixtures/messages-platform";
 import {
   createConsent,
-  createTemplate,
+  ended,
   json,
-  ownNumber,
   send,
-  terminal,
+  startSender,
   waitForMessage,
   type MessageJson,
 } from "@switchboard/test-support/fixtures/messages";
@@ -22,7 +21,6 @@ import {
   smscCredentials,
 } from "@switchboard/test-support/fixtures/smpp";
 
-const ended = terminal(["delivered", "undelivered", "failed", "expired"]);
 /** The whole message walkthrough over SMPP: a real bind to an SMSC on loopback. */
 describe("the smpp carrier against an SMSC (PostgreSQL + Redis)", () => {
   let smsc: TestSmsc;
@@ -34,9 +32,7 @@ describe("the smpp carrier against an SMSC (PostgreSQL + Redis)", () => {
   beforeAll(async () => {
     smsc = await startTestSmsc({ ...smscCredentials, receiptDelayMs: 20 });
     p = await startMessagingPlatform({ env: smppEnv(smsc) });
-    token = await p.token();
-    from = await ownNumber(p, token, ["sms", "mms", "rcs"]);
-    template = await createTemplate(p, token, "{{text}}");
+    ({ token, from, template } = await startSender(p, "{{text}}"));
   });
   afterAll(async () => {
     await p?.stop();

@@ -1,33 +1,19 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "@switchboard/test-support/free-port";
+import {
+  envAssignments,
+  readmeShellBlocks,
+  repoRoot as root,
+  startReadmePlatform,
+} from "@switchboard/test-support/readme";
 import { eventually } from "@switchboard/test-support/waiting";
 
-const root = resolve(import.meta.dirname, "../..");
 const run = promisify(execFile);
-
-/** The fenced `sh` blocks of the README's "Connect an SMSC" section, in order. */
-function smscBlocks(): string[] {
-  const readme = readFileSync(join(root, "README.md"), "utf8");
-  const section = readme.split("\n## Connect an SMSC\n")[1]?.split("\n## ")[0] ?? "";
-  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
-}
-
-const freePort = () =>
-  new Promise<number>((done) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => done(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-
-/** `VAR=value` pairs before `npm start` on the README's line. */
-const envOf = (line: string) =>
-  Object.fromEntries([...line.matchAll(/([A-Z_]+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]));
 
 /**
  * The README's "Connect an SMSC" as a user runs it: the test SMSC's CLI and `npm start`
@@ -39,9 +25,9 @@ describe("README: Connect an SMSC", () => {
   const processes: ChildProcess[] = [];
   let smscInput: NodeJS.WritableStream;
   let smscOutput = "";
-  let platformOutput = "";
+  let platformOutput = () => "";
   let url = "";
-  const [start = "", send = "", check = ""] = smscBlocks();
+  const [start = "", send = "", check = ""] = readmeShellBlocks("Connect an SMSC");
 
   beforeAll(async () => {
     const [smscLine = "", platformLine = ""] = start.trim().split("\n");
@@ -65,31 +51,13 @@ describe("README: Connect an SMSC", () => {
 
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
-    const platform = spawn(process.execPath, [join(root, "platform/dist/embedded.js")], {
-      cwd: workDir,
-      env: {
-        ...process.env,
-        ...envOf(platformLine),
-        SMPP_PORT: smscPort,
-        NODE_ENV: "development",
-        DATA_DIR: join(workDir, ".switchboard"),
-        PORT: String(port),
-        ADMIN_PORT: "0",
-        EMBEDDED_SEED_COUNT: "200",
-        REDIS_URL: "",
-        DATABASE_URL: "",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
+    const platform = await startReadmePlatform({
+      workDir,
+      port,
+      env: { ...envAssignments(platformLine), SMPP_PORT: smscPort },
     });
-    platform.stdout!.on("data", (chunk: Buffer) => (platformOutput += chunk.toString()));
-    platform.stderr!.on("data", (chunk: Buffer) => (platformOutput += chunk.toString()));
-    processes.push(platform);
-    const started = Date.now();
-    while (!platformOutput.includes("Try it:")) {
-      if (platform.exitCode !== null) throw new Error(`npm start exited:\n${platformOutput}`);
-      if (Date.now() - started > 90_000) throw new Error(`npm start hung:\n${platformOutput}`);
-      await new Promise((done) => setTimeout(done, 100));
-    }
+    processes.push(platform.child);
+    platformOutput = platform.output;
     const bound = await eventually(
       async () => smscOutput,
       (out) => /bind_transceiver.*switchboard/.test(out),
@@ -128,6 +96,6 @@ describe("README: Connect an SMSC", () => {
       10_000,
     );
     expect(checked).toContain('"status":"revoked"');
-    expect(platformOutput).not.toContain("s3cret");
+    expect(platformOutput()).not.toContain("s3cret");
   }, 60_000);
 });

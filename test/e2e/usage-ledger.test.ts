@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { createLocalJWKSet, type JSONWebKeySet } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callUnary, newId } from "@switchboard/kit";
-import { ensureBootstrap } from "@switchboard/gateway/auth";
+import { ensureBootstrap } from "@switchboard/gateway/admin";
 import { recordKinds } from "@switchboard/usage";
 import { usageKinds } from "@switchboard/gateway/schemas/usage";
 import {

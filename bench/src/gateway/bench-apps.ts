@@ -2,12 +2,8 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
 import { supportsNamedStatements, type Logger, type Pool } from "@switchboard/kit";
-import {
-  createAccount,
-  createClient,
-  createIdentity,
-  migrateGateway,
-} from "@switchboard/gateway/auth";
+import { createIdentity, migrateGateway } from "@switchboard/gateway/auth";
+import { createAccount, createClient } from "@switchboard/gateway/admin";
 import { createHttpApp } from "@switchboard/gateway/http/app";
 import { authenticationStage } from "@switchboard/gateway/http/authentication";
 import type { Stage } from "@switchboard/gateway/http/pipeline";
@@ -18,7 +14,7 @@ import {
   type TrafficPolicies,
 } from "@switchboard/gateway/policies/traffic-policies";
 import { created, ok } from "@switchboard/gateway/routes/replies";
-import { defineRoute, type RouteSpec } from "@switchboard/gateway/routes/route-spec";
+import { defineRoute, type RouteSpec } from "@switchboard/gateway/http/route-spec";
 
 /** Two authenticated routes that do no work of their own: all measured time is the gateway's. */
 const benchRoutes: RouteSpec[] = [

@@ -30,7 +30,6 @@ export type {
   TokenResponse,
   TokenSuccessBody,
 } from "./token-endpoint.js";
-export * from "../admin/index.js";
 
 export interface IdentityOptions {
   pool: Pool;

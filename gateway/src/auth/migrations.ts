@@ -15,6 +15,7 @@ export function migrateGateway(
   return migrate(pool, {
     schema: "gateway",
     dir: gatewayMigrationsDir,
+    kitTables: ["signing_keys"],
     ...(options.log ? { log: options.log } : {}),
   });
 }

@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from "express";
 import { DomainError, traceHttpServer, type Logger } from "@switchboard/kit";
 import { withoutBackends, type RequestRpc } from "../backend-rpc.js";
-import type { RouteSpec } from "../routes/route-spec.js";
+import type { RouteSpec } from "./route-spec.js";
 import { bodyParser } from "./body-parsing.js";
 import { runStages, sendReply, type Stage } from "./pipeline.js";
 import { sendProblem } from "./problem.js";

@@ -1,6 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from "express";
 import { DomainError } from "@switchboard/kit";
-import type { RouteSpec } from "../routes/route-spec.js";
+import type { RouteSpec } from "./route-spec.js";
 import { checkBodyText } from "./text-safety.js";
 
 export const MAX_JSON_BODY = "64kb";

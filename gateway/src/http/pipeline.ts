@@ -1,7 +1,7 @@
 import type { Request, Response } from "express";
 import type { Principal } from "../auth/index.js";
 import type { RequestRpc } from "../backend-rpc.js";
-import type { Reply, RouteSpec } from "../routes/route-spec.js";
+import type { Reply, RouteSpec } from "./route-spec.js";
 
 /** What every stage of a request sees. Stages may set response headers on `res`. */
 export interface Exchange {

@@ -2,7 +2,7 @@ import { sample } from "openapi-sampler";
 import type { z } from "zod";
 import type { ProblemKind } from "@switchboard/kit";
 import { scopes } from "../auth/index.js";
-import type { RouteSpec } from "../routes/route-spec.js";
+import type { RouteSpec } from "../http/route-spec.js";
 import { httpStatusOf } from "../http/problem.js";
 import { problemSchema } from "../schemas/common.js";
 import { commonHeaders, headerComponents, responseHeader } from "./headers.js";

@@ -1,4 +1,4 @@
-import type { RouteSpec } from "../routes/route-spec.js";
+import type { RouteSpec } from "../http/route-spec.js";
 import { responseHeader } from "./headers.js";
 
 /** The token endpoint answers its own errors as RFC 6749 §5.2 JSON, not problem+json. */

@@ -1,5 +1,5 @@
 import type { ProblemKind } from "@switchboard/kit";
-import type { RouteSpec } from "../routes/route-spec.js";
+import type { RouteSpec } from "../http/route-spec.js";
 
 /**
  * Unsafe methods of authenticated routes honour Idempotency-Key (keys are scoped to the

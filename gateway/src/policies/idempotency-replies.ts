@@ -1,6 +1,6 @@
 import type { DomainError } from "@switchboard/kit";
 import { PROBLEM_MEDIA_TYPE, toProblem } from "../http/problem.js";
-import type { Reply } from "../routes/route-spec.js";
+import type { Reply } from "../http/route-spec.js";
 import type { StoredResponse } from "./idempotency-store.js";
 
 /** Response headers replayed with the stored body. */

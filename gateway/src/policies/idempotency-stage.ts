@@ -1,7 +1,7 @@
 import { DomainError, type Logger } from "@switchboard/kit";
 import type { Exchange, Stage } from "../http/pipeline.js";
 import { httpStatusOf } from "../http/problem.js";
-import type { Reply } from "../routes/route-spec.js";
+import type { Reply } from "../http/route-spec.js";
 import { keyedRequest, type Keyed } from "./idempotency-key.js";
 import {
   isKeptStatus,

@@ -40,7 +40,7 @@ import {
   signingKeysPage,
 } from "../schemas/admin.js";
 import { created, ok } from "./replies.js";
-import { defineRoute, type RouteSpec, type ScopedRoute } from "./route-spec.js";
+import { defineRoute, type RouteSpec, type ScopedRoute } from "../http/route-spec.js";
 import { accountView, clientView, keyView, tokenView } from "./views/admin.js";
 
 export interface AdminDeps {

@@ -1,7 +1,7 @@
 import { smokeRun } from "../schemas/agent.js";
 import type { Smoke } from "../smoke/index.js";
 import { ok } from "./replies.js";
-import { defineRoute, type RouteSpec } from "./route-spec.js";
+import { defineRoute, type RouteSpec } from "../http/route-spec.js";
 
 const smokeDescription = [
   "Runs an end-to-end check of the platform inside the caller's account: every step drives a service through the same gRPC calls the public routes make, with sandbox numbers, and reports `{name, status: pass|fail|skipped, duration_ms, detail}`. The reply is 200 whatever the outcome; `status` is `fail` when any step failed, and a backend that is down fails its own steps (detail `service-unavailable: …` or `upstream-timeout: …`) while the steps that need them are `skipped`.",

@@ -1,6 +1,6 @@
 import { idParam } from "../schemas/common.js";
 import { created, noContent, ok, pageReply } from "./replies.js";
-import { defineRoute, type RouteSpec } from "./route-spec.js";
+import { defineRoute, type RouteSpec } from "../http/route-spec.js";
 import { toAgent } from "./views/calls.js";
 import {
   agent,

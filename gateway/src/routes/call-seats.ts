@@ -1,7 +1,7 @@
 import { wire } from "@switchboard/proto";
 import { idParam } from "../schemas/common.js";
 import { created, noContent, ok, pageReply } from "./replies.js";
-import { defineRoute, type RouteSpec } from "./route-spec.js";
+import { defineRoute, type RouteSpec } from "../http/route-spec.js";
 import { toSeat, toSeatWithSipPassword } from "./views/calls.js";
 import {
   listQuery,

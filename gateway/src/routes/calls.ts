@@ -13,7 +13,7 @@ import { createdWindowRpc } from "../schemas/created-window.js";
 import { story, storyCall, storyInboundCall } from "../schemas/story.js";
 import { created, ok, pageReply } from "./replies.js";
 import { checkedStatusCallback, statusCallbackDescription } from "./status-callback.js";
-import { defineRoute, type RouteSpec } from "./route-spec.js";
+import { defineRoute, type RouteSpec } from "../http/route-spec.js";
 import { toCall } from "./views/calls.js";
 
 const callPath = idParam("call", "call_id");

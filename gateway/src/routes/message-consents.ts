@@ -2,7 +2,7 @@ import { wire } from "@switchboard/proto";
 import { idParam } from "../schemas/common.js";
 import { consent, consentListQuery, consentRequest, consentsPage } from "../schemas/messages.js";
 import { created, ok, pageReply } from "./replies.js";
-import { defineRoute, type RouteSpec } from "./route-spec.js";
+import { defineRoute, type RouteSpec } from "../http/route-spec.js";
 import { toConsentJson } from "./views/messages.js";
 import { story, storyConsent } from "../schemas/story.js";
 

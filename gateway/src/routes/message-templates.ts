@@ -9,7 +9,7 @@ import {
   templateVersionRequest,
 } from "../schemas/messages.js";
 import { created, ok, pageReply } from "./replies.js";
-import { defineRoute, type RouteSpec } from "./route-spec.js";
+import { defineRoute, type RouteSpec } from "../http/route-spec.js";
 import { toTemplateJson } from "./views/messages.js";
 import { storyTemplate } from "../schemas/story.js";
 

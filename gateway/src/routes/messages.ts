@@ -14,7 +14,7 @@ import { consentRoutes } from "./message-consents.js";
 import { templateRoutes } from "./message-templates.js";
 import { created, ok, pageReply } from "./replies.js";
 import { checkedStatusCallback, statusCallbackDescription } from "./status-callback.js";
-import { defineRoute, type RouteSpec } from "./route-spec.js";
+import { defineRoute, type RouteSpec } from "../http/route-spec.js";
 import { toMessageJson, toSettingsJson } from "./views/messages.js";
 import { story, storyMessage } from "../schemas/story.js";
 

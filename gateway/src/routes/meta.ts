@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { DomainError, isProblemKind, problemKinds } from "@switchboard/kit";
 import type { Identity, PublicJwk } from "../auth/index.js";
-import { httpProblems, problemCode, problemType } from "../http/problem.js";
+import { httpProblem, problemCode, problemType } from "../http/problem.js";
 import {
   authorizationServerMetadata,
   errorKindDoc,
@@ -14,7 +14,7 @@ import {
 import type { HealthReporter } from "../health.js";
 import { clientAddress } from "../policies/client-address.js";
 import { ok } from "./replies.js";
-import { defineRoute, type RouteSpec } from "./route-spec.js";
+import { defineRoute, type RouteSpec } from "../http/route-spec.js";
 
 export interface MetaDeps {
   identity: Identity;
@@ -107,7 +107,7 @@ export function metaRoutes(deps: MetaDeps): RouteSpec[] {
         const { kind } = ctx.params;
         if (!isProblemKind(kind))
           throw new DomainError("not-found", `no problem kind named ${kind}`);
-        const { status, title } = httpProblems[kind];
+        const { status, title } = httpProblem(kind);
         return ok({
           type: problemType(deps.errorsUrl, kind),
           kind,

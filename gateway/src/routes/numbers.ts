@@ -11,7 +11,7 @@ import {
   searchQuery,
 } from "../schemas/numbers.js";
 import { created, ok, pageReply } from "./replies.js";
-import { defineRoute, type RouteSpec } from "./route-spec.js";
+import { defineRoute, type RouteSpec } from "../http/route-spec.js";
 import { toHold, toNumber } from "./views/numbers.js";
 import { story, storyAvailableNumber, storyHold, storyNumber } from "../schemas/story.js";
 

@@ -1,5 +1,5 @@
 import type { Request } from "express";
-import type { Reply } from "./route-spec.js";
+import type { Reply } from "../http/route-spec.js";
 
 export const ok = (body: unknown): Reply => ({ status: 200, body });
 

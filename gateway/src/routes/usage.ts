@@ -2,7 +2,7 @@ import { wire } from "@switchboard/proto";
 import { idParam } from "../schemas/common.js";
 import { usageEvent, usageEventsPage, usageEventsQuery } from "../schemas/usage.js";
 import { ok, pageReply } from "./replies.js";
-import { defineRoute, type RouteSpec } from "./route-spec.js";
+import { defineRoute, type RouteSpec } from "../http/route-spec.js";
 import { toUsageEvent } from "./views/usage.js";
 
 const listDescription = [

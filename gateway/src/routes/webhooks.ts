@@ -16,7 +16,7 @@ import {
   statusCallbackSecret,
 } from "../schemas/webhooks.js";
 import { accepted, created, ok, pageReply } from "./replies.js";
-import { defineRoute, type RouteSpec } from "./route-spec.js";
+import { defineRoute, type RouteSpec } from "../http/route-spec.js";
 import { toDelivery, toDeliveryDetail, toSubscription } from "./views/webhooks.js";
 import { story, storyDelivery } from "../schemas/story.js";
 

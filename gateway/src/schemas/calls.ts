@@ -1,4 +1,4 @@
-import { wire } from "@switchboard/proto";
+import { outboundCallLimits, wire } from "@switchboard/proto";
 import { z } from "zod";
 import { agentName, seatId } from "./call-resources.js";
 import {
@@ -86,6 +86,12 @@ export const call = z
   })
   .meta({ id: "Call", examples: [storyCall()] });
 
+const {
+  timeoutSeconds: timeout,
+  timeLimitSeconds: timeLimit,
+  clientStateMaxBytes,
+} = outboundCallLimits;
+
 export const outboundCallRequest = z
   .object({
     to: e164.describe("The number to call").meta({ examples: [story.callee] }),
@@ -95,22 +101,27 @@ export const outboundCallRequest = z
     timeout_seconds: z
       .number()
       .int()
-      .min(5)
-      .max(120)
+      .min(timeout.min)
+      .max(timeout.max)
       .optional()
-      .describe("Ring timeout, 5–120 (default 30)"),
+      .describe(`Ring timeout, ${timeout.min}–${timeout.max} (default ${timeout.default})`),
     time_limit_seconds: z
       .number()
       .int()
-      .min(1)
-      .max(14_400)
+      .min(timeLimit.min)
+      .max(timeLimit.max)
       .optional()
-      .describe("Longest talk time after answer, 1–14400 (default 14400)"),
+      .describe(
+        `Longest talk time after answer, ${timeLimit.min}–${timeLimit.max} (default ${timeLimit.default})`,
+      ),
     client_state: z
       .string()
-      .refine((value) => Buffer.byteLength(value) <= 1024, "must be at most 1024 bytes (UTF-8)")
-      // At most 1024 bytes is at most 1024 characters: the bound a schema can state.
-      .meta({ maxLength: 1024 })
+      .refine(
+        (value) => Buffer.byteLength(value) <= clientStateMaxBytes,
+        `must be at most ${clientStateMaxBytes} bytes (UTF-8)`,
+      )
+      // At most N bytes is at most N characters: the bound a schema can state.
+      .meta({ maxLength: clientStateMaxBytes })
       .optional()
       .describe("Opaque, at most 1 KiB; echoed on the call and its events"),
     status_callback: statusCallbackRequest("call").optional(),

@@ -16,6 +16,34 @@ export const carrierSetting = z
   );
 
 /**
+ * The per-side overrides of CARRIER and the sandbox's call length, defined once: call-control
+ * and messaging choose their adapter by them, and the gateway reads the same settings to know
+ * which sandbox routes and smoke steps exist (and how long the smoke's call steps take).
+ */
+export const carrierSideSettings = {
+  VOICE_CARRIER: z
+    .string()
+    .optional()
+    .describe(
+      "the voice side's carrier adapter when it differs from CARRIER: `sandbox` or `sip` (with SIP_LISTEN and SIP_TRUNK_URI)",
+    ),
+  MESSAGING_CARRIER: z
+    .string()
+    .optional()
+    .describe(
+      "the messaging side's carrier adapter when it differs from CARRIER: `sandbox` or `smpp`",
+    ),
+  SANDBOX_CALL_SECONDS: z.coerce
+    .number()
+    .min(0)
+    .max(86_400)
+    .default(2)
+    .describe(
+      "how long an answered sandbox call lasts (decimals allowed); the gateway sizes the agent smoke's call steps by it",
+    ),
+};
+
+/**
  * The carrier a side runs, as read by a process that only needs to know it (the gateway's
  * sandbox routes and smoke steps): its override, else CARRIER when the side has such an
  * adapter, else the sandbox outside production; undefined when the services would refuse it.

@@ -54,3 +54,8 @@ export const env = {
  */
 export const publicBaseUrl = (publicUrl: string | undefined, gatewayPort: number): string =>
   (publicUrl ?? `http://localhost:${gatewayPort}`).replace(/\/$/, "");
+
+/** DATABASE_URL as every process that needs PostgreSQL reads it (required, a postgres:// URL). */
+export const databaseUrlSetting = z
+  .string({ error: "DATABASE_URL is required (a postgres:// URL)" })
+  .min(1, "DATABASE_URL is required (a postgres:// URL)");

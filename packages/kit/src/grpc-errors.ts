@@ -4,6 +4,7 @@ import { dependencyFailure } from "./dependency-failure.js";
 import {
   DomainError,
   isProblemKind,
+  problems,
   type DomainErrorMeta,
   type FieldError,
   type ProblemKind,
@@ -21,39 +22,7 @@ const ERROR_INFO_URL = typeUrl("ErrorInfo");
 const BAD_REQUEST_URL = typeUrl("BadRequest");
 
 /** The gRPC status code of each problem kind. */
-const grpcCodeOf: Record<ProblemKind, status> = {
-  "malformed-request": status.INVALID_ARGUMENT,
-  "invalid-idempotency-key": status.INVALID_ARGUMENT,
-  "invalid-cursor": status.INVALID_ARGUMENT,
-  unauthenticated: status.UNAUTHENTICATED,
-  "invalid-token": status.UNAUTHENTICATED,
-  "insufficient-scope": status.PERMISSION_DENIED,
-  "not-found": status.NOT_FOUND,
-  "unsupported-version": status.NOT_FOUND,
-  "method-not-allowed": status.INVALID_ARGUMENT,
-  "request-timeout": status.CANCELLED,
-  "idempotency-mismatch": status.FAILED_PRECONDITION,
-  "idempotency-in-progress": status.FAILED_PRECONDITION,
-  "number-unavailable": status.FAILED_PRECONDITION,
-  "invalid-state": status.FAILED_PRECONDITION,
-  "seat-busy": status.FAILED_PRECONDITION,
-  conflict: status.FAILED_PRECONDITION,
-  "payload-too-large": status.RESOURCE_EXHAUSTED,
-  "unsupported-media-type": status.INVALID_ARGUMENT,
-  "headers-too-large": status.RESOURCE_EXHAUSTED,
-  "validation-failed": status.INVALID_ARGUMENT,
-  "caller-id-not-owned": status.INVALID_ARGUMENT,
-  "consent-required": status.INVALID_ARGUMENT,
-  "recipient-opted-out": status.INVALID_ARGUMENT,
-  "channel-unavailable": status.INVALID_ARGUMENT,
-  "template-signature-invalid": status.INVALID_ARGUMENT,
-  "unsafe-webhook-url": status.INVALID_ARGUMENT,
-  "hold-limit-reached": status.INVALID_ARGUMENT,
-  "rate-limited": status.RESOURCE_EXHAUSTED,
-  internal: status.INTERNAL,
-  "service-unavailable": status.UNAVAILABLE,
-  "upstream-timeout": status.DEADLINE_EXCEEDED,
-};
+const grpcCodeOf = (kind: ProblemKind): status => problems[kind].grpc;
 
 const serverFaultCodes: ReadonlySet<status> = new Set([
   status.UNKNOWN,
@@ -65,7 +34,7 @@ const serverFaultCodes: ReadonlySet<status> = new Set([
 
 /** True when a problem kind is the server's fault, not the caller's. */
 export const isServerFaultKind = (kind: ProblemKind): boolean =>
-  serverFaultCodes.has(grpcCodeOf[kind]);
+  serverFaultCodes.has(grpcCodeOf(kind));
 
 /** ErrorInfo metadata: the DomainError's meta (but field errors) as strings. */
 function metaToStrings(meta: DomainErrorMeta): Record<string, string> {
@@ -132,7 +101,7 @@ function decodeStatus(raw: Buffer): DomainError | undefined {
 export function toGrpcError(thrown: unknown): Partial<ServiceError> {
   const error = dependencyFailure(thrown) ?? thrown;
   if (error instanceof DomainError) {
-    const code = grpcCodeOf[error.kind];
+    const code = grpcCodeOf(error.kind);
     const metadata = new Metadata();
     metadata.set(STATUS_DETAILS_KEY, encodeStatus(error, code));
     return { code, details: error.detail, metadata };

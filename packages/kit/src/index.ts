@@ -10,6 +10,7 @@ export * from "./grpc-server.js";
 export * from "./ids.js";
 export * from "./logger.js";
 export * from "./migrate.js";
+export * from "./kit-tables.js";
 export * from "./pglite.js";
 export * from "./shutdown.js";
 export * from "./events/index.js";

@@ -1,5 +1,7 @@
 import { join } from "node:path";
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from "pino";
+import { z } from "zod";
+import { loadConfig } from "./config.js";
 import { traceLogFields } from "./telemetry/log-fields.js";
 
 /** Paths whose values never reach a log line (docs/architecture.md rule 7). */
@@ -65,8 +67,16 @@ function capturedDestination(): DestinationStream | undefined {
   return captureFile;
 }
 
+/** LOG_LEVEL, the one setting every logger reads. */
+export const logSettings = z.object({
+  LOG_LEVEL: z
+    .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
+    .optional()
+    .describe("pino level (default `info`; in tests `silent`, `debug` while the log capture runs)"),
+});
+
 const defaultLevel = (): string =>
-  process.env.LOG_LEVEL ??
+  loadConfig(logSettings).LOG_LEVEL ??
   (process.env.NODE_ENV !== "test" ? "info" : process.env.LOG_CAPTURE_DIR ? "debug" : "silent");
 
 /** A JSON logger with the redaction above and the active trace on every line. */

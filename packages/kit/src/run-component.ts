@@ -6,7 +6,7 @@ import {
   grpcPortVariable,
   type ComponentDeclaration,
 } from "./component.js";
-import { env, loadConfig } from "./config.js";
+import { databaseUrlSetting, env, loadConfig } from "./config.js";
 import { requireDatabaseAtStart, startupWaitSettings } from "./database-wait.js";
 import { createPool } from "./db.js";
 import { refuseDevelopmentSecretBeyondLoopback } from "./secret-settings.js";
@@ -22,10 +22,9 @@ const redisUrl = z
 export function processSettingsSchema(component: ComponentDeclaration) {
   return z.object({
     ...startupWaitSettings.shape,
-    DATABASE_URL: z
-      .string({ error: "DATABASE_URL is required (a postgres:// URL)" })
-      .min(1, "DATABASE_URL is required (a postgres:// URL)")
-      .describe("PostgreSQL URL (the service keeps its tables in its own schema)"),
+    DATABASE_URL: databaseUrlSetting.describe(
+      "PostgreSQL URL (the service keeps its tables in its own schema)",
+    ),
     DATABASE_POOL_SIZE: z.coerce
       .number()
       .int()

@@ -10,3 +10,4 @@ export * as rpcErrorDetails from "./gen/google/rpc/error_details.js";
 export { stirShakenCertificatePath } from "./stir-shaken.js";
 export { wireEnum, type WireEnum } from "./wire-enum.js";
 export * as wire from "./wire.js";
+export { outboundCallLimits } from "./call-limits.js";

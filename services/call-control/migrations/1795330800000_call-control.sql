@@ -136,52 +136,10 @@ CREATE TABLE call_control.stir_certificates (
   created_at timestamptz NOT NULL DEFAULT now()
 );
 
--- kit createSigningKeysTable("call_control"): the PASSporT key (purpose passport, ES256).
-CREATE TABLE IF NOT EXISTS "call_control".signing_keys (
-  kid text PRIMARY KEY,
-  -- What the key signs, e.g. usage-record, message-template, passport.
-  purpose text NOT NULL CHECK (purpose ~ '^[a-z][a-z0-9-]{0,63}$'),
-  alg text NOT NULL,
-  public_jwk jsonb NOT NULL,
-  -- v1.<scrypt params>.<salt>.<iv>.<ciphertext>.<tag>: PKCS#8 under AES-256-GCM, AAD = kid + purpose + alg.
-  private_key_encrypted text NOT NULL,
-  status text NOT NULL CHECK (status IN ('active', 'retired')),
-  created_at timestamptz NOT NULL DEFAULT now(),
-  retired_at timestamptz,
-  CHECK ((status = 'retired') = (retired_at IS NOT NULL))
-);
-
--- At most one active key per purpose.
-CREATE UNIQUE INDEX IF NOT EXISTS signing_keys_active_key
-  ON "call_control".signing_keys (purpose) WHERE status = 'active';
-
--- kit createOutboxTable("call_control"): events committed with the state change they describe.
-CREATE TABLE IF NOT EXISTS "call_control".outbox (
-  id text PRIMARY KEY CHECK (id LIKE 'evt\_%'),
-  type text NOT NULL,
-  account_id text NOT NULL,
-  resource_id text NOT NULL,
-  sequence bigint NOT NULL CHECK (sequence > 0),
-  data jsonb NOT NULL,
-  trace_carrier jsonb,
-  occurred_at timestamptz NOT NULL DEFAULT now(),
-  published_at timestamptz,
-  CONSTRAINT outbox_resource_sequence_key UNIQUE (resource_id, sequence)
-);
-
-CREATE INDEX IF NOT EXISTS outbox_unpublished_idx
-  ON "call_control".outbox (occurred_at, id) WHERE published_at IS NULL;
-
-CREATE TABLE IF NOT EXISTS "call_control".outbox_sequences (
-  resource_id text PRIMARY KEY,
-  last_sequence bigint NOT NULL CHECK (last_sequence > 0)
-);
+-- Kit's signing_keys, outbox: applied by kit's migrate (kitTables, src/migrations.ts), once created here.
 
 -- Down Migration
 
-DROP TABLE IF EXISTS call_control.outbox_sequences;
-DROP TABLE IF EXISTS call_control.outbox;
-DROP TABLE IF EXISTS call_control.signing_keys;
 DROP TABLE IF EXISTS call_control.stir_certificates;
 DROP TABLE IF EXISTS call_control.sandbox_dials;
 DROP TABLE IF EXISTS call_control.scheduled_actions;

@@ -1,6 +1,7 @@
 import {
   type CarrierName,
   carrierSetting,
+  carrierSideSettings,
   chooseCarrier,
   env,
   loadConfig,
@@ -26,20 +27,8 @@ export const callControlSettings = z
   .object({
     ...secretSettings,
     CARRIER: carrierSetting,
-    VOICE_CARRIER: z
-      .string()
-      .optional()
-      .describe(
-        "the voice side's carrier adapter when it differs from CARRIER: `sandbox` or `sip` (with SIP_LISTEN and SIP_TRUNK_URI)",
-      ),
-    SANDBOX_CALL_SECONDS: z.coerce
-      .number()
-      .min(0)
-      .max(86_400)
-      .default(2)
-      .describe(
-        "how long an answered sandbox call lasts (decimals allowed); the gateway sizes the agent smoke's call steps by it",
-      ),
+    VOICE_CARRIER: carrierSideSettings.VOICE_CARRIER,
+    SANDBOX_CALL_SECONDS: carrierSideSettings.SANDBOX_CALL_SECONDS,
     SANDBOX_RING_DELAY_MS: z.coerce
       .number()
       .int()

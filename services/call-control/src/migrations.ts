@@ -6,4 +6,8 @@ export const migrationsDir = fileURLToPath(new URL("../migrations", import.meta.
 
 /** Applies call-control's migrations to its `call_control` schema; returns the names applied. */
 export const migrateCallControl = (pool: Pool): Promise<string[]> =>
-  migrate(pool, { schema: "call_control", dir: migrationsDir });
+  migrate(pool, {
+    schema: "call_control",
+    dir: migrationsDir,
+    kitTables: ["signing_keys", "outbox"],
+  });

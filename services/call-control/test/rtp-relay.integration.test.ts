@@ -3,6 +3,7 @@ import { createSocket, type Socket } from "node:dgram";
 import { startRtpengine, type Rtpengine } from "@switchboard/test-support/rtpengine";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRtpRelay, RtpRelayError, type RtpRelay } from "../src/sip/rtp-relay.js";
+import { skipWithoutTools } from "@switchboard/test-support/tools";
 
 /** A side of the call: a UDP socket standing for its media port, and what it received. */
 interface MediaSide {
@@ -65,120 +66,123 @@ async function flows(from: MediaSide, to: { address: string; port: number }, at:
   return false;
 }
 
-describe("the RTP relay (rtpengine over its ng protocol, a real daemon on loopback)", () => {
-  let rtpengine: Rtpengine;
-  let relay: RtpRelay;
-  const sides: MediaSide[] = [];
+describe.skipIf(skipWithoutTools(import.meta.url, ["rtpengine"]))(
+  "the RTP relay (rtpengine over its ng protocol, a real daemon on loopback)",
+  () => {
+    let rtpengine: Rtpengine;
+    let relay: RtpRelay;
+    const sides: MediaSide[] = [];
 
-  beforeAll(async () => {
-    rtpengine = await startRtpengine();
-    relay = createRtpRelay({ host: rtpengine.host, port: rtpengine.port, timeoutMs: 2_000 });
-  }, 30_000);
+    beforeAll(async () => {
+      rtpengine = await startRtpengine();
+      relay = createRtpRelay({ host: rtpengine.host, port: rtpengine.port, timeoutMs: 2_000 });
+    }, 30_000);
 
-  afterAll(async () => {
-    relay?.close();
-    for (const side of sides) side.socket.close();
-    await rtpengine?.stop();
-  });
-
-  const newSide = async () => {
-    const side = await mediaSide();
-    sides.push(side);
-    return side;
-  };
-
-  it("anchors both directions: each side's SDP names the relay, and RTP crosses it both ways", async () => {
-    const phone = await newSide();
-    const trunk = await newSide();
-    const callId = `relay-${randomBytes(6).toString("hex")}`;
-
-    const offerToTrunk = await relay.offer({
-      callId,
-      fromTag: "phone",
-      sdp: sdpOf("127.0.0.1", phone.port),
+    afterAll(async () => {
+      relay?.close();
+      for (const side of sides) side.socket.close();
+      await rtpengine?.stop();
     });
-    const forTrunk = audioTarget(offerToTrunk);
-    expect(forTrunk.address).toBe("127.0.0.1");
-    expect(forTrunk.port).toBeGreaterThanOrEqual(rtpengine.mediaPorts.min);
-    expect(forTrunk.port).toBeLessThanOrEqual(rtpengine.mediaPorts.max);
-    expect(offerToTrunk).toMatch(/^a=rtpmap:0 PCMU\/8000/m);
 
-    const answerToPhone = await relay.answer({
-      callId,
-      fromTag: "phone",
-      toTag: "trunk",
-      sdp: sdpOf("127.0.0.1", trunk.port),
-    });
-    const forPhone = audioTarget(answerToPhone);
-    expect(forPhone.port).not.toBe(forTrunk.port);
-    expect(forPhone.port).toBeGreaterThanOrEqual(rtpengine.mediaPorts.min);
+    const newSide = async () => {
+      const side = await mediaSide();
+      sides.push(side);
+      return side;
+    };
 
-    expect(await flows(phone, forPhone, trunk)).toBe(true);
-    expect(await flows(trunk, forTrunk, phone)).toBe(true);
+    it("anchors both directions: each side's SDP names the relay, and RTP crosses it both ways", async () => {
+      const phone = await newSide();
+      const trunk = await newSide();
+      const callId = `relay-${randomBytes(6).toString("hex")}`;
 
-    // A repeated offer (a retransmission, a retry after a lost reply) keeps the same ports.
-    const again = await relay.offer({
-      callId,
-      fromTag: "phone",
-      sdp: sdpOf("127.0.0.1", phone.port),
-    });
-    expect(audioTarget(again).port).toBe(forTrunk.port);
-
-    await relay.release(callId);
-    await relay.release(callId); // already gone: still released
-  }, 30_000);
-
-  it("reaches a phone behind a NAT: media goes where its SIP came from, not to the private SDP address", async () => {
-    const phone = await newSide();
-    const trunk = await newSide();
-    const callId = `relay-nat-${randomBytes(6).toString("hex")}`;
-    const forTrunk = audioTarget(
-      await relay.offer({
+      const offerToTrunk = await relay.offer({
         callId,
         fromTag: "phone",
-        // The phone knows only its private address; its SIP arrived from 127.0.0.1.
-        sdp: sdpOf("10.255.255.1", phone.port),
-        receivedFrom: "127.0.0.1",
-      }),
-    );
-    const forPhone = audioTarget(
-      await relay.answer({
+        sdp: sdpOf("127.0.0.1", phone.port),
+      });
+      const forTrunk = audioTarget(offerToTrunk);
+      expect(forTrunk.address).toBe("127.0.0.1");
+      expect(forTrunk.port).toBeGreaterThanOrEqual(rtpengine.mediaPorts.min);
+      expect(forTrunk.port).toBeLessThanOrEqual(rtpengine.mediaPorts.max);
+      expect(offerToTrunk).toMatch(/^a=rtpmap:0 PCMU\/8000/m);
+
+      const answerToPhone = await relay.answer({
         callId,
         fromTag: "phone",
         toTag: "trunk",
         sdp: sdpOf("127.0.0.1", trunk.port),
-      }),
-    );
-    expect(await flows(trunk, forTrunk, phone)).toBe(true);
-    expect(await flows(phone, forPhone, trunk)).toBe(true);
-    await relay.release(callId);
-  }, 30_000);
+      });
+      const forPhone = audioTarget(answerToPhone);
+      expect(forPhone.port).not.toBe(forTrunk.port);
+      expect(forPhone.port).toBeGreaterThanOrEqual(rtpengine.mediaPorts.min);
 
-  it("reports a relay that does not answer as RtpRelayError, after its tries", async () => {
-    const silent = await newSide(); // a UDP port nobody answers on
-    const unreachable = createRtpRelay({
-      host: "127.0.0.1",
-      port: silent.port,
-      timeoutMs: 100,
-      attempts: 2,
+      expect(await flows(phone, forPhone, trunk)).toBe(true);
+      expect(await flows(trunk, forTrunk, phone)).toBe(true);
+
+      // A repeated offer (a retransmission, a retry after a lost reply) keeps the same ports.
+      const again = await relay.offer({
+        callId,
+        fromTag: "phone",
+        sdp: sdpOf("127.0.0.1", phone.port),
+      });
+      expect(audioTarget(again).port).toBe(forTrunk.port);
+
+      await relay.release(callId);
+      await relay.release(callId); // already gone: still released
+    }, 30_000);
+
+    it("reaches a phone behind a NAT: media goes where its SIP came from, not to the private SDP address", async () => {
+      const phone = await newSide();
+      const trunk = await newSide();
+      const callId = `relay-nat-${randomBytes(6).toString("hex")}`;
+      const forTrunk = audioTarget(
+        await relay.offer({
+          callId,
+          fromTag: "phone",
+          // The phone knows only its private address; its SIP arrived from 127.0.0.1.
+          sdp: sdpOf("10.255.255.1", phone.port),
+          receivedFrom: "127.0.0.1",
+        }),
+      );
+      const forPhone = audioTarget(
+        await relay.answer({
+          callId,
+          fromTag: "phone",
+          toTag: "trunk",
+          sdp: sdpOf("127.0.0.1", trunk.port),
+        }),
+      );
+      expect(await flows(trunk, forTrunk, phone)).toBe(true);
+      expect(await flows(phone, forPhone, trunk)).toBe(true);
+      await relay.release(callId);
+    }, 30_000);
+
+    it("reports a relay that does not answer as RtpRelayError, after its tries", async () => {
+      const silent = await newSide(); // a UDP port nobody answers on
+      const unreachable = createRtpRelay({
+        host: "127.0.0.1",
+        port: silent.port,
+        timeoutMs: 100,
+        attempts: 2,
+      });
+      try {
+        await expect(
+          unreachable.offer({ callId: "nobody", fromTag: "a", sdp: sdpOf("127.0.0.1", 9) }),
+        ).rejects.toThrow(RtpRelayError);
+      } finally {
+        unreachable.close();
+      }
     });
-    try {
-      await expect(
-        unreachable.offer({ callId: "nobody", fromTag: "a", sdp: sdpOf("127.0.0.1", 9) }),
-      ).rejects.toThrow(RtpRelayError);
-    } finally {
-      unreachable.close();
-    }
-  });
 
-  it("reports an SDP the relay refuses as RtpRelayError with its reason", async () => {
-    await expect(
-      relay.answer({
-        callId: "never-offered",
-        fromTag: "a",
-        toTag: "b",
-        sdp: sdpOf("127.0.0.1", 9),
-      }),
-    ).rejects.toThrow(/refused the answer/);
-  });
-});
+    it("reports an SDP the relay refuses as RtpRelayError with its reason", async () => {
+      await expect(
+        relay.answer({
+          callId: "never-offered",
+          fromTag: "a",
+          toTag: "b",
+          sdp: sdpOf("127.0.0.1", 9),
+        }),
+      ).rejects.toThrow(/refused the answer/);
+    });
+  },
+);

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { createPool } from "@switchboard/kit";
+import { createPool, databaseUrlSetting } from "@switchboard/kit";
+import { z } from "zod";
 import { migrateInventory } from "./migrations.js";
 import { parseNumberCsv } from "./number-csv.js";
 import { importNumbers, inventoryCount, seedInventory } from "./seed.js";
@@ -11,6 +12,7 @@ import { importNumbers, inventoryCount, seedInventory } from "./seed.js";
  * - `seed-cli.js --csv FILE` (`-`: stdin): imports the numbers a carrier sold you
  *   (number-csv.ts), all or none; importing the same file again changes nothing.
  */
+const seedSettings = z.object({ DATABASE_URL: databaseUrlSetting });
 const { values } = parseArgs({
   options: {
     count: { type: "string", default: "10000" },
@@ -18,11 +20,12 @@ const { values } = parseArgs({
     csv: { type: "string" },
   },
 });
-const url = process.env.DATABASE_URL;
-if (!url) {
-  console.error("DATABASE_URL is required");
+const parsedSettings = seedSettings.safeParse(process.env);
+if (!parsedSettings.success) {
+  console.error(parsedSettings.error.issues.map((issue) => issue.message).join("\n"));
   process.exit(2);
 }
+const url = parsedSettings.data.DATABASE_URL;
 
 async function importCsv(pool: ReturnType<typeof createPool>, file: string): Promise<void> {
   const { numbers, errors } = parseNumberCsv(readFileSync(file === "-" ? 0 : file, "utf8"));

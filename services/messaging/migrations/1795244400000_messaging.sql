@@ -181,46 +181,10 @@ CREATE TABLE messaging.sandbox_network (
   accepted_at timestamptz NOT NULL DEFAULT now()
 );
 
--- Signing keys (kit createSigningKeysTable("messaging")): purpose "template".
-CREATE TABLE IF NOT EXISTS "messaging".signing_keys (
-  kid text PRIMARY KEY,
-  purpose text NOT NULL CHECK (purpose ~ '^[a-z][a-z0-9-]{0,63}$'),
-  alg text NOT NULL,
-  public_jwk jsonb NOT NULL,
-  private_key_encrypted text NOT NULL,
-  status text NOT NULL CHECK (status IN ('active', 'retired')),
-  created_at timestamptz NOT NULL DEFAULT now(),
-  retired_at timestamptz,
-  CHECK ((status = 'retired') = (retired_at IS NOT NULL))
-);
-CREATE UNIQUE INDEX IF NOT EXISTS signing_keys_active_key
-  ON "messaging".signing_keys (purpose) WHERE status = 'active';
-
--- Transactional outbox (kit createOutboxTable("messaging")).
-CREATE TABLE IF NOT EXISTS "messaging".outbox (
-  id text PRIMARY KEY CHECK (id LIKE 'evt\_%'),
-  type text NOT NULL,
-  account_id text NOT NULL,
-  resource_id text NOT NULL,
-  sequence bigint NOT NULL CHECK (sequence > 0),
-  data jsonb NOT NULL,
-  trace_carrier jsonb,
-  occurred_at timestamptz NOT NULL DEFAULT now(),
-  published_at timestamptz,
-  CONSTRAINT outbox_resource_sequence_key UNIQUE (resource_id, sequence)
-);
-CREATE INDEX IF NOT EXISTS outbox_unpublished_idx
-  ON "messaging".outbox (occurred_at, id) WHERE published_at IS NULL;
-CREATE TABLE IF NOT EXISTS "messaging".outbox_sequences (
-  resource_id text PRIMARY KEY,
-  last_sequence bigint NOT NULL CHECK (last_sequence > 0)
-);
+-- Kit's signing_keys, outbox: applied by kit's migrate (kitTables, src/migrations.ts), once created here.
 
 -- Down Migration
 
-DROP TABLE IF EXISTS messaging.outbox_sequences;
-DROP TABLE IF EXISTS messaging.outbox;
-DROP TABLE IF EXISTS messaging.signing_keys;
 DROP TABLE IF EXISTS messaging.sandbox_network;
 DROP TABLE IF EXISTS messaging.sender_submits;
 DROP TABLE IF EXISTS messaging.send_attempts;

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { type SmppConfig, smppConfigOf, smppSettings } from "./carrier/smpp/smpp-settings.js";
 import {
   carrierSetting,
+  carrierSideSettings,
   chooseCarrier,
   loadConfig,
   requireInProduction,
@@ -19,12 +20,7 @@ const ms = (fallback: number, min = 0, max = 86_400_000) =>
 const settingsObject = z.object({
   ...secretSettings,
   CARRIER: carrierSetting,
-  MESSAGING_CARRIER: z
-    .string()
-    .optional()
-    .describe(
-      "the messaging side's carrier adapter when it differs from CARRIER: `sandbox` or `smpp`",
-    ),
+  MESSAGING_CARRIER: carrierSideSettings.MESSAGING_CARRIER,
   ...smppSettings,
   SANDBOX_RECEIPT_DELAY_MS: ms(1_000, 0, 600_000).describe(
     "delay before a sandbox delivery receipt",

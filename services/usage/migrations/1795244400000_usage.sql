@@ -55,39 +55,9 @@ CREATE TRIGGER records_no_truncate
 
 REVOKE UPDATE, DELETE, TRUNCATE ON usage.records FROM PUBLIC;
 
--- Record-signing keys (kit createSigningKeysTable("usage")): purpose usage-record, EdDSA.
-CREATE TABLE IF NOT EXISTS usage.signing_keys (
-  kid text PRIMARY KEY,
-  -- What the key signs, e.g. usage-record, message-template, passport.
-  purpose text NOT NULL CHECK (purpose ~ '^[a-z][a-z0-9-]{0,63}$'),
-  alg text NOT NULL,
-  public_jwk jsonb NOT NULL,
-  -- v1.<scrypt params>.<salt>.<iv>.<ciphertext>.<tag>: PKCS#8 under AES-256-GCM, AAD = kid + purpose + alg.
-  private_key_encrypted text NOT NULL,
-  status text NOT NULL CHECK (status IN ('active', 'retired')),
-  created_at timestamptz NOT NULL DEFAULT now(),
-  retired_at timestamptz,
-  CHECK ((status = 'retired') = (retired_at IS NOT NULL))
-);
-
--- At most one active key per purpose.
-CREATE UNIQUE INDEX IF NOT EXISTS signing_keys_active_key
-  ON usage.signing_keys (purpose) WHERE status = 'active';
-
--- Event ids the business-fact consumer has applied (kit createProcessedEventsTable("usage")).
-CREATE TABLE IF NOT EXISTS usage.processed_events (
-  consumer text NOT NULL,
-  event_id text NOT NULL,
-  processed_at timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (consumer, event_id)
-);
-
-CREATE INDEX IF NOT EXISTS processed_events_processed_at_idx
-  ON usage.processed_events (processed_at);
+-- Kit's signing_keys, processed_events: applied by kit's migrate (kitTables, src/migrations.ts), once created here.
 
 -- Down Migration
 
-DROP TABLE IF EXISTS usage.processed_events;
-DROP TABLE IF EXISTS usage.signing_keys;
 DROP TABLE IF EXISTS usage.records;
 DROP FUNCTION IF EXISTS usage.refuse_record_change();

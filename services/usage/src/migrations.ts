@@ -6,4 +6,8 @@ export const migrationsDir = fileURLToPath(new URL("../migrations", import.meta.
 
 /** Applies the usage service's migrations to its `usage` schema; returns the names applied. */
 export const migrateUsage = (pool: Pool): Promise<string[]> =>
-  migrate(pool, { schema: "usage", dir: migrationsDir });
+  migrate(pool, {
+    schema: "usage",
+    dir: migrationsDir,
+    kitTables: ["signing_keys", "processed_events"],
+  });

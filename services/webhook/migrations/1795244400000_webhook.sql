@@ -112,44 +112,10 @@ CREATE TABLE webhook.sink_receipts (
 CREATE INDEX sink_receipts_by_account ON webhook.sink_receipts (account_id, id DESC);
 CREATE INDEX sink_receipts_received_at ON webhook.sink_receipts (received_at);
 
--- The kit's transactional outbox (webhook.delivered, webhook.subscription_disabled) and the
--- fan-out consumer's processed event ids (createOutboxTable / createProcessedEventsTable).
-CREATE TABLE IF NOT EXISTS "webhook".outbox (
-  id text PRIMARY KEY CHECK (id LIKE 'evt\_%'),
-  type text NOT NULL,
-  account_id text NOT NULL,
-  resource_id text NOT NULL,
-  sequence bigint NOT NULL CHECK (sequence > 0),
-  data jsonb NOT NULL,
-  trace_carrier jsonb,
-  occurred_at timestamptz NOT NULL DEFAULT now(),
-  published_at timestamptz,
-  CONSTRAINT outbox_resource_sequence_key UNIQUE (resource_id, sequence)
-);
-
-CREATE INDEX IF NOT EXISTS outbox_unpublished_idx
-  ON "webhook".outbox (occurred_at, id) WHERE published_at IS NULL;
-
-CREATE TABLE IF NOT EXISTS "webhook".outbox_sequences (
-  resource_id text PRIMARY KEY,
-  last_sequence bigint NOT NULL CHECK (last_sequence > 0)
-);
-
-CREATE TABLE IF NOT EXISTS "webhook".processed_events (
-  consumer text NOT NULL,
-  event_id text NOT NULL,
-  processed_at timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (consumer, event_id)
-);
-
-CREATE INDEX IF NOT EXISTS processed_events_processed_at_idx
-  ON "webhook".processed_events (processed_at);
+-- Kit's outbox, processed_events: applied by kit's migrate (kitTables, src/migrations.ts), once created here.
 
 -- Down Migration
 
-DROP TABLE IF EXISTS webhook.processed_events;
-DROP TABLE IF EXISTS webhook.outbox_sequences;
-DROP TABLE IF EXISTS webhook.outbox;
 DROP TABLE IF EXISTS webhook.sink_receipts;
 DROP TABLE IF EXISTS webhook.delivery_attempts;
 DROP TABLE IF EXISTS webhook.deliveries;

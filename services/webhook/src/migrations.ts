@@ -6,4 +6,8 @@ export const migrationsDir = fileURLToPath(new URL("../migrations", import.meta.
 
 /** Applies the webhook service's migrations to its `webhook` schema; returns the names applied. */
 export const migrateWebhook = (pool: Pool): Promise<string[]> =>
-  migrate(pool, { schema: "webhook", dir: migrationsDir });
+  migrate(pool, {
+    schema: "webhook",
+    dir: migrationsDir,
+    kitTables: ["outbox", "processed_events"],
+  });

@@ -4,6 +4,7 @@ import {
   createLogger,
   createPool,
   databaseCheck,
+  databaseUrlSetting,
   loadConfig,
   onShutdown,
   requireDatabaseAtStart,
@@ -20,7 +21,7 @@ import { startDeliveryWorkers } from "./server.js";
  * service when workers run apart.
  */
 const configSchema = z.object({
-  DATABASE_URL: z.string().min(1, "DATABASE_URL is required (a postgres:// URL)"),
+  DATABASE_URL: databaseUrlSetting,
   REDIS_URL: z.string().regex(/^rediss?:\/\//, "REDIS_URL is required (a redis:// URL)"),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(20),
   REDIS_QUEUE_PREFIX: z.string().min(1).max(100).optional(),

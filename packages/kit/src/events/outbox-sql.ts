@@ -1,8 +1,7 @@
 /**
  * DDL for the event tables a service keeps in its own schema (docs/architecture.md rules 3 and 4).
- * A service pastes the output into one of its own migrations, e.g.
- *   node -e 'import("@switchboard/kit").then(k => console.log(k.createOutboxTable("inventory")))'
- * so the tables are versioned with the rest of its schema; nothing here migrates by itself.
+ * Kit's `migrate` applies it to the service's schema on every start when the service names the
+ * table in `kitTables` (kit-tables.ts); so it must stay idempotent.
  */
 
 const schemaPattern = /^[a-z_][a-z0-9_]{0,62}$/;

@@ -1,10 +1,9 @@
 import { assertSchemaName } from "../events/outbox-sql.js";
 
 /**
- * `<schema>.signing_keys`: the DDL a service pastes into one of its own migrations, e.g.
- *   node -e 'import("@switchboard/kit").then(k => console.log(k.createSigningKeysTable("usage")))'
- * Same columns, checks and "one active key per purpose" index as `gateway.signing_keys`
- * (gateway/migrations/1795244400000_identity.sql); nothing here migrates by itself.
+ * `<schema>.signing_keys`, the table of the signing key store. Kit's `migrate` applies it to the
+ * schema of every service that names `signing_keys` in `kitTables` (kit-tables.ts), the
+ * gateway's included, on every start; so it must stay idempotent.
  */
 export function createSigningKeysTable(schema: string): string {
   const s = `"${assertSchemaName(schema)}"`;

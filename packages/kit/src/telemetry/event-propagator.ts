@@ -9,7 +9,7 @@ import {
   type Link,
 } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import type { TraceCarrier, TracedJobInfo, TracePropagator } from "../events/trace-context.js";
+import type { TraceCarrier, TracedJobInfo, TracePropagator } from "../events/trace-carrier.js";
 import { runInSpan, tracer } from "./spans.js";
 
 /**

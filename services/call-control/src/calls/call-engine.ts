@@ -1,5 +1,5 @@
 import type { Logger, Pool } from "@switchboard/kit";
-import type { CarrierAdapter, CarrierEvent, CarrierEvents } from "../carrier/carrier.js";
+import type { CarrierAdapter, CarrierEvent, CarrierEvents } from "./carrier.js";
 import type { ActionRunner, DueAction } from "../scheduler/action-runner.js";
 import { inTransaction, type Tx } from "../scheduler/tx.js";
 import { callColumns, type CallRow } from "./call-rows.js";

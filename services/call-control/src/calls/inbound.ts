@@ -1,5 +1,5 @@
 import { checkE164, DomainError, newId, requireAccount, validationFailed } from "@switchboard/kit";
-import type { callcontrol } from "@switchboard/proto";
+import { outboundCallLimits, type callcontrol } from "@switchboard/proto";
 import type { NumberDirectory } from "../inventory-directory.js";
 import { findAgentByName } from "../resources/agents.js";
 import { findRoute, findRouteByNumber } from "../resources/route-rows.js";
@@ -10,7 +10,6 @@ import { emitCallEvent } from "./call-events.js";
 import type { CallEngine } from "./call-engine.js";
 import { findCall } from "./call-queries.js";
 import { callColumns, type CallRow } from "./call-rows.js";
-import { defaultTimeLimitSeconds } from "./outbound-request.js";
 import { claimSeat } from "./seat-claims.js";
 import { afterAnswer, callTimerKinds } from "./transitions.js";
 
@@ -72,7 +71,7 @@ export async function receiveInboundCall(
         route?.seat_id ?? null,
         route?.id ?? null,
         deps.ringTimeoutSeconds,
-        defaultTimeLimitSeconds,
+        outboundCallLimits.timeLimitSeconds.default,
         route ? null : "no_route",
         route ? null : "platform",
         route ? null : 404,

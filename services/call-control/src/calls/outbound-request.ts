@@ -1,10 +1,8 @@
-import type { callcontrol } from "@switchboard/proto";
+import { outboundCallLimits, type callcontrol } from "@switchboard/proto";
 import { checkE164, checkIntRange, requestFingerprint, requireAccount } from "@switchboard/kit";
 import { checkAgentName } from "../validation.js";
 
-export const defaultTimeoutSeconds = 30;
-export const defaultTimeLimitSeconds = 14_400;
-export const maxClientStateBytes = 1024;
+const { timeoutSeconds, timeLimitSeconds, clientStateMaxBytes } = outboundCallLimits;
 
 /** A validated outbound call request with its defaults applied. */
 export interface OutboundRequest {
@@ -32,19 +30,25 @@ export function parseOutboundRequest(
   if (request.seatId !== undefined && !/^seat_[0-9a-z]{26}$/.test(request.seatId)) {
     errors.add("#/seat_id", "must be a seat id (seat_…)");
   }
-  checkIntRange(errors, "#/timeout_seconds", request.timeoutSeconds, 5, 120);
+  checkIntRange(
+    errors,
+    "#/timeout_seconds",
+    request.timeoutSeconds,
+    timeoutSeconds.min,
+    timeoutSeconds.max,
+  );
   checkIntRange(
     errors,
     "#/time_limit_seconds",
     request.timeLimitSeconds,
-    1,
-    defaultTimeLimitSeconds,
+    timeLimitSeconds.min,
+    timeLimitSeconds.max,
   );
   if (
     request.clientState !== undefined &&
-    Buffer.byteLength(request.clientState) > maxClientStateBytes
+    Buffer.byteLength(request.clientState) > clientStateMaxBytes
   ) {
-    errors.add("#/client_state", `must be at most ${maxClientStateBytes} bytes (UTF-8)`);
+    errors.add("#/client_state", `must be at most ${clientStateMaxBytes} bytes (UTF-8)`);
   }
   const callback = request.statusCallback;
   if (callback && (callback.url === "" || callback.url.length > 2048)) {
@@ -57,8 +61,8 @@ export function parseOutboundRequest(
     from: request.from,
     agent: request.agent,
     seatId: request.seatId,
-    timeoutSeconds: request.timeoutSeconds ?? defaultTimeoutSeconds,
-    timeLimitSeconds: request.timeLimitSeconds ?? defaultTimeLimitSeconds,
+    timeoutSeconds: request.timeoutSeconds ?? timeoutSeconds.default,
+    timeLimitSeconds: request.timeLimitSeconds ?? timeLimitSeconds.default,
     clientState: request.clientState,
     statusCallback: callback && { url: callback.url, events: [...callback.events] },
   };

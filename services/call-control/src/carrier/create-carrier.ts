@@ -2,7 +2,7 @@ import type { Logger } from "@switchboard/kit";
 import type { CallControlSettings } from "../config.js";
 import { createRtpRelay } from "../sip/rtp-relay.js";
 import type { RunningSip } from "../sip/sip-service.js";
-import type { CarrierAdapter } from "./carrier.js";
+import type { CarrierAdapter } from "../calls/carrier.js";
 import { createSandboxCarrier } from "./sandbox/sandbox-carrier.js";
 import { createSipCarrier } from "./sip/sip-carrier.js";
 import type { InboundDelivery } from "./sip/sip-inbound.js";

@@ -9,7 +9,7 @@ import type {
   DialRequest,
   HangupRequest,
   InboundAnswer,
-} from "../carrier.js";
+} from "../../calls/carrier.js";
 import {
   inboundCallerHangup,
   sandboxScript,

@@ -25,7 +25,12 @@ import { latestLiveBinding } from "../../sip/registrar/registrations.js";
 import { phoneRoute } from "../../sip/registrar/path.js";
 import type { RunningSip } from "../../sip/sip-service.js";
 import type { SipTrunk } from "../../sip/sip-settings.js";
-import type { CarrierAdapter, CarrierEvents, CarrierTimers, DialRequest } from "../carrier.js";
+import type {
+  CarrierAdapter,
+  CarrierEvents,
+  CarrierTimers,
+  DialRequest,
+} from "../../calls/carrier.js";
 import type { Ipv4Block } from "../../sip/trunk-allow.js";
 import { createAckWaits } from "./sip-ack-waits.js";
 import { handleInDialogRequests } from "./sip-in-dialog.js";

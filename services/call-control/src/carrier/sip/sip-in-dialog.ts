@@ -13,7 +13,7 @@ import type { SipEndpoint, SipRequestContext } from "../../sip/stack/endpoint.js
 import { responseTo, type NameAddress, type SipRequest } from "../../sip/stack/message.js";
 import { carriesSdp } from "../../sip/stack/sdp.js";
 import type { Ipv4Block } from "../../sip/trunk-allow.js";
-import type { CarrierEvents } from "../carrier.js";
+import type { CarrierEvents } from "../../calls/carrier.js";
 import type { AckWaits } from "./sip-ack-waits.js";
 import type { MediaRelay } from "./sip-media.js";
 import { relayOffer } from "./sip-relay.js";

@@ -27,7 +27,7 @@ import { phoneRoute } from "../../sip/registrar/path.js";
 import { carriesSdp } from "../../sip/stack/sdp.js";
 import { responseFromRow, serverInviteOf } from "../../sip/dialogs/server-responses.js";
 import { allowedSource, type Ipv4Block } from "../../sip/trunk-allow.js";
-import type { CarrierEvents } from "../carrier.js";
+import type { CarrierEvents } from "../../calls/carrier.js";
 import { hangupForFailure, hangupForStatus } from "./sip-causes.js";
 import type { SipLegs } from "./sip-legs.js";
 import type { MediaRelay } from "./sip-media.js";

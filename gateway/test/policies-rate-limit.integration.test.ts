@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningGateway } from "@switchboard/gateway";
-import { createAccount, createServiceToken } from "../src/auth/index.js";
+import { createAccount, createServiceToken } from "../src/admin/index.js";
 import { startTestPlatform, type TestPlatform } from "@switchboard/test-support/platform";
 
 /**

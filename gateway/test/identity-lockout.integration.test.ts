@@ -2,14 +2,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vites
 import { createPool, DomainError, type Pool } from "@switchboard/kit";
 import { testDatabaseKinds, type TestDatabase } from "@switchboard/kit/testing";
 import {
-  createAccount,
-  createClient,
   createIdentity,
   migrateGateway,
-  type CreatedClient,
   type Identity,
   type TokenRequest,
 } from "../src/auth/index.js";
+import { createAccount, createClient, type CreatedClient } from "../src/admin/index.js";
 import { ClientLockout, LOCKOUT_THRESHOLD, MAX_LOCK_SECONDS } from "../src/auth/client-lockout.js";
 import { HashingGate } from "../src/auth/hashing-gate.js";
 

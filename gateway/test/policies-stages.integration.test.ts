@@ -27,7 +27,7 @@ import { PolicyCounters } from "../src/policies/policy-counters.js";
 import { parseRateLimits } from "../src/policies/rate-limit-config.js";
 import { createRateLimiter } from "../src/policies/rate-limit-stage.js";
 import { created, ok } from "../src/routes/replies.js";
-import { defineRoute } from "../src/routes/route-spec.js";
+import { defineRoute } from "../src/http/route-spec.js";
 
 const logger = createLogger("test", { level: "silent" });
 const ERRORS_URL = "http://gw.test/v1/errors";

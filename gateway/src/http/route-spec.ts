@@ -3,7 +3,7 @@ import type { z } from "zod";
 import { DomainError, type ProblemKind } from "@switchboard/kit";
 import type { Principal, Scope } from "../auth/index.js";
 import type { AccountRpc, PublicRpc, RequestRpc } from "../backend-rpc.js";
-import { readInputs } from "../http/request-inputs.js";
+import { readInputs } from "./request-inputs.js";
 
 /** What a handler returns; the pipeline turns it into the HTTP response. */
 export interface Reply {

@@ -3,16 +3,18 @@ import { SignJWT, base64url, decodeJwt, generateKeyPair, type JWTPayload } from 
 import { DomainError, createPool, type Pool } from "@switchboard/kit";
 import { testDatabaseKinds, type TestDatabase } from "@switchboard/kit/testing";
 import {
-  createAccount,
-  createClient,
   createIdentity,
-  createServiceToken,
   migrateGateway,
   requireScope,
-  revokeServiceToken,
   type Identity,
   type Principal,
 } from "../src/auth/index.js";
+import {
+  createAccount,
+  createClient,
+  createServiceToken,
+  revokeServiceToken,
+} from "../src/admin/index.js";
 import { createAccessTokenVerifier } from "../src/auth/access-token-verifier.js";
 import { httpStatusOf } from "../src/http/problem.js";
 

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool, type Pool } from "@switchboard/kit";
 import { createRealTestDatabase, type TestDatabase } from "@switchboard/kit/testing";
-import { createAccount, createClient, migrateGateway } from "../src/auth/index.js";
+import { migrateGateway } from "../src/auth/index.js";
+import { createAccount, createClient } from "../src/admin/index.js";
 import { clientStatusReader } from "../src/auth/authenticator.js";
 import { ClientStatusCache } from "../src/auth/client-status-cache.js";
 
@@ -43,7 +44,9 @@ describe("ClientStatusCache on PostgreSQL", () => {
       async () =>
         (
           await pool.query(
-            `SELECT 1 FROM pg_stat_activity WHERE query LIKE 'LISTEN "gateway_client_status"%'`,
+            // This database's only: other suites' gateways listen on the same server.
+            `SELECT 1 FROM pg_stat_activity WHERE datname = current_database()
+                AND query LIKE 'LISTEN "gateway_client_status"%'`,
           )
         ).rowCount === 1,
       "the LISTEN",

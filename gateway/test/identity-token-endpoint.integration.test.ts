@@ -3,15 +3,17 @@ import { decodeJwt, decodeProtectedHeader } from "jose";
 import { createPool, type Pool } from "@switchboard/kit";
 import { testDatabaseKinds, type TestDatabase } from "@switchboard/kit/testing";
 import {
-  createAccount,
-  createClient,
   createIdentity,
-  disableClient,
   migrateGateway,
-  type CreatedClient,
   type Identity,
   type TokenRequest,
 } from "../src/auth/index.js";
+import {
+  createAccount,
+  createClient,
+  disableClient,
+  type CreatedClient,
+} from "../src/admin/index.js";
 
 const ISSUER = "https://api.switchboard.test";
 const AUDIENCE = "https://api.switchboard.test/v1";

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DomainError, createPool, type Pool } from "@switchboard/kit";
 import { testDatabaseKinds, type TestDatabase } from "@switchboard/kit/testing";
-import { createIdentity, runAdminCli, type Identity } from "../src/auth/index.js";
+import { createIdentity, type Identity } from "../src/auth/index.js";
+import { runAdminCli } from "../src/admin/index.js";
 
 const SECRET = "cli-signing-key-secret";
 /** The platform's own account here (BOOTSTRAP_ACCOUNT): the only one whose credentials hold admin. */

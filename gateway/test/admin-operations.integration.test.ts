@@ -2,20 +2,17 @@ import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool, type Pool } from "@switchboard/kit";
 import { testDatabaseKinds, type TestDatabase } from "@switchboard/kit/testing";
+import { createIdentity, migrateGateway, scopes, type Identity } from "../src/auth/index.js";
 import {
   createAccount,
   createClient,
-  createIdentity,
   createServiceToken,
   ensureBootstrap,
   listAccounts,
   listClients,
   listServiceTokens,
-  migrateGateway,
   revokeServiceToken,
-  scopes,
-  type Identity,
-} from "../src/auth/index.js";
+} from "../src/admin/index.js";
 
 /** Every column of the row, as text, so a plaintext secret cannot hide in any of them. */
 const rowText = (row: Record<string, unknown>) =>

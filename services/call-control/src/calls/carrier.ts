@@ -1,4 +1,4 @@
-import type { Hangup } from "../calls/states.js";
+import type { Hangup } from "./states.js";
 import type { ActionKind } from "../scheduler/action-runner.js";
 import type { Tx } from "../scheduler/tx.js";
 
