@@ -2,7 +2,7 @@
  * `x-codeSamples` of every operation (Redoc shows them beside it): a curl command and the same
  * call through the TypeScript SDK (@switchboard/sdk). Both are built from the operation as the
  * document states it (path, the path parameters' and the request body's examples, the security)
- * so they show the story's values; test/sdk/code-samples.test.ts runs every one of them.
+ * so they show the story's values; test/sdk/code-samples.integration.test.ts runs every one of them.
  *
  * Both read the environment: SWITCHBOARD_URL (the gateway), SWITCHBOARD_TOKEN (curl: an access
  * token, see POST /oauth/token), SWITCHBOARD_CLIENT_ID and SWITCHBOARD_CLIENT_SECRET.
