@@ -1,5 +1,5 @@
 import type { ProblemKind } from "@switchboard/kit";
-import { httpProblems, problemCode, problemType } from "../http/problem.js";
+import { httpProblem, problemCode, problemType } from "../http/problem.js";
 import { story } from "../schemas/story.js";
 
 /** A detail each kind's example shows: what the gateway says in that case, in the story. */
@@ -64,11 +64,11 @@ export function problemExamples(
     kinds.map((kind) => [
       kind,
       {
-        summary: httpProblems[kind].title,
+        summary: httpProblem(kind).title,
         value: {
           type: problemType(context.errorsUrl, kind),
-          title: httpProblems[kind].title,
-          status: httpProblems[kind].status,
+          title: httpProblem(kind).title,
+          status: httpProblem(kind).status,
           code: problemCode(kind),
           detail: details[kind](context.noun),
           instance: `urn:switchboard:request:${story.requestId}`,
