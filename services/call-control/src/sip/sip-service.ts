@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { internalKey, type Logger, type Pool } from "@switchboard/kit";
 import { startSipEndpoint, type SipEndpoint, type SipRequestHandler } from "./stack/endpoint.js";
 import { responseTo } from "./stack/message.js";
@@ -6,6 +7,7 @@ import { sweepNonceUses } from "./registrar/nonce-uses.js";
 import { createRegistrar } from "./registrar/registrar.js";
 import { sweepExpiredBindings } from "./registrar/registrations.js";
 import type { SipSettings } from "./sip-settings.js";
+import type { SipFlow, SipTlsOptions } from "./stack/transport.js";
 
 export interface RunningSip {
   endpoint: SipEndpoint;
@@ -36,11 +38,21 @@ export async function startSip(options: {
     .map((host) => host.toLowerCase());
   // The registrar records the public address, whose port may be the one just bound.
   const bound: { registrar?: SipRequestHandler } = {};
+  const trunk = settings.trunk;
   const endpoint = await startSipEndpoint({
     host: settings.listen.host,
     port: settings.listen.port,
     logger,
     publicAddress: settings.publicAddress,
+    tls: await tlsOptions(settings.tls),
+    // A phone's connection outlives its longest registration (it re-registers before then).
+    streamIdleMs: (settings.maxExpires + 300) * 1000,
+    // The only peer a connection is opened to: phones are reached over their own connection.
+    dialable: (flow: SipFlow) =>
+      !!trunk &&
+      flow.transport === trunk.transport &&
+      flow.address.toLowerCase() === trunk.host &&
+      flow.port === trunk.port,
     handlers: {
       REGISTER: async (request, context) => {
         if (bound.registrar) return bound.registrar(request, context);
@@ -72,9 +84,14 @@ export async function startSip(options: {
     );
   }, sweepIntervalMs);
   sweep.unref();
+  const tlsPort = endpoint.transport.tlsPort;
   logger.info(
-    { listen: `${endpoint.transport.host}:${endpoint.transport.port}`, public: publicAddress },
-    "sip: listening (udp, tcp)",
+    {
+      listen: `${endpoint.transport.host}:${endpoint.transport.port}`,
+      ...(tlsPort !== undefined ? { tls: `${endpoint.transport.host}:${tlsPort}` } : {}),
+      public: publicAddress,
+    },
+    tlsPort !== undefined ? "sip: listening (udp, tcp, tls)" : "sip: listening (udp, tcp)",
   );
   return {
     endpoint,
@@ -83,5 +100,29 @@ export async function startSip(options: {
       clearInterval(sweep);
       await endpoint.stop();
     },
+  };
+}
+
+/**
+ * The TLS options from SIP_TLS_*: the listener's certificate and key, the trunk's CAs, read
+ * now; a file that cannot be read fails the start.
+ */
+async function tlsOptions(tls: SipSettings["tls"]): Promise<SipTlsOptions | undefined> {
+  const read = async (name: string, path: string | undefined) => {
+    if (path === undefined) return undefined;
+    try {
+      return await readFile(path);
+    } catch (error) {
+      throw new Error(`${name}: cannot read ${path}: ${(error as NodeJS.ErrnoException).code}`);
+    }
+  };
+  const [cert, key, ca] = await Promise.all([
+    read("SIP_TLS_CERT_FILE", tls.certFile),
+    read("SIP_TLS_KEY_FILE", tls.keyFile),
+    read("SIP_TLS_CA_FILE", tls.caFile),
+  ]);
+  return {
+    listen: tls.port !== undefined && cert && key ? { port: tls.port, cert, key } : undefined,
+    ca,
   };
 }

@@ -6,9 +6,11 @@ import { ipv4Number, parseIpv4Block, type Ipv4Block } from "./trunk-allow.js";
 const hostPort = /^([A-Za-z0-9.-]+):(\d{1,5})$/;
 const hostAndOptionalPort = /^([A-Za-z0-9.-]+)(?::(\d{1,5}))?$/;
 
-/** The trunk: `sip:host[:port]` with optional parameters; only UDP is spoken to it yet. */
+/** The trunk: `sip:` or `sips:` (TLS), `host[:port]`, optional parameters (`transport`). */
 const trunkUri =
-  /^sip:([A-Za-z0-9.-]+)(?::(\d{1,5}))?((?:;[A-Za-z0-9_.!~*'()%+-]+(?:=[A-Za-z0-9_.!~*'()%+-]+)?)*)$/i;
+  /^(sips?):([A-Za-z0-9.-]+)(?::(\d{1,5}))?((?:;[A-Za-z0-9_.!~*'()%+-]+(?:=[A-Za-z0-9_.!~*'()%+-]+)?)*)$/i;
+const trunkTransportParam = (uri: string) => /;transport=([^;]*)/i.exec(uri)?.[1]?.toLowerCase();
+const port = z.coerce.number().int().min(0).max(65_535);
 
 const seconds = (fallback: number, max: number) =>
   z.coerce.number().int().min(1).max(max).default(fallback);
@@ -22,6 +24,32 @@ export const sipSettingsFields = {
     .optional()
     .describe(
       "`host:port` the SIP listener binds, UDP and TCP (e.g. `0.0.0.0:5060`; port 0 takes a free one, for tests); unset, no SIP listener starts",
+    ),
+  SIP_TLS_PORT: port
+    .optional()
+    .describe(
+      "the port of the SIP-over-TLS listener (SIPS, usually 5061) on SIP_LISTEN's host, for phones; 0 takes a free one (tests); unset, no TLS listener. Needs SIP_TLS_CERT_FILE and SIP_TLS_KEY_FILE; its public port is the same",
+    ),
+  SIP_TLS_CERT_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "path of the PEM certificate chain the TLS listener presents (also the client certificate of TLS connections to the trunk); read at start",
+    ),
+  SIP_TLS_KEY_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "path of the PEM private key of SIP_TLS_CERT_FILE (a secret: never logged); read at start",
+    ),
+  SIP_TLS_CA_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "path of PEM CA certificates a TLS trunk's certificate must chain to (default: the system's CAs); read at start",
     ),
   SIP_PUBLIC_ADDRESS: z
     .string()
@@ -54,15 +82,21 @@ export const sipSettingsFields = {
     ),
   SIP_TRUNK_URI: z
     .string()
-    .regex(trunkUri, "must be a SIP URI: sip:host[:port][;transport=udp]")
-    .refine((v) => Number(trunkUri.exec(v)?.[2] ?? 5060) <= 65535, "the port must be 1–65535")
-    .refine(
-      (v) => /^(udp)?$/i.test(/;transport=([^;]*)/i.exec(v)?.[1] ?? ""),
-      "transport: only udp is supported yet",
+    .regex(
+      trunkUri,
+      "must be a SIP URI: sip:host[:port][;transport=udp|tcp|tls] or sips:host[:port]",
     )
+    .refine((v) => Number(trunkUri.exec(v)?.[3] ?? 5060) <= 65535, "the port must be 1–65535")
+    .refine((v) => {
+      const transport = trunkTransportParam(v);
+      const sips = trunkUri.exec(v)?.[1]?.toLowerCase() === "sips";
+      return (
+        transport === undefined || (sips ? transport === "tls" : /^(udp|tcp|tls)$/.test(transport))
+      );
+    }, "transport must be udp, tcp or tls (sips: is tls)")
     .optional()
     .describe(
-      "sip voice carrier: the carrier's SIP trunk outbound calls go to (`sip:trunk.example.net:5060;transport=udp`; UDP only yet); required with VOICE_CARRIER=sip",
+      "sip voice carrier: the carrier's SIP trunk outbound calls go to: `sip:trunk.example.net:5060;transport=udp` (the default transport), `;transport=tcp`, or TLS as `sips:trunk.example.net` / `;transport=tls` (port 5061 unless named; its certificate is verified, SIP_TLS_CA_FILE); required with VOICE_CARRIER=sip",
     ),
   SIP_TRUNK_USERNAME: z
     .string()
@@ -142,14 +176,18 @@ export function sipSettings(value: SipFieldValues) {
     ),
     nonceLifetimeMs: value.SIP_NONCE_LIFETIME_SECONDS * 1000,
     digestAlgorithms: value.SIP_DIGEST_ALGORITHMS,
+    tls: tlsOf(value),
     trunk: trunkOf(value),
     trunkAllow: trunkAllowOf(value),
     rtpRelay: rtpRelayOf(value),
   };
 }
 
-/** Where outbound calls go: the trunk's host and port, and its digest credentials if any. */
+/** Where outbound calls go: the trunk's transport, host and port, its digest credentials if any. */
 export interface SipTrunk {
+  /** `sips` when SIP_TRUNK_URI says so (then the transport is TLS). */
+  scheme: "sip" | "sips";
+  transport: "udp" | "tcp" | "tls";
   host: string;
   port: number;
   username: string | undefined;
@@ -159,18 +197,33 @@ export interface SipTrunk {
 function trunkOf(value: SipFieldValues): SipTrunk | undefined {
   const match = value.SIP_TRUNK_URI ? trunkUri.exec(value.SIP_TRUNK_URI) : null;
   if (!match) return undefined;
+  const param = trunkTransportParam(value.SIP_TRUNK_URI!);
+  const transport =
+    match[1]!.toLowerCase() === "sips" || param === "tls" ? "tls" : param === "tcp" ? "tcp" : "udp";
   return {
-    host: match[1]!.toLowerCase(),
-    port: match[2] ? Number(match[2]) : 5060,
+    scheme: match[1]!.toLowerCase() === "sips" ? "sips" : "sip",
+    transport,
+    host: match[2]!.toLowerCase(),
+    port: match[3] ? Number(match[3]) : transport === "tls" ? 5061 : 5060,
     username: value.SIP_TRUNK_USERNAME,
     password: value.SIP_TRUNK_PASSWORD,
+  };
+}
+
+/** The TLS listener's port and the files of its certificate, key and the trunk's CAs. */
+function tlsOf(value: SipFieldValues) {
+  return {
+    port: value.SIP_TLS_PORT,
+    certFile: value.SIP_TLS_CERT_FILE,
+    keyFile: value.SIP_TLS_KEY_FILE,
+    caFile: value.SIP_TLS_CA_FILE,
   };
 }
 
 /** The sources whose INVITEs are inbound calls: SIP_TRUNK_ALLOW, else the trunk's IP address. */
 function trunkAllowOf(value: SipFieldValues): Ipv4Block[] {
   if (value.SIP_TRUNK_ALLOW) return value.SIP_TRUNK_ALLOW;
-  const host = value.SIP_TRUNK_URI ? trunkUri.exec(value.SIP_TRUNK_URI)?.[1] : undefined;
+  const host = value.SIP_TRUNK_URI ? trunkUri.exec(value.SIP_TRUNK_URI)?.[2] : undefined;
   const base = host === undefined ? undefined : ipv4Number(host);
   return base === undefined ? [] : [{ base, bits: 32 }];
 }
@@ -199,6 +252,20 @@ export function checkSipSettings(value: SipFieldValues, ctx: z.RefinementCtx): v
       code: "custom",
       path: ["SIP_PUBLIC_ADDRESS"],
       message: "is required when SIP_LISTEN binds every interface (0.0.0.0)",
+    });
+  }
+  if (value.SIP_TLS_PORT !== undefined) {
+    for (const name of ["SIP_TLS_CERT_FILE", "SIP_TLS_KEY_FILE"] as const) {
+      if (value[name] === undefined) {
+        ctx.addIssue({ code: "custom", path: [name], message: "is required with SIP_TLS_PORT" });
+      }
+    }
+  }
+  if ((value.SIP_TLS_CERT_FILE === undefined) !== (value.SIP_TLS_KEY_FILE === undefined)) {
+    ctx.addIssue({
+      code: "custom",
+      path: [value.SIP_TLS_CERT_FILE === undefined ? "SIP_TLS_CERT_FILE" : "SIP_TLS_KEY_FILE"],
+      message: "SIP_TLS_CERT_FILE and SIP_TLS_KEY_FILE go together",
     });
   }
   if ((value.SIP_TRUNK_USERNAME === undefined) !== (value.SIP_TRUNK_PASSWORD === undefined)) {

@@ -17,7 +17,8 @@ import {
   type DialogLeg,
   type NewDialog,
 } from "../../sip/dialogs/dialogs.js";
-import type { SipResponse } from "../../sip/stack/message.js";
+import type { NameAddress, SipResponse } from "../../sip/stack/message.js";
+import type { SipTransportName } from "../../sip/stack/transport.js";
 import { carriesSdp, heldAnswer } from "../../sip/stack/sdp.js";
 import { latestLiveBinding } from "../../sip/registrar/registrations.js";
 import type { RunningSip } from "../../sip/sip-service.js";
@@ -30,7 +31,7 @@ import { createSipInbound, inboundKinds, type InboundDelivery } from "./sip-inbo
 import { createSipLegs } from "./sip-legs.js";
 import { createPhoneMedia } from "./sip-phone-media.js";
 import { hangupForFailure, hangupForStatus } from "./sip-causes.js";
-import type { MediaRelay } from "./sip-media.js";
+import { MediaRefused, type MediaRelay } from "./sip-media.js";
 import { createTrunkResponses } from "./sip-trunk-responses.js";
 
 /** The final response a closeLegs action gives a ringing inbound call's INVITE (480 unless named). */
@@ -80,7 +81,10 @@ export function createSipCarrier(options: {
   const owner = sip.publicAddress;
   const ownerHost = owner.replace(/:\d+$/, "");
   const instance = randomBytes(8).toString("hex");
-  const contact = [{ uri: `sip:switchboard@${owner}`, params: {} }];
+  /** Our Contact on a leg over `transport` (TLS: the TLS listener's port). */
+  const contact = (transport: SipTransportName): NameAddress[] => [
+    { uri: contactUri(endpoint.sentBy(transport), transport), params: {} },
+  ];
   const ackWaits = createAckWaits();
   const trunkResponses = createTrunkResponses({
     endpoint,
@@ -142,6 +146,7 @@ export function createSipCarrier(options: {
     lockCall,
     contact,
     owner,
+    sentBy: (transport) => endpoint.sentBy(transport),
     instance,
     domain,
     logger,
@@ -168,11 +173,12 @@ export function createSipCarrier(options: {
       flow: { transport: phone.transport, address: phone.source_address, port: phone.source_port },
       offer: null,
       owner,
+      sentBy: endpoint.sentBy(phone.transport),
       instance,
     });
     if (!(await insertDialog(tx.client, dialog))) return; // a repeat of the dial
     tx.afterCommit(() =>
-      legs.invite(dialog, inviteOf(dialog as Dialog, { contact }), {
+      legs.invite(dialog, inviteOf(dialog as Dialog, { contact: contact(phone.transport) }), {
         onResponse: (response) => onPhoneResponse(callId, dial, response, phone.source_address),
         onFailure: (reason) => onLegFailed(callId, "phone", hangupForFailure(reason, "caller")),
       }),
@@ -196,20 +202,28 @@ export function createSipCarrier(options: {
     setup.answered.add("phone");
     const phoneOffer = response.content || undefined;
     const relayed = phoneOffer
-      ? media.offer({ callId, offerer: "phone", sdp: phoneOffer, flow: phoneAddress })
+      ? media.offer({
+          callId,
+          offerer: "phone",
+          sdp: phoneOffer,
+          flow: phoneAddress,
+          secure: false,
+        })
       : Promise.resolve(undefined);
     relayed.then(
       (offer) => phoneAnswered(callId, dial, response, offer, phoneOffer),
       (error: unknown) => {
-        logger.warn({ err: error, callId }, "sip: the RTP relay refused the phone's offer");
-        phoneAnswered(callId, dial, response, undefined, phoneOffer);
+        const refused = error instanceof MediaRefused;
+        if (refused) logger.info({ callId }, "sip: the phone offered SRTP and no RTP relay is set");
+        else logger.warn({ err: error, callId }, "sip: the RTP relay refused the phone's offer");
+        phoneAnswered(callId, dial, response, undefined, phoneOffer, refused ? error.status : 503);
       },
     );
   };
 
   /**
    * The phone's 2xx with its offer (`offer`: as the relay rewrote it; undefined when there is
-   * none to send): the trunk is INVITEd with it.
+   * none to send, `refusal` then the SIP code the call ends with): the trunk is INVITEd with it.
    */
   const phoneAnswered = (
     callId: string,
@@ -217,6 +231,7 @@ export function createSipCarrier(options: {
     response: SipResponse,
     offer: string | undefined,
     phoneOffer: string | undefined,
+    refusal = 503,
   ) => {
     react(callId, async (tx) => {
       const status = await lockCall(tx, callId);
@@ -243,7 +258,7 @@ export function createSipCarrier(options: {
         await ended(tx, callId, {
           cause: "network_error",
           source,
-          sipCode: phoneOffer ? 503 : 200,
+          sipCode: phoneOffer ? refusal : 200,
         });
         await legs.close(tx, callId, "phone");
         return;
@@ -261,16 +276,19 @@ export function createSipCarrier(options: {
   // ---- the trunk leg ----
 
   const inviteTrunkDialog = (callId: string, dial: DialPayload, offer: string): NewDialog => {
-    const uri = `sip:${dial.to}@${trunk.host}:${trunk.port};user=phone`;
+    const transport =
+      trunk.scheme === "sips" || trunk.transport === "udp" ? "" : `;transport=${trunk.transport}`;
+    const uri = `${trunk.scheme}:${dial.to}@${trunk.host}:${trunk.port}${transport};user=phone`;
     return callingDialog({
       callId,
       leg: "trunk",
       localUri: `sip:${dial.from}@${ownerHost};user=phone`,
       remoteUri: uri,
       inviteUri: uri,
-      flow: { transport: "udp", address: trunk.host, port: trunk.port },
+      flow: { transport: trunk.transport, address: trunk.host, port: trunk.port },
       offer,
       owner,
+      sentBy: endpoint.sentBy(trunk.transport),
       instance,
     });
   };
@@ -283,7 +301,11 @@ export function createSipCarrier(options: {
     const identity = `${dial.identity};info=<${dial.identity_info}>;alg=ES256;ppt=shaken`;
     legs.invite(
       dialog,
-      inviteOf(dialog, { contact, identity, ...authorization }, dialog.remote_sdp ?? undefined),
+      inviteOf(
+        dialog,
+        { contact: contact(dialog.flow_transport), identity, ...authorization },
+        dialog.remote_sdp ?? undefined,
+      ),
       {
         onResponse: (response) => onTrunkResponse(dialog, dial, response),
         onFailure: (reason) =>
@@ -569,3 +591,7 @@ export function createSipCarrier(options: {
     },
   };
 }
+
+/** Our Contact URI at `address` (`host:port`) over `transport` (RFC 3261 §19.1.1 `transport`). */
+export const contactUri = (address: string, transport: SipTransportName): string =>
+  `sip:switchboard@${address}${transport === "udp" ? "" : `;transport=${transport}`}`;

@@ -23,6 +23,7 @@ import {
   type SipResponse,
 } from "../../sip/stack/message.js";
 import { latestLiveBinding } from "../../sip/registrar/registrations.js";
+import type { SipTransportName } from "../../sip/stack/transport.js";
 import { carriesSdp } from "../../sip/stack/sdp.js";
 import { responseFromRow, serverInviteOf } from "../../sip/dialogs/server-responses.js";
 import { allowedSource, type Ipv4Block } from "../../sip/trunk-allow.js";
@@ -88,8 +89,10 @@ export function createSipInbound(options: {
   attached(): CarrierEvents;
   react(callId: string, work: (tx: Tx) => Promise<void>): void;
   lockCall(tx: Tx, callId: string): Promise<string | undefined>;
-  contact: NameAddress[];
+  contact(transport: SipTransportName): NameAddress[];
   owner: string;
+  /** What our Via says over a transport. */
+  sentBy(transport: SipTransportName): string;
   instance: string;
   domain: string;
   logger: Logger;
@@ -144,7 +147,7 @@ export function createSipInbound(options: {
     if (!row) return false;
     if (row.state === "calling") {
       trunkResponses.hold(row.sip_call_id, respond);
-      const ringing = responseFromRow(row, 180, { contact });
+      const ringing = responseFromRow(row, 180, { contact: contact(row.flow_transport) });
       if (ringing) respond(ringing);
     }
     return true;
@@ -204,7 +207,7 @@ export function createSipInbound(options: {
     }
     trunkResponses.hold(request.headers["call-id"], respond);
     const row = { ...trunkLeg(call.id), acked: false } as Dialog;
-    const ringing = responseFromRow(row, 180, { contact });
+    const ringing = responseFromRow(row, 180, { contact: contact(row.flow_transport) });
     if (ringing) respond(ringing);
   };
 
@@ -268,21 +271,33 @@ export function createSipInbound(options: {
       flow: { transport: phone.transport, address: phone.source_address, port: phone.source_port },
       offer: trunk.remote_sdp,
       owner,
+      sentBy: options.sentBy(phone.transport),
       instance: options.instance,
     });
     if (!(await insertDialog(tx.client, dialog))) return;
     await tx.schedule({ callId, kind: inboundKinds.phoneTimeout, delayMs: phoneAnswerMs });
     tx.afterCommit(() => {
       void media
-        .offer({ callId, offerer: "trunk", sdp: trunk.remote_sdp!, flow: trunk.flow_address })
+        .offer({
+          callId,
+          offerer: "trunk",
+          sdp: trunk.remote_sdp!,
+          flow: trunk.flow_address,
+          // A phone on TLS gets SRTP (SDES) from the relay; others plain RTP.
+          secure: phone.transport === "tls",
+        })
         .then((offer) =>
-          legs.invite(dialog, inviteOf(dialog as Dialog, { contact }, offer), {
-            onResponse: (response) => onPhoneResponse(callId, response, phone.source_address),
-            onFailure: (reason) =>
-              options.react(callId, (next) =>
-                fail(next, callId, hangupForFailure(reason, "callee")),
-              ),
-          }),
+          legs.invite(
+            dialog,
+            inviteOf(dialog as Dialog, { contact: contact(phone.transport) }, offer),
+            {
+              onResponse: (response) => onPhoneResponse(callId, response, phone.source_address),
+              onFailure: (reason) =>
+                options.react(callId, (next) =>
+                  fail(next, callId, hangupForFailure(reason, "callee")),
+                ),
+            },
+          ),
         )
         .catch((error: unknown) => {
           logger.warn({ err: error, callId }, "sip: the RTP relay refused the trunk's offer");
@@ -359,7 +374,12 @@ export function createSipInbound(options: {
       const [trunk] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "trunk");
       if (status !== "in_progress" || trunk?.state !== "calling") return;
       await options.attached().onCarrierEvent(tx, { type: "early_media", callId });
-      tx.afterCommit(() => trunkResponses.provisional(trunk, 183, { headers: { contact }, sdp }));
+      tx.afterCommit(() =>
+        trunkResponses.provisional(trunk, 183, {
+          headers: { contact: contact(trunk.flow_transport) },
+          sdp,
+        }),
+      );
     });
   };
 
@@ -391,7 +411,7 @@ export function createSipInbound(options: {
       tx.afterCommit(() => {
         legs.release(callId);
         trunkResponses.final(trunk, 200, {
-          headers: { contact },
+          headers: { contact: contact(trunk.flow_transport) },
           sdp: outcome.sdp,
           onAcked: () => options.react(callId, (next) => markAcked(next.client, callId, "trunk")),
         });

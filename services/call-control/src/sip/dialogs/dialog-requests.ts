@@ -7,7 +7,8 @@ import type { SipFlow } from "../stack/transport.js";
 
 /**
  * A leg about to be INVITEd by this process (an early dialog we are the UAC of): a new Call-ID,
- * From tag and branch, CSeq 1; `owner` is this process's SIP address (Via, Call-ID host).
+ * From tag and branch, CSeq 1; `owner` is this process's SIP address (Call-ID host), `sentBy`
+ * what its Via says over the leg's transport (the owner's, unless TLS has its own port).
  */
 export function callingDialog(leg: {
   callId: string;
@@ -18,6 +19,7 @@ export function callingDialog(leg: {
   flow: SipFlow;
   offer: string | null;
   owner: string;
+  sentBy?: string;
   instance: string;
 }): NewDialog {
   return {
@@ -29,7 +31,7 @@ export function callingDialog(leg: {
     remote_uri: leg.remoteUri,
     invite_uri: leg.inviteUri,
     invite_branch: newClientBranch(),
-    invite_sent_by: leg.owner,
+    invite_sent_by: leg.sentBy ?? leg.owner,
     invite_cseq: 1,
     local_cseq: 1,
     flow_transport: leg.flow.transport,
