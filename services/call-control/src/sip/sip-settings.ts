@@ -42,7 +42,7 @@ export const sipSettingsFields = {
     .min(1)
     .optional()
     .describe(
-      "path of the PEM private key of SIP_TLS_CERT_FILE (a secret: never logged); read at start",
+      "path of the PEM private key of SIP_TLS_CERT_FILE (mount it from a Secret); read at start",
     ),
   SIP_TLS_CA_FILE: z
     .string()
