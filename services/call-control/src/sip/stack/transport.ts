@@ -1,14 +1,6 @@
 import { createSocket, type Socket as UdpSocket } from "node:dgram";
+import { createServer, isIPv6, type Server } from "node:net";
 import {
-  connect as connectTcp,
-  createServer,
-  isIP,
-  isIPv6,
-  type Server,
-  type Socket,
-} from "node:net";
-import {
-  connect as connectTls,
   createServer as createTlsServer,
   type Server as TlsServer,
   type TLSSocket,
@@ -17,14 +9,13 @@ import type { Logger } from "@switchboard/kit";
 import {
   bodyCutShort,
   isRequest,
-  maxMessageBytes,
   parseMessage,
   serialize,
   type SipMessage,
   type SipRequest,
   type SipResponse,
 } from "./message.js";
-import { createStreamFramer } from "./stream-framer.js";
+import { createStreamConnections } from "./stream-connections.js";
 
 /** RFC 3261 §18's transports, as Via names them in lower case. */
 export type SipTransportName = "udp" | "tcp" | "tls";
@@ -92,20 +83,6 @@ export interface SipTransport {
   stop(): Promise<void>;
 }
 
-/** A connection quiet this long is closed (a phone's re-REGISTER or keep-alives come sooner). */
-const defaultStreamIdleMs = 65 * 60_000;
-/** A connection that brought no message yet is closed after this long. */
-const firstMessageMs = 60_000;
-const maxStreamConnections = 10_000;
-/** How long opening a connection (TCP and the TLS handshake) may take. */
-const connectTimeoutMs = 5_000;
-
-const reasons = {
-  "missing-length": [400, "Missing Content-Length"],
-  "bad-length": [400, "Bad Content-Length"],
-  "too-large": [513, "Message Too Large"],
-} as const;
-
 /**
  * RFC 3261 §18 over UDP and TCP on one host:port and TLS on another. Requests get `received`
  * (and `rport`, when the client asked for it, RFC 3581) on their top Via, so a response goes
@@ -116,12 +93,6 @@ const reasons = {
  */
 export async function startSipTransport(options: SipTransportOptions): Promise<SipTransport> {
   const { logger } = options;
-  /** Open streams by `transport|address|port` (a dialled one under its name and its address). */
-  const connections = new Map<string, Socket>();
-  const streams = new Set<Socket>();
-  /** What to tell when a connection being opened fails (the requests written into it). */
-  const pendingFailures = new WeakMap<Socket, (() => void)[]>();
-  const keyOf = (flow: SipFlow) => `${flow.transport}|${flow.address.toLowerCase()}|${flow.port}`;
 
   const stampVia = (request: SipRequest, flow: SipFlow) => {
     const via = request.headers.via[0]!;
@@ -157,117 +128,27 @@ export async function startSipTransport(options: SipTransportOptions): Promise<S
     deliver(message, flow);
   };
 
-  /**
-   * Reads SIP off one stream (accepted or dialled) until it closes; false when the stream was
-   * refused (too many, or no peer address).
-   */
-  const serve = (socket: Socket, transport: "tcp" | "tls", extraKey?: string): boolean => {
-    const address = socket.remoteAddress;
-    const port = socket.remotePort;
-    if (!address || !port || streams.size >= maxStreamConnections) {
-      socket.destroy();
-      return false;
-    }
-    const flow: SipFlow = { transport, address, port };
-    const keys = [keyOf(flow), ...(extraKey ? [extraKey] : [])];
-    for (const key of keys) connections.set(key, socket);
-    streams.add(socket);
-    socket.setNoDelay(true);
-    socket.setTimeout(firstMessageMs, () => socket.destroy());
-    let proven = false;
-    const framer = createStreamFramer(maxMessageBytes);
-    socket.on("data", (chunk: Buffer) => {
-      for (const unit of framer.push(chunk)) {
-        if (!proven && unit.kind === "message") {
-          proven = true;
-          socket.setTimeout(options.streamIdleMs ?? defaultStreamIdleMs);
-        }
-        if (unit.kind === "ping") {
-          socket.write("\r\n");
-          continue;
-        }
-        if (unit.kind === "message") {
-          const message = parseMessage(unit.bytes);
-          if (message) deliver(message, flow);
-          else logger.debug({ address, port, transport }, "sip: dropped a stream's message");
-          continue;
-        }
-        logger.debug({ address, port, transport, reason: unit.reason }, "sip: closed a stream");
-        if (unit.reason !== "overflow") {
-          const request = parseMessage(Buffer.concat([unit.head, Buffer.from("\r\n\r\n")]));
-          if (request && isRequest(request)) {
-            const [status, reason] = reasons[unit.reason];
-            stampVia(request, flow);
-            guarded(() => options.onBadRequest(request, flow, status, reason));
-          }
-        }
-        // Closed once the answer is written: nothing after it can be framed.
-        socket.end(() => socket.destroy());
-      }
-    });
-    socket.on("error", () => socket.destroy());
-    socket.on("close", () => {
-      streams.delete(socket);
-      for (const key of keys) if (connections.get(key) === socket) connections.delete(key);
-    });
-    return true;
-  };
-
-  const tcp: Server = createServer((socket) => serve(socket, "tcp"));
+  const streams = createStreamConnections({
+    tls: options.tls,
+    ...(options.dialable ? { dialable: options.dialable } : {}),
+    streamIdleMs: options.streamIdleMs,
+    logger,
+    onMessage: deliver,
+    onBadRequest: (request, flow, status, reason) => {
+      stampVia(request, flow);
+      guarded(() => options.onBadRequest(request, flow, status, reason));
+    },
+  });
+  const tcp: Server = createServer((socket) => streams.accept(socket, "tcp"));
   const tlsListen = options.tls?.listen;
   const tlsServer: TlsServer | undefined = tlsListen
     ? createTlsServer({ cert: tlsListen.cert, key: tlsListen.key }, (socket: TLSSocket) =>
-        serve(socket, "tls"),
+        streams.accept(socket, "tls"),
       )
     : undefined;
   tlsServer?.on("tlsClientError", (error) =>
     logger.debug({ err: error }, "sip: a TLS handshake failed"),
   );
-
-  /** Opens a connection to a dialable flow; the message waits in the socket until it is up. */
-  const dial = (flow: SipFlow, onFailed: (() => void) | undefined): Socket => {
-    const key = keyOf(flow);
-    const failures: (() => void)[] = onFailed ? [onFailed] : [];
-    const socket: Socket =
-      flow.transport === "tls"
-        ? connectTls({
-            host: flow.address,
-            port: flow.port,
-            ...(isIP(flow.address) === 0 ? { servername: flow.address } : {}),
-            ...(options.tls?.ca ? { ca: options.tls.ca } : {}),
-            ...(tlsListen ? { cert: tlsListen.cert, key: tlsListen.key } : {}),
-          })
-        : connectTcp({ host: flow.address, port: flow.port });
-    connections.set(key, socket);
-    pendingFailures.set(socket, failures);
-    const timer = setTimeout(() => socket.destroy(new Error("connect timeout")), connectTimeoutMs);
-    timer.unref();
-    let connected = false;
-    let failed = false;
-    const up = () => {
-      connected = true;
-      clearTimeout(timer);
-      failures.length = 0;
-      pendingFailures.delete(socket);
-      connections.delete(key);
-      serve(socket, flow.transport === "tls" ? "tls" : "tcp", key);
-    };
-    socket.once(flow.transport === "tls" ? "secureConnect" : "connect", up);
-    // `on`, not `once`: a second error (a write into the dead socket) must find a listener.
-    socket.on("error", (error) => {
-      clearTimeout(timer);
-      if (connected || failed) return;
-      failed = true;
-      logger.warn(
-        { err: error, transport: flow.transport, address: flow.address, port: flow.port },
-        "sip: could not connect",
-      );
-      if (connections.get(key) === socket) connections.delete(key);
-      for (const failed of failures.splice(0)) guarded(failed);
-      socket.destroy();
-    });
-    return socket;
-  };
 
   // Port 0 lets the kernel pick the UDP port; its TCP twin may already be taken, so pick again.
   const attempts = options.port === 0 ? 20 : 1;
@@ -316,25 +197,13 @@ export async function startSipTransport(options: SipTransportOptions): Promise<S
         });
         return true;
       }
-      let socket = connections.get(keyOf(flow));
-      if (socket?.destroyed) socket = undefined;
-      if (!socket) {
-        if (!options.dialable?.(flow)) return false;
-        socket = dial(flow, onFailed);
-      } else if (onFailed) {
-        pendingFailures.get(socket)?.push(onFailed);
-      }
-      socket.write(wire);
-      return true;
+      return streams.send(wire, flow, onFailed);
     },
     stop: async () => {
       const closed = [tcp, ...(tlsServer ? [tlsServer] : [])].map(
         (server) => new Promise<void>((resolve) => server.close(() => resolve())),
       );
-      for (const socket of connections.values()) socket.destroy();
-      for (const socket of streams) socket.destroy();
-      connections.clear();
-      streams.clear();
+      streams.closeAll();
       await Promise.all([...closed, new Promise<void>((resolve) => udp.close(() => resolve()))]);
     },
   };
