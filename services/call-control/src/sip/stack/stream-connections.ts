@@ -1,29 +1,18 @@
 import { connect as connectTcp, isIP, type Socket } from "node:net";
 import { connect as connectTls } from "node:tls";
-import type { Logger } from "@switchboard/kit";
-import {
-  isRequest,
-  maxMessageBytes,
-  parseMessage,
-  type SipRequest,
-  type SipResponse,
-} from "./message.js";
+import { isRequest, maxMessageBytes, parseMessage } from "./message.js";
 import { createStreamFramer } from "./stream-framer.js";
-import type { SipFlow, SipTlsOptions } from "./transport.js";
+import type { SipFlow, SipTransportOptions } from "./transport.js";
 
-export interface StreamConnectionsOptions {
-  /** The certificate a dialled TLS connection presents, and the CAs it verifies the peer with. */
-  tls?: SipTlsOptions | undefined;
-  /** Whether a connection may be opened to a flow no connection serves yet (the trunk). */
-  dialable?(flow: SipFlow): boolean;
-  /** How long a connection that carried a message may stay quiet (default 65 minutes). */
-  streamIdleMs?: number | undefined;
-  logger: Logger;
-  /** A message framed and parsed, with the connection's flow. */
-  onMessage(message: SipRequest | SipResponse, flow: SipFlow): void;
-  /** A request that cannot be framed: answered (on the connection) before it closes. */
-  onBadRequest(request: SipRequest, flow: SipFlow, status: 400 | 513, reason: string): void;
-}
+/**
+ * The transport's TLS material (a dialled connection presents the listener's certificate and
+ * verifies the peer against `ca`), `dialable` and `streamIdleMs`; `onMessage` takes each framed
+ * message, `onBadRequest` a request that cannot be framed (answered before the close).
+ */
+export type StreamConnectionsOptions = Pick<
+  SipTransportOptions,
+  "tls" | "dialable" | "streamIdleMs" | "logger" | "onMessage" | "onBadRequest"
+>;
 
 export interface StreamConnections {
   /** Serves a connection a listener accepted. */
