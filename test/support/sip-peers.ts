@@ -164,7 +164,8 @@ export async function runSipp(options: {
 
 /**
  * SIPp as a UAS on `port` (UDP, or TCP with `t1`): it takes one call of the scenario (e.g. as
- * the carrier's trunk) and ends; it resolves once its socket is bound, `done` when it exited.
+ * the carrier's trunk) and ends; it resolves once its socket is bound, `done` when it exited;
+ * `stop` ends a SIPp that takes calls without a count (SIGTERM) and waits for it.
  */
 export async function startSippServer(options: {
   scenario: string;
@@ -176,7 +177,7 @@ export async function startSippServer(options: {
   /** Fills the scenario's `{{name}}` places SIPp reads as it loads it (a status line, a pause). */
   fill?: Record<string, string>;
   timeoutMs?: number;
-}): Promise<{ done: Promise<SippRun> }> {
+}): Promise<{ done: Promise<SippRun>; stop(): Promise<SippRun> }> {
   const run = spawnSipp(options, options.port, []);
   // Bound once the port cannot be bound here any more (or SIPp already gave up).
   for (let tries = 0; tries < 200; tries++) {
@@ -185,7 +186,13 @@ export async function startSippServer(options: {
     if (taken || run.exited()) break;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
-  return { done: run.done };
+  return {
+    done: run.done,
+    stop: () => {
+      run.kill();
+      return run.done;
+    },
+  };
 }
 
 async function udpTaken(port: number): Promise<boolean> {
@@ -219,7 +226,7 @@ function spawnSipp(
   },
   port: number,
   target: string[],
-): { done: Promise<SippRun>; exited(): boolean } {
+): { done: Promise<SippRun>; exited(): boolean; kill(): void } {
   const dir = mkdtempSync(join(tmpdir(), "sipp-"));
   let scenario = join(sipScenarioDir, options.scenario);
   if (options.fill) {
@@ -259,7 +266,13 @@ function spawnSipp(
   const child = spawn("sipp", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
   let exited = false;
   const done = waitSipp(child, dir, timeoutSeconds).finally(() => (exited = true));
-  return { done, exited: () => exited };
+  return {
+    done,
+    exited: () => exited,
+    kill: () => {
+      if (!exited) child.kill("SIGTERM");
+    },
+  };
 }
 
 async function waitSipp(

@@ -9,13 +9,14 @@ import {
 } from "@switchboard/kit";
 import type { testDatabaseKinds } from "@switchboard/kit/testing";
 import { seedInventory, startInventory, type RunningInventory } from "@switchboard/inventory";
-import { callcontrol, inventory } from "@switchboard/proto";
+import { callcontrol, inventory, wire } from "@switchboard/proto";
 import {
   loadCallControlSettings,
   startCallControl,
   type RunningCallControl,
 } from "../src/index.js";
 import { type UnaryMethod } from "@switchboard/test-support/grpc";
+import { startBaresip, type Baresip } from "@switchboard/test-support/sip-peers";
 import { eventually } from "@switchboard/test-support/waiting";
 
 export type DatabaseKind = (typeof testDatabaseKinds)[number];
@@ -139,6 +140,49 @@ export async function callEvents(pool: Pool, callId: string) {
     [callId],
   );
   return rows;
+}
+
+/** A call as GetCall returns it, its status, cause and source spelled as the API spells them. */
+export async function spelledCall(h: ServiceHarness, accountId: string, callId: string) {
+  const call = (await h.call(h.client.getCall, { accountId, callId })).call!;
+  return {
+    ...call,
+    status: wire.callStatus.spell(call.status),
+    hangupCause: call.hangupCause && wire.hangupCause.spell(call.hangupCause),
+    hangupSource: call.hangupSource && wire.hangupSource.spell(call.hangupSource),
+  };
+}
+
+/** A seat (five calls at once) and its SIP password. */
+export async function createSipSeat(h: ServiceHarness, accountId: string, name: string) {
+  const created = await h.call(h.client.createSeat, { accountId, name, maxConcurrentCalls: 5 });
+  return { id: created.seat!.id, password: created.sipPassword };
+}
+
+/** A baresip registered for the seat with call-control's SIP listener (waits for its binding). */
+export async function registeredPhone(
+  h: ServiceHarness,
+  seat: { id: string; password: string },
+  registrar: { host: string; port: number },
+  answermode: "auto" | "manual",
+): Promise<Baresip> {
+  const phone = await startBaresip({
+    username: seat.id,
+    password: seat.password,
+    registrar,
+    answermode,
+  });
+  await eventually(
+    async () =>
+      (
+        await h.pool.query(`SELECT 1 FROM call_control.sip_registrations WHERE seat_id = $1`, [
+          seat.id,
+        ])
+      ).rowCount,
+    (n) => n === 1,
+    15_000,
+  );
+  return phone;
 }
 
 export { eventually };

@@ -5,6 +5,7 @@ import { callControlSettings } from "../src/config.js";
 import { answerChallenge } from "../src/sip/stack/digest.js";
 import { heldAnswer, offersSecureMedia, refusingAnswer } from "../src/sip/stack/sdp.js";
 import { contactUri } from "../src/carrier/sip/sip-carrier.js";
+import { trunkRequestUri } from "../src/sip/trunk-uris.js";
 
 const md5 = (text: string) => createHash("md5").update(text).digest("hex");
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
@@ -212,36 +213,36 @@ describe("the sip carrier's settings", () => {
       SIP_TRUNK_PASSWORD: "secret",
     });
     expect(parsed.carrier).toBe("sip");
-    expect(parsed.sip.trunk).toEqual({
-      scheme: "sip",
-      transport: "udp",
-      host: "trunk.example.net",
-      port: 5060,
+    expect(parsed.sip.trunk).toMatchObject({
+      uris: [{ scheme: "sip", host: "trunk.example.net", port: undefined, transport: "udp" }],
       username: "acme",
       password: "secret",
     });
   });
 
-  it("takes a trunk over TCP or TLS (sips: or transport=tls, port 5061 unless named)", () => {
+  it("takes trunk URIs over TCP or TLS (sips: or transport=tls), each its own transport", () => {
     const trunkOf = (uri: string) =>
       callControlSettings.parse({ ...base, SIP_LISTEN: "127.0.0.1:5060", SIP_TRUNK_URI: uri }).sip
         .trunk;
-    expect(trunkOf("sip:trunk.example.net:5070;transport=tcp")).toMatchObject({
-      scheme: "sip",
-      transport: "tcp",
-      port: 5070,
-    });
-    expect(trunkOf("sips:trunk.example.net")).toMatchObject({
-      scheme: "sips",
-      transport: "tls",
-      host: "trunk.example.net",
-      port: 5061,
-    });
-    expect(trunkOf("sip:trunk.example.net;transport=TLS")).toMatchObject({
-      scheme: "sip",
-      transport: "tls",
-      port: 5061,
-    });
+    expect(
+      trunkOf(
+        "sip:trunk.example.net:5070;transport=tcp, sips:trunk.example.net, sip:10.0.0.9;transport=TLS",
+      )?.uris,
+    ).toEqual([
+      { scheme: "sip", transport: "tcp", host: "trunk.example.net", port: 5070 },
+      { scheme: "sips", transport: "tls", host: "trunk.example.net", port: undefined },
+      { scheme: "sip", transport: "tls", host: "10.0.0.9", port: undefined },
+    ]);
+    const [tcp, sips, tls] = trunkOf(
+      "sip:trunk.example.net:5070;transport=tcp, sips:trunk.example.net, sip:10.0.0.9;transport=TLS",
+    )!.uris;
+    expect(trunkRequestUri("+15550100", tcp!)).toBe(
+      "sip:+15550100@trunk.example.net:5070;transport=tcp;user=phone",
+    );
+    expect(trunkRequestUri("+15550100", sips!)).toBe("sips:+15550100@trunk.example.net;user=phone");
+    expect(trunkRequestUri("+15550100", tls!)).toBe(
+      "sip:+15550100@10.0.0.9;transport=tls;user=phone",
+    );
   });
 
   it("needs the certificate and key with a TLS listener, as files read at start", () => {
@@ -273,7 +274,7 @@ describe("the sip carrier's settings", () => {
       "SIP_TRUNK_URI: transport must be udp, tcp or tls (sips: is tls)",
     ]);
     expect(issues({ ...listening, SIP_TRUNK_URI: "http://trunk" })).toEqual([
-      "SIP_TRUNK_URI: must be a SIP URI: sip:host[:port][;transport=udp|tcp|tls] or sips:host[:port]",
+      "SIP_TRUNK_URI: must be SIP URIs: sip:host[:port][;transport=udp|tcp|tls] or sips:host[:port], comma-separated",
     ]);
     expect(
       issues({ ...listening, SIP_TRUNK_URI: "sip:trunk:5060", SIP_TRUNK_USERNAME: "acme" }),

@@ -18,3 +18,8 @@ export { trackPool } from "./pools.js";
 export { recordBuildInfo, switchboardVersion } from "./build-info.js";
 export { trackRecordBacklog } from "./records.js";
 export { countMessageStatus, countSipResponse, trackLiveCalls } from "./domain.js";
+export {
+  countSipTrunkFailover,
+  trackSipTrunkHealth,
+  type SipTrunkAddressState,
+} from "./sip-trunks.js";

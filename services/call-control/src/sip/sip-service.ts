@@ -13,6 +13,12 @@ export interface RunningSip {
   endpoint: SipEndpoint;
   /** What Via and Contact say: `host:port`. */
   publicAddress: string;
+  /**
+   * Names the peers a TCP or TLS connection may be opened to (the voice carrier installs the
+   * trunk's addresses as it resolves them); none until then. Phones are reached only over the
+   * connection they opened.
+   */
+  dialTo(dialable: (flow: SipFlow) => boolean): void;
   stop(): Promise<void>;
 }
 
@@ -37,8 +43,10 @@ export async function startSip(options: {
     .filter((host): host is string => host !== undefined && host !== "0.0.0.0")
     .map((host) => host.toLowerCase());
   // The registrar records the public address, whose port may be the one just bound.
-  const bound: { registrar?: SipRequestHandler } = {};
-  const trunk = settings.trunk;
+  const bound: {
+    registrar?: SipRequestHandler;
+    dialable?: (flow: SipFlow) => boolean;
+  } = {};
   const endpoint = await startSipEndpoint({
     host: settings.listen.host,
     port: settings.listen.port,
@@ -47,12 +55,8 @@ export async function startSip(options: {
     tls: await tlsOptions(settings.tls),
     // A phone's connection outlives its longest registration (it re-registers before then).
     streamIdleMs: (settings.maxExpires + 300) * 1000,
-    // The only peer a connection is opened to: phones are reached over their own connection.
-    dialable: (flow: SipFlow) =>
-      !!trunk &&
-      flow.transport === trunk.transport &&
-      flow.address.toLowerCase() === trunk.host &&
-      flow.port === trunk.port,
+    // The only peers a connection is opened to (the trunk's): phones are reached over their own.
+    dialable: (flow: SipFlow) => bound.dialable?.(flow) ?? false,
     handlers: {
       REGISTER: async (request, context) => {
         if (bound.registrar) return bound.registrar(request, context);
@@ -96,6 +100,9 @@ export async function startSip(options: {
   return {
     endpoint,
     publicAddress,
+    dialTo: (dialable) => {
+      bound.dialable = dialable;
+    },
     stop: async () => {
       clearInterval(sweep);
       await endpoint.stop();

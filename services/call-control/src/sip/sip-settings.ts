@@ -1,15 +1,18 @@
 import { z } from "zod";
 import { digestAlgorithm, type DigestAlgorithm } from "./stack/digest.js";
 import { ipv4Number, parseIpv4Block, type Ipv4Block } from "./trunk-allow.js";
+import {
+  maxTrunkUris,
+  parseTrunkUris,
+  trunkTransportAllowed,
+  trunkUriTexts,
+  type TrunkUri,
+} from "./trunk-uris.js";
 
 /** `host:port` (a name or an IPv4 address; IPv6 is not supported yet). */
 const hostPort = /^([A-Za-z0-9.-]+):(\d{1,5})$/;
 const hostAndOptionalPort = /^([A-Za-z0-9.-]+)(?::(\d{1,5}))?$/;
 
-/** The trunk: `sip:` or `sips:` (TLS), `host[:port]`, optional parameters (`transport`). */
-const trunkUri =
-  /^(sips?):([A-Za-z0-9.-]+)(?::(\d{1,5}))?((?:;[A-Za-z0-9_.!~*'()%+-]+(?:=[A-Za-z0-9_.!~*'()%+-]+)?)*)$/i;
-const trunkTransportParam = (uri: string) => /;transport=([^;]*)/i.exec(uri)?.[1]?.toLowerCase();
 const port = z.coerce.number().int().min(0).max(65_535);
 
 const seconds = (fallback: number, max: number) =>
@@ -82,22 +85,65 @@ export const sipSettingsFields = {
     ),
   SIP_TRUNK_URI: z
     .string()
-    .regex(
-      trunkUri,
-      "must be a SIP URI: sip:host[:port][;transport=udp|tcp|tls] or sips:host[:port]",
+    .refine(
+      (v) => parseTrunkUris(v) !== undefined,
+      "must be SIP URIs: sip:host[:port][;transport=udp|tcp|tls] or sips:host[:port], comma-separated",
     )
-    .refine((v) => Number(trunkUri.exec(v)?.[3] ?? 5060) <= 65535, "the port must be 1–65535")
-    .refine((v) => {
-      const transport = trunkTransportParam(v);
-      const sips = trunkUri.exec(v)?.[1]?.toLowerCase() === "sips";
-      return (
-        transport === undefined || (sips ? transport === "tls" : /^(udp|tcp|tls)$/.test(transport))
-      );
-    }, "transport must be udp, tcp or tls (sips: is tls)")
+    .refine(
+      (v) => trunkUriTexts(v).length <= maxTrunkUris,
+      `must list at most ${maxTrunkUris} URIs`,
+    )
+    .refine(
+      (v) => (parseTrunkUris(v) ?? []).every((uri) => (uri.port ?? 5060) <= 65535),
+      "the port must be 1–65535",
+    )
+    .refine(
+      (v) => (parseTrunkUris(v) ?? []).every(trunkTransportAllowed),
+      "transport must be udp, tcp or tls (sips: is tls)",
+    )
     .optional()
     .describe(
-      "sip voice carrier: the carrier's SIP trunk outbound calls go to: `sip:trunk.example.net:5060;transport=udp` (the default transport), `;transport=tcp`, or TLS as `sips:trunk.example.net` / `;transport=tls` (port 5061 unless named; its certificate is verified, SIP_TLS_CA_FILE); required with VOICE_CARRIER=sip",
+      'sip voice carrier: the carrier\'s SIP trunk outbound calls go to: `sip:trunk.example.net:5060;transport=udp` (the default transport), `;transport=tcp`, or TLS as `sips:trunk.example.net` / `;transport=tls` (port 5061 unless named; its certificate is verified, SIP_TLS_CA_FILE); required with VOICE_CARRIER=sip. Several URIs, comma-separated, are tried in that order, each name resolved per RFC 3263 (SRV when it has no port: `_sip._udp`, `_sip._tcp` or `_sips._tcp`, then A); a call fails over to the next address (docs/operations.md "SIP trunk health and failover")',
     ),
+  SIP_TRUNK_FAILOVER_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(30_000)
+    .default(2_000)
+    .describe(
+      "sip voice carrier: an INVITE to a trunk address with no response at all (not even 100 Trying) within this long goes to the next address (RFC 3263 §4.3), well before Timer B's 32 s",
+    ),
+  SIP_TRUNK_OPTIONS_INTERVAL_SECONDS: z.coerce
+    .number()
+    .min(0)
+    .max(3_600)
+    .refine((v) => v === 0 || v >= 0.2, "must be 0 (off) or at least 0.2")
+    .default(0)
+    .describe(
+      "sip voice carrier: how often each trunk address is sent an OPTIONS (decimals allowed); an address that stops answering is skipped by new calls and `sip_trunk_up` says so. 0: no pings, every address counts as up",
+    ),
+  SIP_TRUNK_OPTIONS_DOWN_AFTER: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(3)
+    .describe(
+      "sip voice carrier: consecutive OPTIONS without an answer (none within the interval, at most 5 s, or a 503) that take a trunk address out",
+    ),
+  SIP_TRUNK_OPTIONS_UP_AFTER: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(2)
+    .describe(
+      "sip voice carrier: consecutive answered OPTIONS that bring a trunk address that was out back",
+    ),
+  SIP_TRUNK_RESOLVE_SECONDS: seconds(60, 86_400).describe(
+    "sip voice carrier: the longest the trunk's DNS names (SRV, A) are kept before they are resolved again (sooner when their records' TTL is shorter)",
+  ),
   SIP_TRUNK_USERNAME: z
     .string()
     .min(1)
@@ -125,7 +171,7 @@ export const sipSettingsFields = {
     })
     .optional()
     .describe(
-      "sip voice carrier: comma-separated IPv4 addresses or CIDRs whose INVITEs are inbound calls (default: the SIP_TRUNK_URI host when it is an IPv4 address); an INVITE from any other source is answered 403",
+      "sip voice carrier: comma-separated IPv4 addresses or CIDRs whose INVITEs are inbound calls (default: the SIP_TRUNK_URI hosts that are IPv4 addresses); an INVITE from any other source is answered 403",
     ),
   SIP_RTP_RELAY: z
     .string()
@@ -183,30 +229,34 @@ export function sipSettings(value: SipFieldValues) {
   };
 }
 
-/** Where outbound calls go: the trunk's transport, host and port, its digest credentials if any. */
+/**
+ * Where outbound calls go: the trunk's URIs in order, its digest credentials if any, and how its
+ * addresses are resolved, watched and failed over (`../carrier/sip/trunk-*.ts`).
+ */
 export interface SipTrunk {
-  /** `sips` when SIP_TRUNK_URI says so (then the transport is TLS). */
-  scheme: "sip" | "sips";
-  transport: "udp" | "tcp" | "tls";
-  host: string;
-  port: number;
+  uris: TrunkUri[];
   username: string | undefined;
   password: string | undefined;
+  failoverTimeoutMs: number;
+  /** 0: no OPTIONS pings. */
+  optionsIntervalMs: number;
+  downAfter: number;
+  upAfter: number;
+  resolveIntervalMs: number;
 }
 
 function trunkOf(value: SipFieldValues): SipTrunk | undefined {
-  const match = value.SIP_TRUNK_URI ? trunkUri.exec(value.SIP_TRUNK_URI) : null;
-  if (!match) return undefined;
-  const param = trunkTransportParam(value.SIP_TRUNK_URI!);
-  const transport =
-    match[1]!.toLowerCase() === "sips" || param === "tls" ? "tls" : param === "tcp" ? "tcp" : "udp";
+  const uris = value.SIP_TRUNK_URI ? parseTrunkUris(value.SIP_TRUNK_URI) : undefined;
+  if (!uris) return undefined;
   return {
-    scheme: match[1]!.toLowerCase() === "sips" ? "sips" : "sip",
-    transport,
-    host: match[2]!.toLowerCase(),
-    port: match[3] ? Number(match[3]) : transport === "tls" ? 5061 : 5060,
+    uris,
     username: value.SIP_TRUNK_USERNAME,
     password: value.SIP_TRUNK_PASSWORD,
+    failoverTimeoutMs: value.SIP_TRUNK_FAILOVER_TIMEOUT_MS,
+    optionsIntervalMs: Math.round(value.SIP_TRUNK_OPTIONS_INTERVAL_SECONDS * 1000),
+    downAfter: value.SIP_TRUNK_OPTIONS_DOWN_AFTER,
+    upAfter: value.SIP_TRUNK_OPTIONS_UP_AFTER,
+    resolveIntervalMs: value.SIP_TRUNK_RESOLVE_SECONDS * 1000,
   };
 }
 
@@ -220,12 +270,14 @@ function tlsOf(value: SipFieldValues) {
   };
 }
 
-/** The sources whose INVITEs are inbound calls: SIP_TRUNK_ALLOW, else the trunk's IP address. */
+/** The sources whose INVITEs are inbound calls: SIP_TRUNK_ALLOW, else the trunk's IP addresses. */
 function trunkAllowOf(value: SipFieldValues): Ipv4Block[] {
   if (value.SIP_TRUNK_ALLOW) return value.SIP_TRUNK_ALLOW;
-  const host = value.SIP_TRUNK_URI ? trunkUri.exec(value.SIP_TRUNK_URI)?.[2] : undefined;
-  const base = host === undefined ? undefined : ipv4Number(host);
-  return base === undefined ? [] : [{ base, bits: 32 }];
+  const uris = value.SIP_TRUNK_URI ? (parseTrunkUris(value.SIP_TRUNK_URI) ?? []) : [];
+  return uris.flatMap((uri) => {
+    const base = ipv4Number(uri.host);
+    return base === undefined ? [] : [{ base, bits: 32 }];
+  });
 }
 
 /** rtpengine's ng control address, if media is relayed. */

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { isIPv6 } from "node:net";
 import type { Logger } from "@switchboard/kit";
 import type { Hangup } from "../../calls/states.js";
 import type { DueAction } from "../../scheduler/action-runner.js";
@@ -18,7 +19,7 @@ import {
   type NewDialog,
 } from "../../sip/dialogs/dialogs.js";
 import type { NameAddress, SipResponse } from "../../sip/stack/message.js";
-import type { SipTransportName } from "../../sip/stack/transport.js";
+import type { SipFlow, SipTransportName } from "../../sip/stack/transport.js";
 import { carriesSdp, heldAnswer } from "../../sip/stack/sdp.js";
 import { latestLiveBinding } from "../../sip/registrar/registrations.js";
 import type { RunningSip } from "../../sip/sip-service.js";
@@ -33,6 +34,9 @@ import { createPhoneMedia } from "./sip-phone-media.js";
 import { hangupForFailure, hangupForStatus } from "./sip-causes.js";
 import { MediaRefused, type MediaRelay } from "./sip-media.js";
 import { createTrunkResponses } from "./sip-trunk-responses.js";
+import { contactUri } from "./sip-contact.js";
+import { createTrunkFailover } from "./trunk-failover.js";
+import { createTrunkTargets } from "./trunk-targets.js";
 
 /** The final response a closeLegs action gives a ringing inbound call's INVITE (480 unless named). */
 const finalStatusOf = (payload: Record<string, unknown>): number => {
@@ -110,6 +114,23 @@ export function createSipCarrier(options: {
     stateOf: (callId) => setupOf(callId).phoneMedia,
   });
   let events: CarrierEvents | undefined;
+  const trunkTargets = createTrunkTargets({
+    trunk,
+    endpoint,
+    logger,
+    ipv6: isIPv6(endpoint.transport.host),
+  });
+  sip.dialTo((flow) => trunkTargets.reaches(flow));
+  const trunkFailover = createTrunkFailover({
+    targets: trunkTargets,
+    endpoint,
+    contact,
+    failoverTimeoutMs: trunk.failoverTimeoutMs,
+    transaction: (work) => attached().transaction(work),
+    lockLiveCall: async (tx, callId) => liveStatuses.includes((await lockCall(tx, callId)) ?? ""),
+    pendingInvite: (callId) => setupOf(callId).invites.trunk,
+    logger,
+  });
 
   const attached = (): CarrierEvents => {
     if (!events) throw new Error("the sip carrier is not attached");
@@ -276,19 +297,19 @@ export function createSipCarrier(options: {
   // ---- the trunk leg ----
 
   const inviteTrunkDialog = (callId: string, dial: DialPayload, offer: string): NewDialog => {
-    const transport =
-      trunk.scheme === "sips" || trunk.transport === "udp" ? "" : `;transport=${trunk.transport}`;
-    const uri = `${trunk.scheme}:${dial.to}@${trunk.host}:${trunk.port}${transport};user=phone`;
+    const target = trunkFailover.first();
+    const uri = trunkFailover.uriFor(dial.to, target);
+    const transport = target.transport as SipFlow["transport"];
     return callingDialog({
       callId,
       leg: "trunk",
       localUri: `sip:${dial.from}@${ownerHost};user=phone`,
       remoteUri: uri,
       inviteUri: uri,
-      flow: { transport: trunk.transport, address: trunk.host, port: trunk.port },
+      flow: { transport, address: target.address, port: target.port },
       offer,
       owner,
-      sentBy: endpoint.sentBy(trunk.transport),
+      sentBy: endpoint.sentBy(transport),
       instance,
     });
   };
@@ -306,11 +327,12 @@ export function createSipCarrier(options: {
         { contact: contact(dialog.flow_transport), identity, ...authorization },
         dialog.remote_sdp ?? undefined,
       ),
-      {
+      trunkFailover.watch(dialog, {
         onResponse: (response) => onTrunkResponse(dialog, dial, response),
         onFailure: (reason) =>
           onLegFailed(dialog.call_id, "trunk", hangupForFailure(reason, "callee")),
-      },
+        retry: (again) => startTrunk(again, dial),
+      }),
     );
   };
 
@@ -584,6 +606,8 @@ export function createSipCarrier(options: {
     },
     async stop() {
       events = undefined;
+      trunkFailover.clear();
+      trunkTargets.stop();
       legs.clear();
       ackWaits.clear();
       trunkResponses.clear();
@@ -592,6 +616,4 @@ export function createSipCarrier(options: {
   };
 }
 
-/** Our Contact URI at `address` (`host:port`) over `transport` (RFC 3261 §19.1.1 `transport`). */
-export const contactUri = (address: string, transport: SipTransportName): string =>
-  `sip:switchboard@${address}${transport === "udp" ? "" : `;transport=${transport}`}`;
+export { contactUri } from "./sip-contact.js";

@@ -29,6 +29,11 @@ export interface ClientTransaction {
    * did); nothing is sent after a final response.
    */
   cancel(): void;
+  /**
+   * Drops the transaction here and now: no retransmission, nothing reported, a late response
+   * matches nothing (a TU's own deadline, e.g. a health ping that is no use after its time).
+   */
+  abandon(): void;
 }
 
 export interface ClientTransactionLayer {
@@ -244,6 +249,7 @@ export function createClientTransactions(
           entry.cancelWanted = true;
           if (entry.state === "proceeding") sendCancel(entry);
         },
+        abandon: () => terminate(entry),
       };
     },
     receive(response) {
