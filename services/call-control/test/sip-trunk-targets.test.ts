@@ -2,7 +2,7 @@ import { createLogger, metricsRegistry } from "@switchboard/kit";
 import { freeSipPort } from "@switchboard/test-support/sip-peers";
 import { eventually } from "@switchboard/test-support/waiting";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { createTrunkTargets } from "../src/carrier/sip/trunk-targets.js";
+import { createTrunkTargets, type TrunkTargets } from "../src/carrier/sip/trunk-targets.js";
 import type { TrunkDns } from "../src/carrier/sip/trunk-resolver.js";
 import type { SipTrunk } from "../src/sip/sip-settings.js";
 import { startSipEndpoint, type SipEndpoint } from "../src/sip/stack/endpoint.js";
@@ -22,6 +22,20 @@ const trunkOf = (uris: string, overrides: Partial<SipTrunk> = {}): SipTrunk => (
   resolveIntervalMs: 60_000,
   ...overrides,
 });
+
+/** `down` was taken out by the OPTIONS pings: calls try `up` first, `sip_trunk_up` says so. */
+async function expectTakenOut(targets: TrunkTargets, down: number, up: number) {
+  const keys = await eventually(
+    async () => targets.forCall().map((target) => target.key),
+    (order) => order[0] === `127.0.0.1:${up}`,
+    5_000,
+  );
+  expect(keys).toEqual([`127.0.0.1:${up}`, `127.0.0.1:${down}`]);
+  const metric = await metricsRegistry.getSingleMetric("sip_trunk_up")!.get();
+  expect(
+    Object.fromEntries(metric.values.map((v) => [String(v.labels.address), v.value])),
+  ).toMatchObject({ [`127.0.0.1:${down}`]: 0, [`127.0.0.1:${up}`]: 1 });
+}
 
 /**
  * The trunk's addresses as calls see them: the OPTIONS verdicts of real endpoints on loopback
@@ -53,16 +67,7 @@ describe("the trunk's addresses for a new call", () => {
     });
     try {
       // Listed first, but out: calls try it last (still, when nothing else is left).
-      const keys = await eventually(
-        async () => targets.forCall().map((target) => target.key),
-        (order) => order[0] === `127.0.0.1:${alive}`,
-        5_000,
-      );
-      expect(keys).toEqual([`127.0.0.1:${alive}`, `127.0.0.1:${dead}`]);
-      const metric = await metricsRegistry.getSingleMetric("sip_trunk_up")!.get();
-      expect(
-        Object.fromEntries(metric.values.map((v) => [String(v.labels.address), v.value])),
-      ).toMatchObject({ [`127.0.0.1:${dead}`]: 0, [`127.0.0.1:${alive}`]: 1 });
+      await expectTakenOut(targets, dead, alive);
     } finally {
       targets.stop();
     }
@@ -88,7 +93,7 @@ describe("the trunk's addresses for a new call", () => {
       },
     });
     const alive = tcpPeer.transport.port;
-    const holder: { targets?: ReturnType<typeof createTrunkTargets> } = {};
+    const holder: { targets?: TrunkTargets } = {};
     const dialing = await startSipEndpoint({
       host: "127.0.0.1",
       port: 0,
@@ -111,16 +116,7 @@ describe("the trunk's addresses for a new call", () => {
       expect(targets.reaches(tcp(alive))).toBe(true);
       expect(targets.reaches({ ...tcp(alive), transport: "udp" })).toBe(false);
       expect(targets.reaches(tcp(alive + 1 === refusing ? alive + 2 : alive + 1))).toBe(false);
-      const keys = await eventually(
-        async () => targets.forCall().map((target) => target.key),
-        (order) => order[0] === `127.0.0.1:${alive}`,
-        5_000,
-      );
-      expect(keys).toEqual([`127.0.0.1:${alive}`, `127.0.0.1:${refusing}`]);
-      const metric = await metricsRegistry.getSingleMetric("sip_trunk_up")!.get();
-      expect(
-        Object.fromEntries(metric.values.map((v) => [String(v.labels.address), v.value])),
-      ).toMatchObject({ [`127.0.0.1:${refusing}`]: 0, [`127.0.0.1:${alive}`]: 1 });
+      await expectTakenOut(targets, refusing, alive);
       // The pings went over TCP, our Contact saying so.
       await eventually(
         async () => heard.length,
