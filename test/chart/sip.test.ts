@@ -88,7 +88,63 @@ describe("voice over SIP in the chart (sip.enabled)", () => {
       { ipBlock: { cidr: "198.51.100.0/24" } },
       { ipBlock: { cidr: "10.0.0.0/8" } },
     ]);
-    expect(policy!.spec!.egress).toContainEqual({ ports: [{ protocol: "UDP" }] });
+    expect(policy!.spec!.egress).toContainEqual({
+      ports: [
+        { protocol: "UDP" },
+        { port: 5060, protocol: "TCP" },
+        { port: 5061, protocol: "TCP" },
+      ],
+    });
+  });
+
+  it("mounts the SIP TLS certificate's Secret into call-control and opens its port (sip.tls)", () => {
+    const withTls = renderObjects({
+      valuesFiles: sipValues,
+      set: [
+        "sip.tls.enabled=true",
+        "sip.tls.existingSecret=phones-tls",
+        "sip.tls.trunkCaKey=trunk-ca.crt",
+      ],
+    });
+    const [configMap] = forCallControl(ofKind<IConfigMap>(withTls, "ConfigMap"));
+    expect(configMap!.data).toMatchObject({
+      SIP_TLS_PORT: "5061",
+      SIP_TLS_CERT_FILE: "/etc/switchboard/sip-tls/tls.crt",
+      SIP_TLS_KEY_FILE: "/etc/switchboard/sip-tls/tls.key",
+      SIP_TLS_CA_FILE: "/etc/switchboard/sip-tls/trunk-ca.crt",
+    });
+    const [deployment] = forCallControl(ofKind<IDeployment>(withTls, "Deployment"));
+    const pod = deployment!.spec!.template.spec!;
+    expect(pod.volumes).toContainEqual({ name: "sip-tls", secret: { secretName: "phones-tls" } });
+    expect(pod.containers[0]!.volumeMounts).toContainEqual({
+      name: "sip-tls",
+      mountPath: "/etc/switchboard/sip-tls",
+      readOnly: true,
+    });
+    expect(pod.containers[0]!.ports).toContainEqual({
+      name: "sip-tls",
+      containerPort: 5061,
+      protocol: "TCP",
+    });
+    const service = ofKind<IService>(withTls, "Service").find((s) =>
+      s.metadata.name.endsWith("-sip"),
+    );
+    expect(service!.spec!.ports).toContainEqual({
+      name: "sip-tls",
+      port: 5061,
+      targetPort: "sip-tls",
+      protocol: "TCP",
+    });
+    const [policy] = forCallControl(ofKind<INetworkPolicy>(withTls, "NetworkPolicy"));
+    const ingress = (policy!.spec!.ingress ?? []).find((rule) =>
+      (rule.ports ?? []).some((port) => port.port === 5061),
+    );
+    expect(ingress!.ports).toContainEqual({ port: 5061, protocol: "TCP" });
+    // Other components mount nothing of it.
+    for (const other of ofKind<IDeployment>(withTls, "Deployment")) {
+      if (componentOf(other as never) === "call-control") continue;
+      expect(JSON.stringify(other.spec!.template.spec!.volumes ?? [])).not.toContain("sip-tls");
+    }
   });
 
   it("renders none of it by default", () => {

@@ -62,8 +62,9 @@ export interface Baresip {
 
 /**
  * A baresip registering `sip:<username>@<host>:<port>` with `password` every `regint` seconds
- * (its REGISTERs ask for that expiry), from a free loopback port it picks, over UDP. Its config
- * folder (`config` and `accounts`, see baresip(1)) is a temporary one.
+ * (its REGISTERs ask for that expiry), from a free loopback port it picks, over UDP (or TLS,
+ * trusting `cafile`, with SRTP when `mediaenc` says so). Its config folder (`config` and
+ * `accounts`, see baresip(1)) is a temporary one.
  */
 export async function startBaresip(account: {
   username: string;
@@ -72,8 +73,12 @@ export async function startBaresip(account: {
   regint?: number;
   /** How it takes a call: `auto` answers at once; `manual` (the default) rings forever. */
   answermode?: "auto" | "manual";
-  /** How it reaches the registrar (default UDP); over TCP it keeps its connection open. */
-  transport?: "udp" | "tcp";
+  /** The transport it registers and takes calls over (default UDP); over TCP or TLS it keeps its connection open. */
+  transport?: "udp" | "tcp" | "tls";
+  /** A PEM CA file it trusts (the TLS listener's self-signed certificate). */
+  cafile?: string;
+  /** Media encryption: `srtp-mand` offers and accepts RTP/SAVP with SDES keys only. */
+  mediaenc?: "srtp" | "srtp-mand";
 }): Promise<Baresip> {
   const dir = mkdtempSync(join(tmpdir(), "baresip-"));
   // Port 0: baresip binds UDP, TCP and (on the next port) TLS; a fixed port races other tests.
@@ -85,6 +90,8 @@ export async function startBaresip(account: {
       "module_path /usr/lib/baresip/modules",
       // G.711 only, no audio device: its SDP offers PCMU/PCMA and a call needs no sound card.
       "module g711.so",
+      ...(account.mediaenc ? ["module srtp.so"] : []),
+      ...(account.cafile ? [`sip_cafile ${account.cafile}`] : []),
       "module_app account.so",
       "",
     ].join("\n"),
@@ -92,7 +99,7 @@ export async function startBaresip(account: {
   const { host, port: registrarPort } = account.registrar;
   writeFileSync(
     join(dir, "accounts"),
-    `<sip:${account.username}@${host}:${registrarPort}${account.transport === "tcp" ? ";transport=tcp" : ""}>;auth_pass=${account.password};regint=${account.regint ?? 60};answermode=${account.answermode ?? "manual"}\n`,
+    `<sip:${account.username}@${host}:${registrarPort}${account.transport && account.transport !== "udp" ? `;transport=${account.transport}` : ""}>;auth_pass=${account.password};regint=${account.regint ?? 60};answermode=${account.answermode ?? "manual"}${account.mediaenc ? `;mediaenc=${account.mediaenc}` : ""}\n`,
     { mode: 0o600 },
   );
   const child = spawn("baresip", ["-f", dir, "-s"], { stdio: ["ignore", "pipe", "pipe"] });
@@ -159,13 +166,14 @@ export async function runSipp(options: {
 }
 
 /**
- * SIPp as a UAS on `port` (UDP): it takes one call of the scenario (e.g. as the carrier's trunk)
- * and ends; `listening` resolves once its socket is bound, `done` when it exited; `stop` ends a
- * SIPp that takes calls without a count (SIGTERM) and waits for it.
+ * SIPp as a UAS on `port` (UDP, or TCP with `t1`): it takes one call of the scenario (e.g. as
+ * the carrier's trunk) and ends; it resolves once its socket is bound, `done` when it exited;
+ * `stop` ends a SIPp that takes calls without a count (SIGTERM) and waits for it.
  */
 export async function startSippServer(options: {
   scenario: string;
   port: number;
+  transport?: "u1" | "t1";
   keys?: Record<string, string>;
   /** Calls it takes before it ends (default 1). */
   calls?: number;
@@ -176,12 +184,8 @@ export async function startSippServer(options: {
   const run = spawnSipp(options, options.port, []);
   // Bound once the port cannot be bound here any more (or SIPp already gave up).
   for (let tries = 0; tries < 200; tries++) {
-    const udp = createSocket("udp4");
-    const taken = await new Promise<boolean>((resolve) => {
-      udp.once("error", () => resolve(true));
-      udp.bind(options.port, "127.0.0.1", () => resolve(false));
-    });
-    await new Promise<void>((resolve) => udp.close(() => resolve()));
+    const taken =
+      options.transport === "t1" ? await tcpTaken(options.port) : await udpTaken(options.port);
     if (taken || run.exited()) break;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
@@ -192,6 +196,24 @@ export async function startSippServer(options: {
       return run.done;
     },
   };
+}
+
+async function udpTaken(port: number): Promise<boolean> {
+  const udp = createSocket("udp4");
+  const taken = await new Promise<boolean>((resolve) => {
+    udp.once("error", () => resolve(true));
+    udp.bind(port, "127.0.0.1", () => resolve(false));
+  });
+  await new Promise<void>((resolve) => udp.close(() => resolve()));
+  return taken;
+}
+
+function tcpTaken(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(true));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(false)));
+  });
 }
 
 function spawnSipp(

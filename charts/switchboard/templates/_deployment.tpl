@@ -101,6 +101,11 @@ spec:
             - name: sip-tcp
               containerPort: {{ $root.Values.sip.port }}
               protocol: TCP
+            {{- if $root.Values.sip.tls.enabled }}
+            - name: sip-tls
+              containerPort: {{ $root.Values.sip.tls.port }}
+              protocol: TCP
+            {{- end }}
             {{- end }}
           envFrom:
             - configMapRef:
@@ -163,6 +168,11 @@ spec:
               mountPath: /etc/switchboard/grpc-tls
               readOnly: true
             {{- end }}
+            {{- if and $sip $root.Values.sip.tls.enabled }}
+            - name: sip-tls
+              mountPath: /etc/switchboard/sip-tls
+              readOnly: true
+            {{- end }}
       volumes:
         - name: tmp
           emptyDir:
@@ -171,6 +181,11 @@ spec:
         - name: grpc-tls
           secret:
             secretName: {{ $root.Values.grpcTls.existingSecret }}
+        {{- end }}
+        {{- if and $sip $root.Values.sip.tls.enabled }}
+        - name: sip-tls
+          secret:
+            secretName: {{ $root.Values.sip.tls.existingSecret }}
         {{- end }}
 {{- end -}}
 

@@ -59,6 +59,10 @@ spec:
           protocol: UDP
         - port: {{ $root.Values.sip.port }}
           protocol: TCP
+        {{- if $root.Values.sip.tls.enabled }}
+        - port: {{ $root.Values.sip.tls.port }}
+          protocol: TCP
+        {{- end }}
       {{- with $root.Values.sip.allowFrom }}
       from:
         {{- range $cidr := . }}
@@ -114,9 +118,14 @@ spec:
         {{- end }}
     {{- end }}
     {{- if and $root.Values.sip.enabled (eq $.name "call-control") }}
-    # SIP to the trunk and the phones, wherever their registrations say they are (UDP).
+    # SIP to the trunk and the phones, wherever their registrations say they are (UDP), and
+    # connections to a trunk over TCP or TLS.
     - ports:
         - protocol: UDP
+        {{- range $port := $root.Values.sip.trunkTcpPorts }}
+        - port: {{ $port }}
+          protocol: TCP
+        {{- end }}
     {{- end }}
     {{- with $c.networkPolicy.extraEgress }}
     {{- toYaml . | nindent 4 }}

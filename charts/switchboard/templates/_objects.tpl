@@ -88,6 +88,12 @@ spec:
       port: {{ $sip.port }}
       targetPort: sip-tcp
       protocol: TCP
+    {{- if $sip.tls.enabled }}
+    - name: sip-tls
+      port: {{ $sip.tls.port }}
+      targetPort: sip-tls
+      protocol: TCP
+    {{- end }}
 {{- end -}}
 
 {{- define "switchboard.autoscaler" -}}

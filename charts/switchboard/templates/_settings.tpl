@@ -72,6 +72,14 @@ Argument: (dict "root" $ "name" "gateway" "component" <merged component values>)
 {{- with $sip.publicAddress -}}
 {{- $_ := set $settings "SIP_PUBLIC_ADDRESS" . -}}
 {{- end -}}
+{{- if $sip.tls.enabled -}}
+{{- $_ := set $settings "SIP_TLS_PORT" (printf "%d" (int $sip.tls.port)) -}}
+{{- $_ := set $settings "SIP_TLS_CERT_FILE" "/etc/switchboard/sip-tls/tls.crt" -}}
+{{- $_ := set $settings "SIP_TLS_KEY_FILE" "/etc/switchboard/sip-tls/tls.key" -}}
+{{- with $sip.tls.trunkCaKey -}}
+{{- $_ := set $settings "SIP_TLS_CA_FILE" (printf "/etc/switchboard/sip-tls/%s" .) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- range $key, $value := $component.env -}}
 {{- $_ := set $settings $key $value -}}

@@ -157,6 +157,59 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["rtpengine"]))(
       await relay.release(callId);
     }, 30_000);
 
+    it("translates SRTP (SDES) to plain RTP and back: the phone's RTP/SAVP offer reaches the trunk as RTP/AVP without keys, the trunk's answer reaches the phone as RTP/SAVP with a key", async () => {
+      const callId = `relay-srtp-${randomBytes(6).toString("hex")}`;
+      const key = randomBytes(30).toString("base64");
+      const phoneOffer = sdpOf("127.0.0.1", 40_010)
+        .replace("RTP/AVP", "RTP/SAVP")
+        .replace("a=sendrecv", `a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:${key}\r\na=sendrecv`);
+      const toTrunk = await relay.offer({
+        callId,
+        fromTag: "phone",
+        sdp: phoneOffer,
+        profile: "RTP/AVP",
+      });
+      expect(toTrunk).toMatch(/^m=audio \d+ RTP\/AVP 0 101\r?$/m);
+      expect(toTrunk).not.toMatch(/a=crypto|a=fingerprint/);
+      const toPhone = await relay.answer({
+        callId,
+        fromTag: "phone",
+        toTag: "trunk",
+        sdp: sdpOf("127.0.0.1", 40_012),
+      });
+      expect(toPhone).toMatch(/^m=audio \d+ RTP\/SAVP 0 101\r?$/m);
+      expect(toPhone).toMatch(/^a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:\S+/m);
+      expect(toPhone).not.toContain(key);
+      await relay.release(callId);
+
+      // The other way (an inbound call to a phone on TLS): plain RTP offered as SRTP with keys.
+      const inbound = `relay-srtp-in-${randomBytes(6).toString("hex")}`;
+      const offered = await relay.offer({
+        callId: inbound,
+        fromTag: "trunk",
+        sdp: sdpOf("127.0.0.1", 40_014),
+        profile: "RTP/SAVP",
+      });
+      expect(offered).toMatch(/^m=audio \d+ RTP\/SAVP 0 101\r?$/m);
+      expect(offered).toMatch(/^a=crypto:\d+ AES_CM_128_HMAC_SHA1_80 inline:\S+/m);
+      expect(offered).not.toMatch(/a=fingerprint/);
+      const suite = /^a=crypto:(\d+) AES_CM_128_HMAC_SHA1_80 /m.exec(offered)![1];
+      const answered = await relay.answer({
+        callId: inbound,
+        fromTag: "trunk",
+        toTag: "phone",
+        sdp: sdpOf("127.0.0.1", 40_016)
+          .replace("RTP/AVP", "RTP/SAVP")
+          .replace(
+            "a=sendrecv",
+            `a=crypto:${suite} AES_CM_128_HMAC_SHA1_80 inline:${key}\r\na=sendrecv`,
+          ),
+      });
+      expect(answered).toMatch(/^m=audio \d+ RTP\/AVP 0 101\r?$/m);
+      expect(answered).not.toMatch(/a=crypto/);
+      await relay.release(inbound);
+    }, 30_000);
+
     it("reports a relay that does not answer as RtpRelayError, after its tries", async () => {
       const silent = await newSide(); // a UDP port nobody answers on
       const unreachable = createRtpRelay({

@@ -3,7 +3,9 @@ import { describe, expect, it } from "vitest";
 import { hangupForFailure, hangupForStatus } from "../src/carrier/sip/sip-causes.js";
 import { callControlSettings } from "../src/config.js";
 import { answerChallenge } from "../src/sip/stack/digest.js";
-import { refusingAnswer } from "../src/sip/stack/sdp.js";
+import { heldAnswer, offersSecureMedia, refusingAnswer } from "../src/sip/stack/sdp.js";
+import { contactUri } from "../src/carrier/sip/sip-carrier.js";
+import { trunkRequestUri } from "../src/sip/trunk-uris.js";
 
 const md5 = (text: string) => createHash("md5").update(text).digest("hex");
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
@@ -135,6 +137,57 @@ describe("the refusing SDP answer", () => {
   });
 });
 
+describe("SRTP in the SDP the carrier writes (RFC 4568)", () => {
+  const savp = [
+    "v=0",
+    "o=- 1 1 IN IP4 192.0.2.2",
+    "s=-",
+    "c=IN IP4 192.0.2.2",
+    "t=0 0",
+    "m=audio 14592 RTP/SAVP 0 8",
+    "a=rtpmap:0 PCMU/8000",
+    "a=crypto:7 FOO_UNKNOWN inline:AAAA",
+    "a=crypto:8 AES_256_CM_HMAC_SHA1_80 inline:d0RmdmcmVCspeEc3QGZiNWpVLFJhQX1cfHAwJSoj",
+    "a=crypto:9 AES_CM_128_HMAC_SHA1_80 inline:d0RmdmcmVCspeEc3QGZiNWpVLFJhQX1cfHAwJSoj",
+    "m=video 0 RTP/SAVP 96",
+    "",
+  ].join("\r\n");
+
+  it("tells an SRTP offer (RTP/SAVP, RTP/SAVPF, a live stream) from a plain one", () => {
+    expect(offersSecureMedia(savp)).toBe(true);
+    expect(offersSecureMedia(savp.replaceAll("RTP/SAVP", "RTP/AVP"))).toBe(false);
+    expect(offersSecureMedia("m=audio 4000 UDP/TLS/RTP/SAVPF 111")).toBe(true);
+    expect(offersSecureMedia("m=audio 0 RTP/SAVP 0")).toBe(false);
+  });
+
+  it("answers a held SRTP stream with a key of its own for the first suite it knows, a refused stream without", () => {
+    const answer = heldAnswer(savp);
+    const lines = answer.split("\r\n");
+    expect(lines.filter((line) => line.startsWith("m="))).toEqual([
+      "m=audio 9 RTP/SAVP 0 8",
+      "m=video 0 RTP/SAVP 96",
+    ]);
+    const crypto = lines.filter((line) => line.startsWith("a=crypto:"));
+    expect(crypto).toHaveLength(1);
+    const [, tag, suite, key] = /^a=crypto:(\d+) (\S+) inline:(\S+)$/.exec(crypto[0]!)!;
+    expect([tag, suite]).toEqual(["8", "AES_256_CM_HMAC_SHA1_80"]);
+    expect(Buffer.from(key!, "base64")).toHaveLength(46);
+    expect(answer).not.toContain("d0RmdmcmVCspeEc3QGZiNWpVLFJhQX1cfHAwJSoj");
+    // A plain RTP offer's held answer has no key.
+    expect(heldAnswer(savp.replaceAll("RTP/SAVP", "RTP/AVP"))).not.toContain("a=crypto");
+  });
+
+  it("names the transport in our Contact", () => {
+    expect(contactUri("192.0.2.9:5060", "udp")).toBe("sip:switchboard@192.0.2.9:5060");
+    expect(contactUri("192.0.2.9:5060", "tcp")).toBe(
+      "sip:switchboard@192.0.2.9:5060;transport=tcp",
+    );
+    expect(contactUri("192.0.2.9:5061", "tls")).toBe(
+      "sip:switchboard@192.0.2.9:5061;transport=tls",
+    );
+  });
+});
+
 describe("the sip carrier's settings", () => {
   const base = { NODE_ENV: "test", VOICE_CARRIER: "sip" };
   const issues = (env: Record<string, string>) => {
@@ -161,19 +214,67 @@ describe("the sip carrier's settings", () => {
     });
     expect(parsed.carrier).toBe("sip");
     expect(parsed.sip.trunk).toMatchObject({
-      uris: [{ host: "trunk.example.net", port: undefined, transport: "udp" }],
+      uris: [{ scheme: "sip", host: "trunk.example.net", port: undefined, transport: "udp" }],
       username: "acme",
       password: "secret",
     });
   });
 
+  it("takes trunk URIs over TCP or TLS (sips: or transport=tls), each its own transport", () => {
+    const trunkOf = (uri: string) =>
+      callControlSettings.parse({ ...base, SIP_LISTEN: "127.0.0.1:5060", SIP_TRUNK_URI: uri }).sip
+        .trunk;
+    expect(
+      trunkOf(
+        "sip:trunk.example.net:5070;transport=tcp, sips:trunk.example.net, sip:10.0.0.9;transport=TLS",
+      )?.uris,
+    ).toEqual([
+      { scheme: "sip", transport: "tcp", host: "trunk.example.net", port: 5070 },
+      { scheme: "sips", transport: "tls", host: "trunk.example.net", port: undefined },
+      { scheme: "sip", transport: "tls", host: "10.0.0.9", port: undefined },
+    ]);
+    const [tcp, sips, tls] = trunkOf(
+      "sip:trunk.example.net:5070;transport=tcp, sips:trunk.example.net, sip:10.0.0.9;transport=TLS",
+    )!.uris;
+    expect(trunkRequestUri("+15550100", tcp!)).toBe(
+      "sip:+15550100@trunk.example.net:5070;transport=tcp;user=phone",
+    );
+    expect(trunkRequestUri("+15550100", sips!)).toBe("sips:+15550100@trunk.example.net;user=phone");
+    expect(trunkRequestUri("+15550100", tls!)).toBe(
+      "sip:+15550100@10.0.0.9;transport=tls;user=phone",
+    );
+  });
+
+  it("needs the certificate and key with a TLS listener, as files read at start", () => {
+    const listening = { ...base, SIP_LISTEN: "127.0.0.1:5060", SIP_TRUNK_URI: "sip:trunk" };
+    expect(issues({ ...listening, SIP_TLS_PORT: "5061" })).toEqual([
+      "SIP_TLS_CERT_FILE: is required with SIP_TLS_PORT",
+      "SIP_TLS_KEY_FILE: is required with SIP_TLS_PORT",
+    ]);
+    const parsed = callControlSettings.parse({
+      ...listening,
+      SIP_TLS_PORT: "5061",
+      SIP_TLS_CERT_FILE: "/etc/sip/tls.crt",
+      SIP_TLS_KEY_FILE: "/etc/sip/tls.key",
+    });
+    expect(parsed.sip.tls).toEqual({
+      port: 5061,
+      certFile: "/etc/sip/tls.crt",
+      keyFile: "/etc/sip/tls.key",
+      caFile: undefined,
+    });
+  });
+
   it("refuses a trunk it cannot reach and credentials that do not pair", () => {
     const listening = { ...base, SIP_LISTEN: "127.0.0.1:5060" };
-    expect(issues({ ...listening, SIP_TRUNK_URI: "sip:trunk:5060;transport=tcp" })).toEqual([
-      "SIP_TRUNK_URI: transport: only udp is supported yet",
+    expect(issues({ ...listening, SIP_TRUNK_URI: "sip:trunk:5060;transport=sctp" })).toEqual([
+      "SIP_TRUNK_URI: transport must be udp, tcp or tls (sips: is tls)",
+    ]);
+    expect(issues({ ...listening, SIP_TRUNK_URI: "sips:trunk;transport=udp" })).toEqual([
+      "SIP_TRUNK_URI: transport must be udp, tcp or tls (sips: is tls)",
     ]);
     expect(issues({ ...listening, SIP_TRUNK_URI: "http://trunk" })).toEqual([
-      "SIP_TRUNK_URI: must be SIP URIs: sip:host[:port][;transport=udp], comma-separated",
+      "SIP_TRUNK_URI: must be SIP URIs: sip:host[:port][;transport=udp|tcp|tls] or sips:host[:port], comma-separated",
     ]);
     expect(
       issues({ ...listening, SIP_TRUNK_URI: "sip:trunk:5060", SIP_TRUNK_USERNAME: "acme" }),

@@ -74,10 +74,10 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
     let phone: Baresip;
 
     /** Two new trunk addresses (a process restarted with them: nothing of an earlier test's INVITEs reaches them). */
-    const trunkAddresses = async (env: Record<string, string> = {}) => {
+    const trunkAddresses = async (env: Record<string, string> = {}, transport = "udp") => {
       first = await freeSipPort();
       second = await freeSipPort();
-      const uris = `sip:${host}:${first};transport=udp, sip:${host}:${second};transport=udp`;
+      const uris = `sip:${host}:${first};transport=${transport}, sip:${host}:${second};transport=${transport}`;
       if (h) await h.restart({ SIP_TRUNK_URI: uris, ...env });
       return uris;
     };
@@ -209,6 +209,29 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
       await finished(answering.done);
       expect(await ended(callId)).toMatchObject({ status: "completed" });
       expect(await trunkRows(callId)).toMatchObject([{ flow_port: second, state: "terminated" }]);
+    });
+
+    it("goes to the second address at once when the first refuses its TCP connection", async () => {
+      await trunkAddresses({}, "tcp");
+      const transportErrors = await failovers("transport");
+      // Nothing listens on the first address's TCP port: the connection is refused.
+      const answering = await startSippServer({
+        scenario: "trunk-answer-bye.xml",
+        port: second,
+        transport: "t1",
+        fill: { hold: "500" },
+        timeoutMs: 20_000,
+      });
+      const { callId, tookMs } = await placeAnswered("+15550109005");
+      console.info(
+        `TCP refused by the first trunk address: answered on the second in ${tookMs} ms`,
+      );
+      // At once: no wait for SIP_TRUNK_FAILOVER_TIMEOUT_MS (2 s).
+      expect(tookMs).toBeLessThan(2_000);
+      expect(await failovers("transport")).toBe(transportErrors + 1);
+      expect(await trunkRows(callId)).toMatchObject([{ flow_port: second, invite_cseq: 2 }]);
+      await finished(answering.done);
+      expect(await ended(callId)).toMatchObject({ status: "completed" });
     });
 
     /**

@@ -151,6 +151,42 @@ describe("the trunk's addresses by RFC 3263 (SRV, then A; the DNS injected)", ()
     expect(dns.asked).toEqual(["A a.example.net"]);
   });
 
+  it("asks SRV by the URI's transport (_sip._tcp, _sips._tcp), TLS on 5061 without SRV", async () => {
+    const dns = fakeDns({
+      srv: {
+        "_sip._tcp.trunk.example.net": [
+          { name: "a.example.net", port: 5070, priority: 10, weight: 0 },
+        ],
+      },
+      a: {
+        "a.example.net": [{ address: "192.0.2.1", ttl: 300 }],
+        "tls.example.net": [{ address: "192.0.2.8", ttl: 300 }],
+      },
+    });
+    const tcp = await resolveTrunkUri(uri("sip:trunk.example.net;transport=tcp"), dns, {
+      ipv6: false,
+    });
+    expect(orderTargets([tcp]).map((t) => [t.transport, t.key])).toEqual([
+      ["tcp", "192.0.2.1:5070"],
+    ]);
+    const sips = await resolveTrunkUri(uri("sips:tls.example.net"), dns, { ipv6: false });
+    expect(orderTargets([sips]).map((t) => [t.transport, t.key])).toEqual([
+      ["tls", "192.0.2.8:5061"],
+    ]);
+    const literal = await resolveTrunkUri(uri("sip:203.0.113.4;transport=tls"), dns, {
+      ipv6: false,
+    });
+    expect(orderTargets([literal]).map((t) => [t.transport, t.key])).toEqual([
+      ["tls", "203.0.113.4:5061"],
+    ]);
+    expect(dns.asked).toEqual([
+      "SRV _sip._tcp.trunk.example.net",
+      "A a.example.net",
+      "SRV _sips._tcp.tls.example.net",
+      "A tls.example.net",
+    ]);
+  });
+
   it("falls back to the name's A records on 5060 without SRV, then to the system resolver", async () => {
     const dns = fakeDns({
       a: { "plain.example.net": [{ address: "192.0.2.50", ttl: 30 }] },
@@ -199,9 +235,9 @@ describe("SIP_TRUNK_URI as a list", () => {
     });
     expect(parsed.sip.trunk).toEqual({
       uris: [
-        { host: "192.0.2.10", port: 5070, transport: "udp" },
-        { host: "trunk.example.net", port: undefined, transport: "udp" },
-        { host: "192.0.2.11", port: undefined, transport: "udp" },
+        { scheme: "sip", host: "192.0.2.10", port: 5070, transport: "udp" },
+        { scheme: "sip", host: "trunk.example.net", port: undefined, transport: "udp" },
+        { scheme: "sip", host: "192.0.2.11", port: undefined, transport: "udp" },
       ],
       username: undefined,
       password: undefined,
@@ -225,11 +261,14 @@ describe("SIP_TRUNK_URI as a list", () => {
         : parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`);
     };
     expect(issues({ SIP_TRUNK_URI: "sip:a.example.net, http://b" })).toEqual([
-      "SIP_TRUNK_URI: must be SIP URIs: sip:host[:port][;transport=udp], comma-separated",
+      "SIP_TRUNK_URI: must be SIP URIs: sip:host[:port][;transport=udp|tcp|tls] or sips:host[:port], comma-separated",
     ]);
-    expect(issues({ SIP_TRUNK_URI: "sip:a.example.net,sip:b:5060;transport=tcp" })).toEqual([
-      "SIP_TRUNK_URI: transport: only udp is supported yet",
+    expect(issues({ SIP_TRUNK_URI: "sip:a.example.net,sip:b:5060;transport=sctp" })).toEqual([
+      "SIP_TRUNK_URI: transport must be udp, tcp or tls (sips: is tls)",
     ]);
+    expect(issues({ SIP_TRUNK_URI: "sip:a.example.net;transport=tcp,sips:b.example.net" })).toEqual(
+      [],
+    );
     expect(
       issues({ SIP_TRUNK_URI: "sip:a.example.net", SIP_TRUNK_FAILOVER_TIMEOUT_MS: "32000" }),
     ).toEqual(["SIP_TRUNK_FAILOVER_TIMEOUT_MS: Too big: expected number to be <=30000"]);

@@ -2,10 +2,11 @@ import { createLogger, metricsRegistry } from "@switchboard/kit";
 import { freeSipPort } from "@switchboard/test-support/sip-peers";
 import { eventually } from "@switchboard/test-support/waiting";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { createTrunkTargets } from "../src/carrier/sip/trunk-targets.js";
+import { createTrunkTargets, type TrunkTargets } from "../src/carrier/sip/trunk-targets.js";
 import type { TrunkDns } from "../src/carrier/sip/trunk-resolver.js";
 import type { SipTrunk } from "../src/sip/sip-settings.js";
 import { startSipEndpoint, type SipEndpoint } from "../src/sip/stack/endpoint.js";
+import { responseTo } from "../src/sip/stack/message.js";
 import { parseTrunkUris } from "../src/sip/trunk-uris.js";
 
 const logger = createLogger("sip-trunk-targets-test", { level: "silent" });
@@ -21,6 +22,20 @@ const trunkOf = (uris: string, overrides: Partial<SipTrunk> = {}): SipTrunk => (
   resolveIntervalMs: 60_000,
   ...overrides,
 });
+
+/** `down` was taken out by the OPTIONS pings: calls try `up` first, `sip_trunk_up` says so. */
+async function expectTakenOut(targets: TrunkTargets, down: number, up: number) {
+  const keys = await eventually(
+    async () => targets.forCall().map((target) => target.key),
+    (order) => order[0] === `127.0.0.1:${up}`,
+    5_000,
+  );
+  expect(keys).toEqual([`127.0.0.1:${up}`, `127.0.0.1:${down}`]);
+  const metric = await metricsRegistry.getSingleMetric("sip_trunk_up")!.get();
+  expect(
+    Object.fromEntries(metric.values.map((v) => [String(v.labels.address), v.value])),
+  ).toMatchObject({ [`127.0.0.1:${down}`]: 0, [`127.0.0.1:${up}`]: 1 });
+}
 
 /**
  * The trunk's addresses as calls see them: the OPTIONS verdicts of real endpoints on loopback
@@ -52,22 +67,72 @@ describe("the trunk's addresses for a new call", () => {
     });
     try {
       // Listed first, but out: calls try it last (still, when nothing else is left).
-      const keys = await eventually(
-        async () => targets.forCall().map((target) => target.key),
-        (order) => order[0] === `127.0.0.1:${alive}`,
-        5_000,
-      );
-      expect(keys).toEqual([`127.0.0.1:${alive}`, `127.0.0.1:${dead}`]);
-      const metric = await metricsRegistry.getSingleMetric("sip_trunk_up")!.get();
-      expect(
-        Object.fromEntries(metric.values.map((v) => [String(v.labels.address), v.value])),
-      ).toMatchObject({ [`127.0.0.1:${dead}`]: 0, [`127.0.0.1:${alive}`]: 1 });
+      await expectTakenOut(targets, dead, alive);
     } finally {
       targets.stop();
     }
     // Stopped, it reports nothing any more.
     const after = await metricsRegistry.getSingleMetric("sip_trunk_up")!.get();
     expect(after.values.map((v) => v.labels.address)).not.toContain(`127.0.0.1:${dead}`);
+  });
+
+  it("pings a TCP address over a connection it may open (reaches), and takes out one refusing it", async () => {
+    const refusing = await freeSipPort();
+    const heard: { transport: string; uri: string; contact: string | undefined }[] = [];
+    const tcpPeer = await startSipEndpoint({
+      host: "127.0.0.1",
+      port: 0,
+      logger,
+      handlers: {
+        OPTIONS: async (request, context) => {
+          const [first] = request.headers.contact ?? [];
+          const contact = typeof first === "string" ? first : first?.uri;
+          heard.push({ transport: context.flow.transport, uri: request.uri, contact });
+          context.respond(responseTo(request, 200));
+        },
+      },
+    });
+    const alive = tcpPeer.transport.port;
+    const holder: { targets?: TrunkTargets } = {};
+    const dialing = await startSipEndpoint({
+      host: "127.0.0.1",
+      port: 0,
+      logger,
+      handlers: {},
+      dialable: (flow) => holder.targets?.reaches(flow) ?? false,
+    });
+    const targets = createTrunkTargets({
+      trunk: trunkOf(
+        `sip:127.0.0.1:${refusing};transport=tcp,sip:127.0.0.1:${alive};transport=tcp`,
+        { optionsIntervalMs: 200 },
+      ),
+      endpoint: dialing,
+      logger,
+      ipv6: false,
+    });
+    holder.targets = targets;
+    try {
+      const tcp = (port: number) => ({ transport: "tcp" as const, address: "127.0.0.1", port });
+      expect(targets.reaches(tcp(alive))).toBe(true);
+      expect(targets.reaches({ ...tcp(alive), transport: "udp" })).toBe(false);
+      expect(targets.reaches(tcp(alive + 1 === refusing ? alive + 2 : alive + 1))).toBe(false);
+      await expectTakenOut(targets, refusing, alive);
+      // The pings went over TCP, our Contact saying so.
+      await eventually(
+        async () => heard.length,
+        (count) => count > 0,
+        5_000,
+      );
+      expect(heard[0]).toEqual({
+        transport: "tcp",
+        uri: `sip:127.0.0.1:${alive};transport=tcp`,
+        contact: `sip:switchboard@${dialing.sentBy("tcp")};transport=tcp`,
+      });
+    } finally {
+      targets.stop();
+      await dialing.stop();
+      await tcpPeer.stop();
+    }
   });
 
   it("resolves a name again when its TTL runs out, and keeps the last answer while the DNS fails", async () => {

@@ -22,9 +22,19 @@ export interface RelayedDescription {
   receivedFrom?: string;
 }
 
+/**
+ * The RTP profile the relay gives the answerer (an offer's `transport-protocol`): RTP/SAVP with
+ * SDES keys (RFC 4568) for a phone on TLS, plain RTP/AVP otherwise; rtpengine translates
+ * between the two, and gives the offerer back its own profile in the answer.
+ */
+export type RelayProfile = "RTP/AVP" | "RTP/SAVP";
+
 export interface RtpRelay {
-  /** The offer rewritten so that the answerer sends its media to the relay. */
-  offer(description: RelayedDescription): Promise<string>;
+  /**
+   * The offer rewritten so that the answerer sends its media to the relay, in `profile` (left
+   * as offered when absent).
+   */
+  offer(description: RelayedDescription & { profile?: RelayProfile }): Promise<string>;
   /** The answer (`toTag`: the answerer's tag) rewritten so that the offerer sends to the relay. */
   answer(description: RelayedDescription & { toTag: string }): Promise<string>;
   /** Ends the media session at once; a session the relay no longer knows is already released. */
@@ -87,7 +97,13 @@ export function createRtpRelay(options: RtpRelayOptions): RtpRelay {
   });
 
   return {
-    offer: (description) => rewrite("offer", sessionOf(description)),
+    offer: (description) =>
+      rewrite("offer", {
+        ...sessionOf(description),
+        ...(description.profile ? { "transport-protocol": description.profile } : {}),
+        // SDES keys only: no DTLS-SRTP fingerprint offered to a phone that asked for neither.
+        ...(description.profile === "RTP/SAVP" ? { DTLS: "off" } : {}),
+      }),
     answer: (description) =>
       rewrite("answer", { ...sessionOf(description), "to-tag": description.toTag }),
     async release(callId) {

@@ -1,7 +1,13 @@
 import { z } from "zod";
 import { digestAlgorithm, type DigestAlgorithm } from "./stack/digest.js";
 import { ipv4Number, parseIpv4Block, type Ipv4Block } from "./trunk-allow.js";
-import { maxTrunkUris, parseTrunkUris, trunkUriTexts, type TrunkUri } from "./trunk-uris.js";
+import {
+  maxTrunkUris,
+  parseTrunkUris,
+  trunkTransportAllowed,
+  trunkUriTexts,
+  type TrunkUri,
+} from "./trunk-uris.js";
 
 /** `host:port` (a name or an IPv4 address; IPv6 is not supported yet). */
 const hostPort = /^([A-Za-z0-9.-]+):(\d{1,5})$/;
@@ -18,6 +24,7 @@ const ipv4Blocks = () =>
     }
     return blocks as Ipv4Block[];
   });
+const port = z.coerce.number().int().min(0).max(65_535);
 
 const seconds = (fallback: number, max: number) =>
   z.coerce.number().int().min(1).max(max).default(fallback);
@@ -31,6 +38,32 @@ export const sipSettingsFields = {
     .optional()
     .describe(
       "`host:port` the SIP listener binds, UDP and TCP (e.g. `0.0.0.0:5060`; port 0 takes a free one, for tests); unset, no SIP listener starts",
+    ),
+  SIP_TLS_PORT: port
+    .optional()
+    .describe(
+      "the port of the SIP-over-TLS listener (SIPS, usually 5061) on SIP_LISTEN's host, for phones; 0 takes a free one (tests); unset, no TLS listener. Needs SIP_TLS_CERT_FILE and SIP_TLS_KEY_FILE; its public port is the same",
+    ),
+  SIP_TLS_CERT_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "path of the PEM certificate chain the TLS listener presents (also the client certificate of TLS connections to the trunk); read at start",
+    ),
+  SIP_TLS_KEY_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "path of the PEM private key of SIP_TLS_CERT_FILE (mount it from a Secret); read at start",
+    ),
+  SIP_TLS_CA_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "path of PEM CA certificates a TLS trunk's certificate must chain to (default: the system's CAs); read at start",
     ),
   SIP_PUBLIC_ADDRESS: z
     .string()
@@ -65,7 +98,7 @@ export const sipSettingsFields = {
     .string()
     .refine(
       (v) => parseTrunkUris(v) !== undefined,
-      "must be SIP URIs: sip:host[:port][;transport=udp], comma-separated",
+      "must be SIP URIs: sip:host[:port][;transport=udp|tcp|tls] or sips:host[:port], comma-separated",
     )
     .refine(
       (v) => trunkUriTexts(v).length <= maxTrunkUris,
@@ -76,12 +109,12 @@ export const sipSettingsFields = {
       "the port must be 1–65535",
     )
     .refine(
-      (v) => (parseTrunkUris(v) ?? []).every((uri) => uri.transport === "udp"),
-      "transport: only udp is supported yet",
+      (v) => (parseTrunkUris(v) ?? []).every(trunkTransportAllowed),
+      "transport must be udp, tcp or tls (sips: is tls)",
     )
     .optional()
     .describe(
-      'sip voice carrier: the carrier\'s SIP trunk outbound calls go to (`sip:trunk.example.net:5060;transport=udp`; UDP only yet); required with VOICE_CARRIER=sip. Several URIs, comma-separated, are tried in that order, each name resolved per RFC 3263 (SRV when it has no port, then A); a call fails over to the next address (docs/operations.md "SIP trunk health and failover")',
+      'sip voice carrier: the carrier\'s SIP trunk outbound calls go to: `sip:trunk.example.net:5060;transport=udp` (the default transport), `;transport=tcp`, or TLS as `sips:trunk.example.net` / `;transport=tls` (port 5061 unless named; its certificate is verified, SIP_TLS_CA_FILE); required with VOICE_CARRIER=sip. Several URIs, comma-separated, are tried in that order, each name resolved per RFC 3263 (SRV when it has no port: `_sip._udp`, `_sip._tcp` or `_sips._tcp`, then A); a call fails over to the next address (docs/operations.md "SIP trunk health and failover")',
     ),
   SIP_TRUNK_FAILOVER_TIMEOUT_MS: z.coerce
     .number()
@@ -195,6 +228,7 @@ export function sipSettings(value: SipFieldValues) {
     ),
     nonceLifetimeMs: value.SIP_NONCE_LIFETIME_SECONDS * 1000,
     digestAlgorithms: value.SIP_DIGEST_ALGORITHMS,
+    tls: tlsOf(value),
     trunk: trunkOf(value),
     trunkAllow: trunkAllowOf(value),
     pathAllow: value.SIP_PATH_ALLOW,
@@ -233,6 +267,16 @@ function trunkOf(value: SipFieldValues): SipTrunk | undefined {
   };
 }
 
+/** The TLS listener's port and the files of its certificate, key and the trunk's CAs. */
+function tlsOf(value: SipFieldValues) {
+  return {
+    port: value.SIP_TLS_PORT,
+    certFile: value.SIP_TLS_CERT_FILE,
+    keyFile: value.SIP_TLS_KEY_FILE,
+    caFile: value.SIP_TLS_CA_FILE,
+  };
+}
+
 /** The sources whose INVITEs are inbound calls: SIP_TRUNK_ALLOW, else the trunk's IP addresses. */
 function trunkAllowOf(value: SipFieldValues): Ipv4Block[] {
   if (value.SIP_TRUNK_ALLOW) return value.SIP_TRUNK_ALLOW;
@@ -267,6 +311,20 @@ export function checkSipSettings(value: SipFieldValues, ctx: z.RefinementCtx): v
       code: "custom",
       path: ["SIP_PUBLIC_ADDRESS"],
       message: "is required when SIP_LISTEN binds every interface (0.0.0.0)",
+    });
+  }
+  if (value.SIP_TLS_PORT !== undefined) {
+    for (const name of ["SIP_TLS_CERT_FILE", "SIP_TLS_KEY_FILE"] as const) {
+      if (value[name] === undefined) {
+        ctx.addIssue({ code: "custom", path: [name], message: "is required with SIP_TLS_PORT" });
+      }
+    }
+  }
+  if ((value.SIP_TLS_CERT_FILE === undefined) !== (value.SIP_TLS_KEY_FILE === undefined)) {
+    ctx.addIssue({
+      code: "custom",
+      path: [value.SIP_TLS_CERT_FILE === undefined ? "SIP_TLS_CERT_FILE" : "SIP_TLS_KEY_FILE"],
+      message: "SIP_TLS_CERT_FILE and SIP_TLS_KEY_FILE go together",
     });
   }
   if ((value.SIP_TRUNK_USERNAME === undefined) !== (value.SIP_TRUNK_PASSWORD === undefined)) {

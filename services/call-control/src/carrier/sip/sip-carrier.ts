@@ -18,8 +18,8 @@ import {
   type DialogLeg,
   type NewDialog,
 } from "../../sip/dialogs/dialogs.js";
-import type { SipResponse } from "../../sip/stack/message.js";
-import type { SipFlow } from "../../sip/stack/transport.js";
+import type { NameAddress, SipResponse } from "../../sip/stack/message.js";
+import type { SipFlow, SipTransportName } from "../../sip/stack/transport.js";
 import { carriesSdp, heldAnswer } from "../../sip/stack/sdp.js";
 import { latestLiveBinding } from "../../sip/registrar/registrations.js";
 import { phoneRoute } from "../../sip/registrar/path.js";
@@ -38,8 +38,9 @@ import { createSipInbound, inboundKinds, type InboundDelivery } from "./sip-inbo
 import { createSipLegs } from "./sip-legs.js";
 import { createPhoneMedia } from "./sip-phone-media.js";
 import { hangupForFailure, hangupForStatus } from "./sip-causes.js";
-import type { MediaRelay } from "./sip-media.js";
+import { MediaRefused, type MediaRelay } from "./sip-media.js";
 import { createTrunkResponses } from "./sip-trunk-responses.js";
+import { contactUri } from "./sip-contact.js";
 import { createTrunkFailover } from "./trunk-failover.js";
 import { createTrunkTargets } from "./trunk-targets.js";
 
@@ -90,7 +91,10 @@ export function createSipCarrier(options: {
   const owner = sip.publicAddress;
   const ownerHost = owner.replace(/:\d+$/, "");
   const instance = randomBytes(8).toString("hex");
-  const contact = [{ uri: `sip:switchboard@${owner}`, params: {} }];
+  /** Our Contact on a leg over `transport` (TLS: the TLS listener's port). */
+  const contact = (transport: SipTransportName): NameAddress[] => [
+    { uri: contactUri(endpoint.sentBy(transport), transport), params: {} },
+  ];
   const ackWaits = createAckWaits();
   const trunkResponses = createTrunkResponses({
     endpoint,
@@ -122,10 +126,10 @@ export function createSipCarrier(options: {
     logger,
     ipv6: isIPv6(endpoint.transport.host),
   });
+  sip.dialTo((flow) => trunkTargets.reaches(flow));
   const trunkFailover = createTrunkFailover({
     targets: trunkTargets,
     endpoint,
-    owner,
     contact,
     failoverTimeoutMs: trunk.failoverTimeoutMs,
     transaction: (work) => attached().transaction(work),
@@ -169,6 +173,7 @@ export function createSipCarrier(options: {
     lockCall,
     contact,
     owner,
+    sentBy: (transport) => endpoint.sentBy(transport),
     instance,
     domain,
     logger,
@@ -196,11 +201,12 @@ export function createSipCarrier(options: {
       ...phoneRoute(phone),
       offer: null,
       owner,
+      sentBy: endpoint.sentBy(phone.transport),
       instance,
     });
     if (!(await insertDialog(tx.client, dialog))) return; // a repeat of the dial
     tx.afterCommit(() =>
-      legs.invite(dialog, inviteOf(dialog as Dialog, { contact }), {
+      legs.invite(dialog, inviteOf(dialog as Dialog, { contact: contact(phone.transport) }), {
         onResponse: (response) => onPhoneResponse(callId, dial, response, phone.source_address),
         onFailure: (reason) => onLegFailed(callId, "phone", hangupForFailure(reason, "caller")),
       }),
@@ -224,20 +230,28 @@ export function createSipCarrier(options: {
     setup.answered.add("phone");
     const phoneOffer = response.content || undefined;
     const relayed = phoneOffer
-      ? media.offer({ callId, offerer: "phone", sdp: phoneOffer, flow: phoneAddress })
+      ? media.offer({
+          callId,
+          offerer: "phone",
+          sdp: phoneOffer,
+          flow: phoneAddress,
+          secure: false,
+        })
       : Promise.resolve(undefined);
     relayed.then(
       (offer) => phoneAnswered(callId, dial, response, offer, phoneOffer),
       (error: unknown) => {
-        logger.warn({ err: error, callId }, "sip: the RTP relay refused the phone's offer");
-        phoneAnswered(callId, dial, response, undefined, phoneOffer);
+        const refused = error instanceof MediaRefused;
+        if (refused) logger.info({ callId }, "sip: the phone offered SRTP and no RTP relay is set");
+        else logger.warn({ err: error, callId }, "sip: the RTP relay refused the phone's offer");
+        phoneAnswered(callId, dial, response, undefined, phoneOffer, refused ? error.status : 503);
       },
     );
   };
 
   /**
    * The phone's 2xx with its offer (`offer`: as the relay rewrote it; undefined when there is
-   * none to send): the trunk is INVITEd with it.
+   * none to send, `refusal` then the SIP code the call ends with): the trunk is INVITEd with it.
    */
   const phoneAnswered = (
     callId: string,
@@ -245,6 +259,7 @@ export function createSipCarrier(options: {
     response: SipResponse,
     offer: string | undefined,
     phoneOffer: string | undefined,
+    refusal = 503,
   ) => {
     react(callId, async (tx) => {
       const status = await lockCall(tx, callId);
@@ -271,7 +286,7 @@ export function createSipCarrier(options: {
         await ended(tx, callId, {
           cause: "network_error",
           source,
-          sipCode: phoneOffer ? 503 : 200,
+          sipCode: phoneOffer ? refusal : 200,
         });
         await legs.close(tx, callId, "phone");
         return;
@@ -291,19 +306,17 @@ export function createSipCarrier(options: {
   const inviteTrunkDialog = (callId: string, dial: DialPayload, offer: string): NewDialog => {
     const target = trunkFailover.first();
     const uri = trunkFailover.uriFor(dial.to, target);
+    const transport = target.transport as SipFlow["transport"];
     return callingDialog({
       callId,
       leg: "trunk",
       localUri: `sip:${dial.from}@${ownerHost};user=phone`,
       remoteUri: uri,
       inviteUri: uri,
-      flow: {
-        transport: target.transport as SipFlow["transport"],
-        address: target.address,
-        port: target.port,
-      },
+      flow: { transport, address: target.address, port: target.port },
       offer,
       owner,
+      sentBy: endpoint.sentBy(transport),
       instance,
     });
   };
@@ -316,7 +329,11 @@ export function createSipCarrier(options: {
     const identity = `${dial.identity};info=<${dial.identity_info}>;alg=ES256;ppt=shaken`;
     legs.invite(
       dialog,
-      inviteOf(dialog, { contact, identity, ...authorization }, dialog.remote_sdp ?? undefined),
+      inviteOf(
+        dialog,
+        { contact: contact(dialog.flow_transport), identity, ...authorization },
+        dialog.remote_sdp ?? undefined,
+      ),
       trunkFailover.watch(dialog, {
         onResponse: (response) => onTrunkResponse(dialog, dial, response),
         onFailure: (reason) =>
@@ -605,3 +622,5 @@ export function createSipCarrier(options: {
     },
   };
 }
+
+export { contactUri } from "./sip-contact.js";

@@ -11,11 +11,12 @@ import {
 import { fromDialogPeer } from "../../sip/dialogs/dialog-peer.js";
 import type { SipEndpoint, SipRequestContext } from "../../sip/stack/endpoint.js";
 import { responseTo, type NameAddress, type SipRequest } from "../../sip/stack/message.js";
+import type { SipTransportName } from "../../sip/stack/transport.js";
 import { carriesSdp } from "../../sip/stack/sdp.js";
 import type { Ipv4Block } from "../../sip/trunk-allow.js";
 import type { CarrierEvents } from "../../calls/carrier.js";
 import type { AckWaits } from "./sip-ack-waits.js";
-import type { MediaRelay } from "./sip-media.js";
+import { MediaRefused, type MediaRelay } from "./sip-media.js";
 import { relayOffer } from "./sip-relay.js";
 
 /**
@@ -31,7 +32,7 @@ export function handleInDialogRequests(options: {
   lockCall(tx: Tx, callId: string): Promise<string | undefined>;
   closeLeg(tx: Tx, callId: string, leg: DialogLeg): Promise<void>;
   /** Our Contact, and the address our Via says. */
-  contact: NameAddress[];
+  contact(transport: SipTransportName): NameAddress[];
   sentBy: string;
   /** Our 2xx to INVITEs waiting for their ACK. */
   ackWaits: AckWaits;
@@ -143,9 +144,15 @@ export function handleInDialogRequests(options: {
       try {
         const callId = dialog.call_id;
         const legs = { offerer: dialog.leg, answerer: other.leg };
+        const secure = other.leg === "phone" && other.flow_transport === "tls";
         const relayed = await media
-          .offer({ callId, offerer: legs.offerer, sdp: offer, flow: dialog.flow_address })
-          .catch(() => undefined);
+          .offer({ callId, offerer: legs.offerer, sdp: offer, flow: dialog.flow_address, secure })
+          .catch((error: unknown) => (error instanceof MediaRefused ? error : undefined));
+        if (relayed instanceof MediaRefused) {
+          // SRTP from the phone without the relay: this offer only is refused, the call goes on.
+          respond(responseTo(request, relayed.status));
+          return;
+        }
         if (relayed === undefined) {
           respond(responseTo(request, 500));
           await failOnRelay(callId);
@@ -173,7 +180,10 @@ export function handleInDialogRequests(options: {
           await failOnRelay(callId);
           return;
         }
-        const answer = responseTo(request, 200, { contact, "content-type": "application/sdp" });
+        const answer = responseTo(request, 200, {
+          contact: contact(context.flow.transport),
+          "content-type": "application/sdp",
+        });
         answer.content = answerSdp;
         respond(answer);
         if (method === "INVITE") {

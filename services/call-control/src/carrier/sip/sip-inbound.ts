@@ -24,6 +24,7 @@ import {
 } from "../../sip/stack/message.js";
 import { latestLiveBinding } from "../../sip/registrar/registrations.js";
 import { phoneRoute } from "../../sip/registrar/path.js";
+import type { SipTransportName } from "../../sip/stack/transport.js";
 import { carriesSdp } from "../../sip/stack/sdp.js";
 import { responseFromRow, serverInviteOf } from "../../sip/dialogs/server-responses.js";
 import { allowedSource, type Ipv4Block } from "../../sip/trunk-allow.js";
@@ -89,8 +90,10 @@ export function createSipInbound(options: {
   attached(): CarrierEvents;
   react(callId: string, work: (tx: Tx) => Promise<void>): void;
   lockCall(tx: Tx, callId: string): Promise<string | undefined>;
-  contact: NameAddress[];
+  contact(transport: SipTransportName): NameAddress[];
   owner: string;
+  /** What our Via says over a transport. */
+  sentBy(transport: SipTransportName): string;
   instance: string;
   domain: string;
   logger: Logger;
@@ -145,7 +148,7 @@ export function createSipInbound(options: {
     if (!row) return false;
     if (row.state === "calling") {
       trunkResponses.hold(row.sip_call_id, respond);
-      const ringing = responseFromRow(row, 180, { contact });
+      const ringing = responseFromRow(row, 180, { contact: contact(row.flow_transport) });
       if (ringing) respond(ringing);
     }
     return true;
@@ -205,7 +208,7 @@ export function createSipInbound(options: {
     }
     trunkResponses.hold(request.headers["call-id"], respond);
     const row = { ...trunkLeg(call.id), acked: false } as Dialog;
-    const ringing = responseFromRow(row, 180, { contact });
+    const ringing = responseFromRow(row, 180, { contact: contact(row.flow_transport) });
     if (ringing) respond(ringing);
   };
 
@@ -270,21 +273,33 @@ export function createSipInbound(options: {
       ...phoneRoute(phone),
       offer: trunk.remote_sdp,
       owner,
+      sentBy: options.sentBy(phone.transport),
       instance: options.instance,
     });
     if (!(await insertDialog(tx.client, dialog))) return;
     await tx.schedule({ callId, kind: inboundKinds.phoneTimeout, delayMs: phoneAnswerMs });
     tx.afterCommit(() => {
       void media
-        .offer({ callId, offerer: "trunk", sdp: trunk.remote_sdp!, flow: trunk.flow_address })
+        .offer({
+          callId,
+          offerer: "trunk",
+          sdp: trunk.remote_sdp!,
+          flow: trunk.flow_address,
+          // A phone on TLS gets SRTP (SDES) from the relay; others plain RTP.
+          secure: phone.transport === "tls",
+        })
         .then((offer) =>
-          legs.invite(dialog, inviteOf(dialog as Dialog, { contact }, offer), {
-            onResponse: (response) => onPhoneResponse(callId, response, phone.source_address),
-            onFailure: (reason) =>
-              options.react(callId, (next) =>
-                fail(next, callId, hangupForFailure(reason, "callee")),
-              ),
-          }),
+          legs.invite(
+            dialog,
+            inviteOf(dialog as Dialog, { contact: contact(phone.transport) }, offer),
+            {
+              onResponse: (response) => onPhoneResponse(callId, response, phone.source_address),
+              onFailure: (reason) =>
+                options.react(callId, (next) =>
+                  fail(next, callId, hangupForFailure(reason, "callee")),
+                ),
+            },
+          ),
         )
         .catch((error: unknown) => {
           logger.warn({ err: error, callId }, "sip: the RTP relay refused the trunk's offer");
@@ -361,7 +376,12 @@ export function createSipInbound(options: {
       const [trunk] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "trunk");
       if (status !== "in_progress" || trunk?.state !== "calling") return;
       await options.attached().onCarrierEvent(tx, { type: "early_media", callId });
-      tx.afterCommit(() => trunkResponses.provisional(trunk, 183, { headers: { contact }, sdp }));
+      tx.afterCommit(() =>
+        trunkResponses.provisional(trunk, 183, {
+          headers: { contact: contact(trunk.flow_transport) },
+          sdp,
+        }),
+      );
     });
   };
 
@@ -393,7 +413,7 @@ export function createSipInbound(options: {
       tx.afterCommit(() => {
         legs.release(callId);
         trunkResponses.final(trunk, 200, {
-          headers: { contact },
+          headers: { contact: contact(trunk.flow_transport) },
           sdp: outcome.sdp,
           onAcked: () => options.react(callId, (next) => markAcked(next.client, callId, "trunk")),
         });

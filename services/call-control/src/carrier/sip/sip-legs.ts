@@ -22,7 +22,7 @@ import {
 import type { SipEndpoint } from "../../sip/stack/endpoint.js";
 import type { NameAddress, SipRequest, SipResponse } from "../../sip/stack/message.js";
 import { refusingAnswer } from "../../sip/stack/sdp.js";
-import type { SipFlow } from "../../sip/stack/transport.js";
+import type { SipFlow, SipTransportName } from "../../sip/stack/transport.js";
 import type { MediaRelay } from "./sip-media.js";
 import type { PhoneMediaState } from "./sip-phone-media.js";
 
@@ -86,7 +86,8 @@ export function createSipLegs(options: {
   owner: string;
   /** This process's id: a pending INVITE of ours is CANCELled through its own transaction. */
   instance: string;
-  contact: NameAddress[];
+  /** Our Contact over a leg's transport. */
+  contact(transport: SipTransportName): NameAddress[];
   /** The final response to the trunk's INVITE of an inbound call, from its row. */
   refuseServerInvite(row: Dialog, status: number): void;
   /** The call's media session is released when a leg closes (the call is over). */
@@ -129,7 +130,7 @@ export function createSipLegs(options: {
   };
   const bye = (dialog: Dialog, cseq: number) =>
     endpoint.client.send(
-      inDialogRequest(dialog, "BYE", cseq, { contact }),
+      inDialogRequest(dialog, "BYE", cseq, { contact: contact(dialog.flow_transport) }),
       flowOf(dialog),
       quietly,
     );

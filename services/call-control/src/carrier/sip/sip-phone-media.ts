@@ -2,6 +2,7 @@ import type { Tx } from "../../scheduler/tx.js";
 import type { Dialog } from "../../sip/dialogs/dialogs.js";
 import type { SipEndpoint } from "../../sip/stack/endpoint.js";
 import type { NameAddress } from "../../sip/stack/message.js";
+import type { SipTransportName } from "../../sip/stack/transport.js";
 import { relayOffer, type RelayOutcome } from "./sip-relay.js";
 
 /** What this process gave a call's phone: the re-INVITEs queued, the SDP it has. */
@@ -30,7 +31,7 @@ export interface PhoneMedia {
 export function createPhoneMedia(options: {
   endpoint: SipEndpoint;
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
-  contact: NameAddress[];
+  contact(transport: SipTransportName): NameAddress[];
   sentBy: string;
   stateOf(callId: string): PhoneMediaState;
 }): PhoneMedia {

@@ -3,6 +3,7 @@ import { ackFor2xx, inDialogRequest } from "../../sip/dialogs/dialog-requests.js
 import { flowOf, nextCseq, refreshTarget, type Dialog } from "../../sip/dialogs/dialogs.js";
 import type { SipEndpoint } from "../../sip/stack/endpoint.js";
 import type { NameAddress, SipResponse } from "../../sip/stack/message.js";
+import type { SipTransportName } from "../../sip/stack/transport.js";
 
 /** What the other leg answered to a relayed offer. */
 export interface RelayOutcome {
@@ -24,14 +25,14 @@ export async function relayOffer(options: {
   other: Dialog;
   method: "INVITE" | "UPDATE";
   sdp: string;
-  contact: NameAddress[];
+  contact(transport: SipTransportName): NameAddress[];
   sentBy: string;
 }): Promise<RelayOutcome> {
   const { endpoint, other, method } = options;
   const cseq = await options.transaction((tx) => nextCseq(tx.client, other.call_id, other.leg));
   if (cseq === undefined) return { status: 481, reason: "Call/Transaction Does Not Exist" };
   const request = inDialogRequest(other, method, cseq, {
-    contact: options.contact,
+    contact: options.contact(other.flow_transport),
     "content-type": "application/sdp",
   });
   request.content = options.sdp;

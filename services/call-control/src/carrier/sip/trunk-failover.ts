@@ -9,8 +9,8 @@ import { ackFor2xx, answerOf, inDialogRequest } from "../../sip/dialogs/dialog-r
 import { flowOf, type Dialog } from "../../sip/dialogs/dialogs.js";
 import type { SipEndpoint } from "../../sip/stack/endpoint.js";
 import type { NameAddress, SipResponse } from "../../sip/stack/message.js";
-import type { SipFlow } from "../../sip/stack/transport.js";
-import { trunkHostPort } from "../../sip/trunk-uris.js";
+import type { SipFlow, SipTransportName } from "../../sip/stack/transport.js";
+import { trunkRequestUri } from "../../sip/trunk-uris.js";
 import { addressKey, type TrunkAddress } from "./trunk-resolver.js";
 import type { TrunkTargets } from "./trunk-targets.js";
 
@@ -72,9 +72,8 @@ const lingerMs = 60_000;
 export function createTrunkFailover(options: {
   targets: TrunkTargets;
   endpoint: SipEndpoint;
-  /** Our Via's sent-by. */
-  owner: string;
-  contact: NameAddress[];
+  /** Our Contact on a leg over `transport`. */
+  contact(transport: SipTransportName): NameAddress[];
   failoverTimeoutMs: number;
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
   /** Locks the call's row; true while it is live (the order every call transaction takes). */
@@ -83,15 +82,14 @@ export function createTrunkFailover(options: {
   pendingInvite(callId: string): ClientTransaction | undefined;
   logger: Logger;
 }): TrunkFailover {
-  const { targets, endpoint, owner, contact, logger } = options;
+  const { targets, endpoint, contact, logger } = options;
   const calls = new Map<string, CallAttempts>();
   const quietly: ClientTransactionEvents = {
     onResponse: () => undefined,
     onFailure: () => undefined,
   };
   const keyOf = (dialog: Dialog) => addressKey(dialog.flow_address, dialog.flow_port);
-  const uriFor = (user: string, target: TrunkAddress) =>
-    `sip:${user}@${trunkHostPort(target.uri)};user=phone`;
+  const uriFor = (user: string, target: TrunkAddress) => trunkRequestUri(user, target.uri);
 
   const stopTimer = (attempt: Attempt) => {
     if (attempt.timer) clearTimeout(attempt.timer);
@@ -116,14 +114,16 @@ export function createTrunkFailover(options: {
       route_set: remote.routeSet,
     };
     const flow: SipFlow = flowOf(answered);
-    endpoint.transport.send(ackFor2xx(answered, owner), flow);
+    endpoint.transport.send(ackFor2xx(answered, endpoint.sentBy(flow.transport)), flow);
     if (attempt.byeSent) return;
     attempt.byeSent = true;
     logger.info(
       { callId: answered.call_id, address: keyOf(answered) },
       "sip: a trunk address the call left answered late; ACKed and BYEd",
     );
-    const bye = inDialogRequest(answered, "BYE", answered.invite_cseq + 1, { contact });
+    const bye = inDialogRequest(answered, "BYE", answered.invite_cseq + 1, {
+      contact: contact(flow.transport),
+    });
     endpoint.client.send(bye, flow, quietly);
   };
 
@@ -138,7 +138,9 @@ export function createTrunkFailover(options: {
     stopTimer(attempt);
     countSipTrunkFailover(reason);
     const from = attempt.dialog;
-    const uri = from.invite_uri.replace(/@[^;>]*/, `@${trunkHostPort(next.uri)}`);
+    const user = /^sips?:([^@]*)@/i.exec(from.invite_uri)?.[1] ?? "";
+    const uri = uriFor(user, next);
+    const transport = next.transport as SipFlow["transport"];
     const again: Dialog = {
       ...from,
       invite_branch: newClientBranch(),
@@ -146,7 +148,8 @@ export function createTrunkFailover(options: {
       local_cseq: from.invite_cseq + 1,
       invite_uri: uri,
       remote_uri: uri,
-      flow_transport: next.transport as SipFlow["transport"],
+      invite_sent_by: endpoint.sentBy(transport),
+      flow_transport: transport,
       flow_address: next.address,
       flow_port: next.port,
     };
@@ -247,7 +250,7 @@ async function rerouted(tx: Tx, from: Dialog, again: Dialog): Promise<boolean> {
     `UPDATE call_control.sip_dialogs
         SET invite_branch = $3, invite_cseq = $4, local_cseq = $4, invite_uri = $5,
             remote_uri = $5, flow_transport = $6, flow_address = $7, flow_port = $8,
-            updated_at = now()
+            invite_sent_by = $9, updated_at = now()
       WHERE call_id = $1 AND leg = 'trunk' AND state = 'calling' AND invite_branch = $2`,
     [
       from.call_id,
@@ -258,6 +261,7 @@ async function rerouted(tx: Tx, from: Dialog, again: Dialog): Promise<boolean> {
       again.flow_transport,
       again.flow_address,
       again.flow_port,
+      again.invite_sent_by,
     ],
   );
   return rowCount === 1;

@@ -3,7 +3,8 @@ import { trackSipTrunkHealth, type Logger } from "@switchboard/kit";
 import { newTag, type SipRequest } from "../../sip/stack/message.js";
 import type { SipEndpoint } from "../../sip/stack/endpoint.js";
 import type { SipFlow } from "../../sip/stack/transport.js";
-import { trunkHostPort } from "../../sip/trunk-uris.js";
+import { trunkHostPort, trunkTransportParam } from "../../sip/trunk-uris.js";
+import { contactUri } from "./sip-contact.js";
 import type { TrunkAddress } from "./trunk-resolver.js";
 
 /** An OPTIONS not answered within this long (or the interval, when shorter) is a failure. */
@@ -80,7 +81,8 @@ export function createTrunkHealth(options: {
       address: target.address,
       port: target.port,
     };
-    const transaction = endpoint.client.send(optionsTo(target, endpoint.publicAddress), flow, {
+    const request = optionsTo(target, endpoint.publicAddress, endpoint.sentBy(flow.transport));
+    const transaction = endpoint.client.send(request, flow, {
       onResponse: (response) => {
         if (response.status >= 200) settle(response.status !== 503);
       },
@@ -104,7 +106,8 @@ export function createTrunkHealth(options: {
 
   const timer = setInterval(tick, intervalMs);
   timer.unref();
-  tick();
+  // The first round goes once the caller has its handle (e.g. to name the addresses `dialable`).
+  const first = setImmediate(tick);
   const untrack = trackSipTrunkHealth(() =>
     [...table].map(([address, state]) => ({ address, up: state.up })),
   );
@@ -114,27 +117,33 @@ export function createTrunkHealth(options: {
     stop() {
       stopped = true;
       clearInterval(timer);
+      clearImmediate(first);
       untrack();
       table.clear();
     },
   };
 }
 
-/** An OPTIONS to the address, its Request-URI the trunk's URI (RFC 3263: the name, not the IP). */
-function optionsTo(target: TrunkAddress, ours: string): SipRequest {
+/**
+ * An OPTIONS to the address, its Request-URI the trunk's URI (RFC 3263: the name, not the IP),
+ * our Contact `sentBy` (this transport's address) over the target's transport.
+ */
+function optionsTo(target: TrunkAddress, ours: string, sentBy: string): SipRequest {
   const host = ours.replace(/:\d+$/, "");
+  const transport = target.transport as SipFlow["transport"];
+  const uri = `${target.uri.scheme}:${trunkHostPort(target.uri)}${trunkTransportParam(target.uri)}`;
   return {
     method: "OPTIONS",
-    uri: `sip:${trunkHostPort(target.uri)}`,
+    uri,
     version: "2.0",
     headers: {
       via: [],
       "max-forwards": "70",
-      to: { uri: `sip:${trunkHostPort(target.uri)}`, params: {} },
+      to: { uri, params: {} },
       from: { uri: `sip:switchboard@${ours}`, params: { tag: newTag() } },
       "call-id": `${randomBytes(16).toString("hex")}@${host}`,
       cseq: { seq: 1, method: "OPTIONS" },
-      contact: [{ uri: `sip:switchboard@${ours}`, params: {} }],
+      contact: [{ uri: contactUri(sentBy, transport), params: {} }],
       accept: "application/sdp",
     },
   };

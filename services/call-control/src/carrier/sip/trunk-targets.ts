@@ -1,5 +1,6 @@
 import type { Logger } from "@switchboard/kit";
 import type { SipEndpoint } from "../../sip/stack/endpoint.js";
+import type { SipFlow } from "../../sip/stack/transport.js";
 import type { SipTrunk } from "../../sip/sip-settings.js";
 import type { TrunkUri } from "../../sip/trunk-uris.js";
 import { createTrunkHealth, type TrunkHealth } from "./trunk-health.js";
@@ -27,6 +28,11 @@ export interface TrunkTargets {
   forCall(): TrunkAddress[];
   /** Every address known now (what the OPTIONS pings go to). */
   all(): TrunkAddress[];
+  /**
+   * Whether `flow` is one of the trunk's addresses, now or in an earlier answer (a call's
+   * dialog keeps the address it was sent to): the only peers a TCP or TLS connection is opened to.
+   */
+  reaches(flow: SipFlow): boolean;
   /** The first resolution of every name is done (or failed). */
   readonly ready: Promise<void>;
   stop(): void;
@@ -66,6 +72,18 @@ export function createTrunkTargets(options: {
   const { trunk, logger } = options;
   const dns = options.dns ?? systemDns;
   const resolved: ResolvedTrunkUri[] = trunk.uris.map(unresolved);
+  /** `transport key` of every address any answer named (a handful: the URIs' SRV and A records). */
+  const known = new Set<string>();
+  const flowKey = (transport: string, address: string, port: number) =>
+    `${transport} ${addressKey(address.toLowerCase(), port)}`;
+  const remember = (answer: ResolvedTrunkUri) => {
+    for (const tier of answer.tiers) {
+      for (const entry of tier.entries) {
+        for (const a of entry.addresses) known.add(flowKey(a.transport, a.address, a.port));
+      }
+    }
+  };
+  resolved.forEach(remember);
   const timers = new Set<NodeJS.Timeout>();
   let stopped = false;
 
@@ -81,6 +99,7 @@ export function createTrunkTargets(options: {
         nextMs = Math.min(retryResolveMs, trunk.resolveIntervalMs);
       } else {
         resolved[index] = answer;
+        remember(answer);
         if (answer.ttlSeconds === Number.POSITIVE_INFINITY) return;
         nextMs = Math.min(
           Math.max(answer.ttlSeconds * 1000, minResolveMs),
@@ -122,6 +141,7 @@ export function createTrunkTargets(options: {
       return [...up, ...ordered.filter((target) => !health.isUp(target.key))];
     },
     all,
+    reaches: (flow) => known.has(flowKey(flow.transport, flow.address, flow.port)),
     ready,
     stop() {
       stopped = true;

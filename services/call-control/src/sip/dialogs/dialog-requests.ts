@@ -7,7 +7,8 @@ import type { SipFlow } from "../stack/transport.js";
 
 /**
  * A leg about to be INVITEd by this process (an early dialog we are the UAC of): a new Call-ID,
- * From tag and branch, CSeq 1; `owner` is this process's SIP address (Via, Call-ID host);
+ * From tag and branch, CSeq 1; `owner` is this process's SIP address (Call-ID host), `sentBy`
+ * what its Via says over the leg's transport (the owner's, unless TLS has its own port);
  * `routeSet`, a preloaded Route set (a registered phone's Path).
  */
 export function callingDialog(leg: {
@@ -20,6 +21,7 @@ export function callingDialog(leg: {
   routeSet?: string[];
   offer: string | null;
   owner: string;
+  sentBy?: string;
   instance: string;
 }): NewDialog {
   return {
@@ -32,7 +34,7 @@ export function callingDialog(leg: {
     remote_uri: leg.remoteUri,
     invite_uri: leg.inviteUri,
     invite_branch: newClientBranch(),
-    invite_sent_by: leg.owner,
+    invite_sent_by: leg.sentBy ?? leg.owner,
     invite_cseq: 1,
     local_cseq: 1,
     flow_transport: leg.flow.transport,

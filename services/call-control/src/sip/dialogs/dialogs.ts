@@ -1,6 +1,6 @@
 import type { Queryable } from "@switchboard/kit";
 import type { SipRequest } from "../stack/message.js";
-import type { SipFlow } from "../stack/transport.js";
+import type { SipFlow, SipTransportName } from "../stack/transport.js";
 
 /**
  * A call's SIP dialogs (RFC 3261 §12), one per leg, in call_control.sip_dialogs: what any
@@ -25,7 +25,7 @@ export interface Dialog {
   invite_sent_by: string;
   invite_cseq: number;
   local_cseq: number;
-  flow_transport: "udp" | "tcp";
+  flow_transport: SipTransportName;
   flow_address: string;
   flow_port: number;
   remote_sdp: string | null;

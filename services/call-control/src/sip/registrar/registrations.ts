@@ -1,5 +1,5 @@
 import type { Queryable } from "@switchboard/kit";
-import type { SipFlow } from "../stack/transport.js";
+import type { SipFlow, SipTransportName } from "../stack/transport.js";
 
 /**
  * Registrations (RFC 3261 §10: bindings of a seat's address-of-record to contact URIs), kept in
@@ -43,7 +43,7 @@ export async function liveBindings(db: Queryable, seatId: string): Promise<Bindi
  */
 export interface PhoneAddress {
   contact_uri: string;
-  transport: "udp" | "tcp";
+  transport: SipTransportName;
   source_address: string;
   source_port: number;
   path: string[];

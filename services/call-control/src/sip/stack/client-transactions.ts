@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "@switchboard/kit";
 import type { SipMessage, SipRequest, SipResponse, Via } from "./message.js";
-import type { SipFlow } from "./transport.js";
+import type { SipFlow, SipTransportName } from "./transport.js";
 
 /**
  * The client side of RFC 3261 §17.1 (with RFC 6026's Accepted state): our own branch ids
@@ -55,9 +55,10 @@ export interface ClientTransactionLayer {
 }
 
 export interface ClientTransactionOptions {
-  /** `host:port` our Via says. */
-  sentBy: () => string;
-  send(message: SipMessage, flow: SipFlow): boolean;
+  /** `host:port` our Via says over that transport. */
+  sentBy: (transport: SipTransportName) => string;
+  /** False when it cannot be sent; `onFailed` when a connection opened for it fails later. */
+  send(message: SipMessage, flow: SipFlow, onFailed: () => void): boolean;
   logger: Logger;
   /** RFC 3261's T1 (500 ms); tests shorten it. */
   t1Ms?: number;
@@ -109,7 +110,9 @@ export function createClientTransactions(
     entry.events.onFailure(reason);
   };
   const transmit = (entry: Entry, message: SipMessage) => {
-    if (!options.send(message, entry.flow)) failed(entry, "transport");
+    if (!options.send(message, entry.flow, () => failed(entry, "transport"))) {
+      failed(entry, "transport");
+    }
   };
 
   /** Retransmits the request while it is unanswered (UDP): A/E start at T1 and double. */
@@ -136,7 +139,7 @@ export function createClientTransactions(
       ...request,
       headers: {
         ...request.headers,
-        via: [topVia(via?.sentBy ?? options.sentBy(), flow, branch)],
+        via: [topVia(via?.sentBy ?? options.sentBy(flow.transport), flow, branch)],
       },
     };
     const entry: Entry = {

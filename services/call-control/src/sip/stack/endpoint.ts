@@ -8,7 +8,13 @@ import {
   type SipHeaders,
 } from "./message.js";
 import { createClientTransactions, type ClientTransactionLayer } from "./client-transactions.js";
-import { startSipTransport, type SipFlow, type SipTransport } from "./transport.js";
+import {
+  startSipTransport,
+  type SipFlow,
+  type SipTlsOptions,
+  type SipTransport,
+  type SipTransportName,
+} from "./transport.js";
 
 export interface SipRequestContext {
   /** Where the request came from (the source address and port, not what its Via says). */
@@ -28,6 +34,12 @@ export interface SipEndpointOptions {
   handlers: Record<string, SipRequestHandler>;
   /** What our Via says (`host`, `port`); default the bound address. */
   publicAddress?: { host?: string | undefined; port?: number | undefined };
+  /** The TLS listener (SIP_TLS_PORT, its certificate and key) and the trunk's CA. */
+  tls?: SipTlsOptions | undefined;
+  /** Peers a TCP/TLS connection may be opened to (the trunk); phones are never dialled. */
+  dialable?(flow: SipFlow): boolean;
+  /** How long a quiet TCP/TLS connection is kept (the transport's default: 65 minutes). */
+  streamIdleMs?: number;
   /** T1 of the client transactions (RFC 3261's 500 ms unless a test shortens it). */
   t1Ms?: number;
 }
@@ -36,8 +48,10 @@ export interface SipEndpoint {
   readonly transport: SipTransport;
   /** The client transactions (requests we send); responses to them are dispatched here. */
   readonly client: ClientTransactionLayer;
-  /** `host:port` our Via and Contact say. */
+  /** `host:port` our Via and Contact say (over UDP and TCP). */
   readonly publicAddress: string;
+  /** `host:port` our Via and Contact say over `transport` (TLS: the TLS port). */
+  sentBy(transport: SipTransportName): string;
   /** Adds (or replaces) the handler of a method. */
   handle(method: string, handler: SipRequestHandler): void;
   /** Takes no more messages, lets the requests in hand be answered, then closes the sockets. */
@@ -114,17 +128,23 @@ export async function startSipEndpoint(options: SipEndpointOptions): Promise<Sip
     inFlight.add(tracked);
   };
 
+  const sentBy = (transport: SipTransportName) =>
+    transport === "tls" && tlsAddress ? tlsAddress : publicAddress;
   const client = createClientTransactions({
-    sentBy: () => publicAddress,
-    send: (message, flow) => bound.transport?.send(message, flow) ?? false,
+    sentBy,
+    send: (message, flow, onFailed) => bound.transport?.send(message, flow, onFailed) ?? false,
     logger,
     ...(options.t1Ms !== undefined ? { t1Ms: options.t1Ms } : {}),
   });
   let publicAddress = "";
+  let tlsAddress = "";
 
   const running = await startSipTransport({
     host: options.host,
     port: options.port,
+    tls: options.tls,
+    ...(options.dialable ? { dialable: options.dialable } : {}),
+    streamIdleMs: options.streamIdleMs,
     logger,
     onMessage: (message, flow) => {
       if (!accepting) return;
@@ -135,19 +155,22 @@ export async function startSipEndpoint(options: SipEndpointOptions): Promise<Sip
     },
     // No transaction: the request as read is not the one sent, so a retransmission (cut the
     // same way) is answered the same way again.
-    onTruncatedRequest: (request, flow) => {
+    onBadRequest: (request, flow, status, reason) => {
       if (!accepting || request.method === "ACK") return;
-      countSipResponse(request.method, 400);
-      bound.transport?.send(responseTo(request, 400), responseFlow(request, flow));
+      countSipResponse(request.method, status);
+      bound.transport?.send(responseTo(request, status, {}, reason), responseFlow(request, flow));
     },
   });
   bound.transport = running;
-  publicAddress = `${options.publicAddress?.host ?? running.host}:${options.publicAddress?.port || running.port}`;
+  const publicHost = options.publicAddress?.host ?? running.host;
+  publicAddress = `${publicHost}:${options.publicAddress?.port || running.port}`;
+  if (running.tlsPort !== undefined) tlsAddress = `${publicHost}:${running.tlsPort}`;
 
   return {
     transport: running,
     client,
     publicAddress,
+    sentBy,
     handle: (method, handler) => {
       handlers[method] = handler;
     },
@@ -181,12 +204,12 @@ function keyedBySource(request: SipRequest, flow: SipFlow): SipRequest {
 }
 
 /**
- * Where a response goes (RFC 3261 §18.2.2, RFC 3581): over TCP, back on the connection; over
- * UDP, to the `received` address and the `rport` port (the request's source), or the Via's
+ * Where a response goes (RFC 3261 §18.2.2, RFC 3581): over TCP or TLS, back on the connection;
+ * over UDP, to the `received` address and the `rport` port (the request's source), or the Via's
  * port when the client did not ask for rport.
  */
 export function responseFlow(request: SipRequest, flow: SipFlow): SipFlow {
-  if (flow.transport === "tcp") return flow;
+  if (flow.transport !== "udp") return flow;
   const via = request.headers.via[0]!;
   const rport = Number(via.params.rport);
   const port = Number.isInteger(rport) && rport > 0 ? rport : (via.port ?? 5060);

@@ -104,6 +104,7 @@ export const reasonPhrases: Record<number, string> = {
   491: "Request Pending",
   500: "Server Internal Error",
   503: "Service Unavailable",
+  513: "Message Too Large",
   603: "Decline",
 };
 

@@ -1,67 +1,98 @@
 import { createSocket, type Socket as UdpSocket } from "node:dgram";
-import { createServer, isIPv6, type Server, type Socket } from "node:net";
+import { createServer, isIPv6, type Server } from "node:net";
+import {
+  createServer as createTlsServer,
+  type Server as TlsServer,
+  type TLSSocket,
+} from "node:tls";
 import type { Logger } from "@switchboard/kit";
-import sip from "sip";
 import {
   bodyCutShort,
-  checkMessage,
   isRequest,
-  maxMessageBytes,
   parseMessage,
   serialize,
   type SipMessage,
   type SipRequest,
   type SipResponse,
 } from "./message.js";
+import { createStreamConnections } from "./stream-connections.js";
+
+/** RFC 3261 §18's transports, as Via names them in lower case. */
+export type SipTransportName = "udp" | "tcp" | "tls";
 
 /** Where a message came from or goes to: the peer's address as the network shows it. */
 export interface SipFlow {
-  transport: "udp" | "tcp";
+  transport: SipTransportName;
   address: string;
   port: number;
+}
+
+/** The TLS listener (SIP_TLS_PORT) and the TLS connections this endpoint opens. */
+export interface SipTlsOptions {
+  /**
+   * The listener: its port (0 picks a free one), the PEM certificate chain and private key it
+   * presents (also as client certificate to the trunk).
+   */
+  listen?: { port: number; cert: Buffer; key: Buffer } | undefined;
+  /** PEM CAs a TLS connection we open (to the trunk) must chain to; default the system's. */
+  ca?: Buffer | undefined;
 }
 
 export interface SipTransportOptions {
   host: string;
   /** 0 picks a free port (the same for UDP and TCP). */
   port: number;
+  /** A TLS listener too (its own port), and TLS connections to `dialable` peers. */
+  tls?: SipTlsOptions | undefined;
+  /**
+   * Whether a TCP/TLS connection may be opened to a flow no connection serves yet (the trunk):
+   * other peers (phones) are reached only over the connection they opened. Default: none.
+   */
+  dialable?(flow: SipFlow): boolean;
+  /**
+   * How long a TCP/TLS connection may stay quiet once it carried a message before it is closed:
+   * longer than a registration lasts, since a phone is reached over its connection (default
+   * 65 minutes). One that brings no message at all is closed after 60 s.
+   */
+  streamIdleMs?: number | undefined;
   logger: Logger;
   /** Every valid message received; requests with `received`/`rport` set on their top Via. */
   onMessage(message: SipRequest | SipResponse, flow: SipFlow): void;
   /**
-   * A request whose Content-Length runs past its datagram (RFC 3261 §18.3: answered 400), its
-   * top Via stamped like any request's; such a response is dropped here.
+   * A request that cannot be taken as sent (RFC 3261 §18.3): its Content-Length runs past its
+   * datagram, or on a stream it has none or a body over the size limit (then the connection is
+   * closed once the answer is written). Answered `status` without a transaction; its top Via is
+   * stamped like any request's. Such a response is dropped here.
    */
-  onTruncatedRequest(request: SipRequest, flow: SipFlow): void;
+  onBadRequest(request: SipRequest, flow: SipFlow, status: 400 | 513, reason: string): void;
 }
 
 export interface SipTransport {
   /** The bound address (UDP and TCP share the port). */
   readonly host: string;
   readonly port: number;
+  /** The TLS listener's port, when there is one. */
+  readonly tlsPort: number | undefined;
   /**
-   * Sends over UDP to the flow's address, or over TCP on the connection open with it
-   * (false when there is none any more: this layer opens no connections yet).
+   * Sends over UDP to the flow's address, or over TCP/TLS on the connection open with it,
+   * opening one when the flow is `dialable`. False when it cannot be sent at all (no connection
+   * to a peer we do not dial); `onFailed` runs when a connection being opened for it fails.
    */
-  send(message: SipMessage, flow: SipFlow): boolean;
-  /** Closes the socket, the listener and every TCP connection. */
+  send(message: SipMessage, flow: SipFlow, onFailed?: () => void): boolean;
+  /** Closes the sockets, the listeners and every TCP/TLS connection. */
   stop(): Promise<void>;
 }
 
-/** A TCP connection with no message for this long is closed (RFC 5626 keep-alives are sooner). */
-const idleTcpMs = 5 * 60_000;
-const maxTcpConnections = 10_000;
-
 /**
- * RFC 3261 §18 over UDP and TCP on one host:port. Requests get `received` (and `rport`, when
- * the client asked for it, RFC 3581) on their top Via, so a response goes back where the request
- * came from, through a NAT too. Anything that is not a valid SIP message is dropped (a TCP
- * stream that overflows is closed).
+ * RFC 3261 §18 over UDP and TCP on one host:port and TLS on another. Requests get `received`
+ * (and `rport`, when the client asked for it, RFC 3581) on their top Via, so a response goes
+ * back where the request came from, through a NAT too. On TCP and TLS, messages are framed by
+ * Content-Length (`stream-framer.ts`) and a response or request goes back on the connection the
+ * peer opened; connections are opened only to `dialable` peers. Anything that is not a valid SIP
+ * message is dropped; a stream that cannot be framed is closed.
  */
 export async function startSipTransport(options: SipTransportOptions): Promise<SipTransport> {
   const { logger } = options;
-  const connections = new Map<string, Socket>();
-  const flowKey = (address: string, port: number) => `${address}|${port}`;
 
   const stampVia = (request: SipRequest, flow: SipFlow) => {
     const via = request.headers.via[0]!;
@@ -91,56 +122,33 @@ export async function startSipTransport(options: SipTransportOptions): Promise<S
       logger.debug({ address: remote.address, port: remote.port }, "sip: a datagram cut short");
       if (!isRequest(message)) return;
       stampVia(message, flow);
-      guarded(() => options.onTruncatedRequest(message, flow));
+      guarded(() => options.onBadRequest(message, flow, 400, "Bad Request"));
       return;
     }
     deliver(message, flow);
   };
 
-  const tcp: Server = createServer((socket) => {
-    const address = socket.remoteAddress;
-    const port = socket.remotePort;
-    if (!address || !port || connections.size >= maxTcpConnections) {
-      socket.destroy();
-      return;
-    }
-    const key = flowKey(address, port);
-    connections.set(key, socket);
-    const flow: SipFlow = { transport: "tcp", address, port };
-    socket.setEncoding("binary");
-    socket.setNoDelay(true);
-    socket.setTimeout(idleTcpMs, () => socket.destroy());
-    // Bytes taken since the last message: the framer keeps a body whose Content-Length is not a
-    // number forever, so a stream that goes on without a message is closed here.
-    let pending = 0;
-    const frame = sip.makeStreamParser(
-      (parsed) => {
-        pending = 0;
-        const message = checkMessage(parsed);
-        if (message) deliver(message, flow);
-      },
-      () => {
-        logger.debug({ address, port }, "sip: closed a tcp stream that overflowed");
-        socket.destroy();
-      },
-      maxMessageBytes,
-      maxMessageBytes,
-    );
-    socket.on("data", (chunk: string) => {
-      pending += chunk.length;
-      try {
-        frame(chunk);
-      } catch {
-        socket.destroy();
-        return;
-      }
-      if (pending > 2 * maxMessageBytes) socket.destroy();
-    });
-    socket.on("error", () => socket.destroy());
-    socket.on("close", () => {
-      if (connections.get(key) === socket) connections.delete(key);
-    });
+  const streams = createStreamConnections({
+    tls: options.tls,
+    ...(options.dialable ? { dialable: options.dialable } : {}),
+    streamIdleMs: options.streamIdleMs,
+    logger,
+    onMessage: deliver,
+    onBadRequest: (request, flow, status, reason) => {
+      stampVia(request, flow);
+      guarded(() => options.onBadRequest(request, flow, status, reason));
+    },
   });
+  const tcp: Server = createServer((socket) => streams.accept(socket, "tcp"));
+  const tlsListen = options.tls?.listen;
+  const tlsServer: TlsServer | undefined = tlsListen
+    ? createTlsServer({ cert: tlsListen.cert, key: tlsListen.key }, (socket: TLSSocket) =>
+        streams.accept(socket, "tls"),
+      )
+    : undefined;
+  tlsServer?.on("tlsClientError", (error) =>
+    logger.debug({ err: error }, "sip: a TLS handshake failed"),
+  );
 
   // Port 0 lets the kernel pick the UDP port; its TCP twin may already be taken, so pick again.
   const attempts = options.port === 0 ? 20 : 1;
@@ -152,7 +160,7 @@ export async function startSipTransport(options: SipTransportOptions): Promise<S
       throw error;
     });
     try {
-      await listenTcp(tcp, options.host, port);
+      await listen(tcp, options.host, port);
       bound = { udp: socket, port };
     } catch (error) {
       socket.close();
@@ -161,6 +169,18 @@ export async function startSipTransport(options: SipTransportOptions): Promise<S
     }
   }
   const { udp, port } = bound;
+  let tlsPort: number | undefined;
+  if (tlsServer && tlsListen) {
+    try {
+      await listen(tlsServer, options.host, tlsListen.port);
+    } catch (error) {
+      udp.close();
+      tcp.close();
+      throw error;
+    }
+    tlsPort = (tlsServer.address() as { port: number }).port;
+    tlsServer.on("error", (error) => logger.warn({ err: error }, "sip: tls listener error"));
+  }
   udp.on("message", onDatagram);
   udp.on("error", (error) => logger.warn({ err: error }, "sip: udp socket error"));
   tcp.on("error", (error) => logger.warn({ err: error }, "sip: tcp listener error"));
@@ -168,24 +188,23 @@ export async function startSipTransport(options: SipTransportOptions): Promise<S
   return {
     host: options.host,
     port,
-    send: (message, flow) => {
-      const wire = serialize(message);
+    tlsPort,
+    send: (message, flow, onFailed) => {
+      const wire = Buffer.from(serialize(message), "latin1");
       if (flow.transport === "udp") {
-        udp.send(Buffer.from(wire, "binary"), flow.port, flow.address, (error) => {
+        udp.send(wire, flow.port, flow.address, (error) => {
           if (error) logger.debug({ err: error }, "sip: a datagram could not be sent");
         });
         return true;
       }
-      const socket = connections.get(flowKey(flow.address, flow.port));
-      if (!socket || socket.destroyed) return false;
-      socket.write(wire, "binary");
-      return true;
+      return streams.send(wire, flow, onFailed);
     },
     stop: async () => {
-      const closed = new Promise<void>((resolve) => tcp.close(() => resolve()));
-      for (const socket of connections.values()) socket.destroy();
-      connections.clear();
-      await Promise.all([closed, new Promise<void>((resolve) => udp.close(() => resolve()))]);
+      const closed = [tcp, ...(tlsServer ? [tlsServer] : [])].map(
+        (server) => new Promise<void>((resolve) => server.close(() => resolve())),
+      );
+      streams.closeAll();
+      await Promise.all([...closed, new Promise<void>((resolve) => udp.close(() => resolve()))]);
     },
   };
 }
@@ -200,7 +219,7 @@ function bindUdp(socket: UdpSocket, host: string, port: number): Promise<number>
   });
 }
 
-function listenTcp(server: Server, host: string, port: number): Promise<void> {
+function listen(server: Server, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen({ host, port, exclusive: true }, () => {
