@@ -3,11 +3,13 @@ import type { CarrierAdapter, CarrierEvent, CarrierEvents } from "../carrier/car
 import type { ActionRunner, DueAction } from "../scheduler/action-runner.js";
 import { inTransaction, type Tx } from "../scheduler/tx.js";
 import { callColumns, type CallRow } from "./call-rows.js";
+import { foldAnswered, foldEnded, foldRinging } from "./folded-steps.js";
 import type { Hangup, LiveStatus } from "./states.js";
 import {
   callTimerKinds,
   endCall,
   markAnswered,
+  earlyMediaStatement,
   markEarlyMedia,
   markInitiated,
   markRinging,
@@ -65,6 +67,26 @@ export function createCallEngine(options: {
           return;
         case "ended":
           await endCall(tx, event.callId, event.hangup, {
+            at: event.at,
+            unanswered: event.unanswered ?? false,
+          });
+          return;
+      }
+    },
+
+    foldCarrierEvent(tx: Tx, event: CarrierEvent) {
+      switch (event.type) {
+        case "ringing":
+          foldRinging(tx, event.callId, event.at);
+          return;
+        case "answered":
+          foldAnswered(tx, event.callId, event.at);
+          return;
+        case "early_media":
+          tx.defer(earlyMediaStatement, [event.callId]);
+          return;
+        case "ended":
+          foldEnded(tx, event.callId, event.hangup, {
             at: event.at,
             unanswered: event.unanswered ?? false,
           });

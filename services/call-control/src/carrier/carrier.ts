@@ -59,6 +59,12 @@ export type CarrierEvent =
 /** The call engine's side of the adapter: where the network's progress lands. */
 export interface CarrierEvents {
   onCarrierEvent(tx: Tx, event: CarrierEvent): Promise<void>;
+  /**
+   * The same, sent with the transaction's COMMIT as one statement per event (no round trip of
+   * its own; the caller learns nothing of whether it applied): for an adapter that reads nothing
+   * back in that transaction, such as the sandbox network's timers.
+   */
+  foldCarrierEvent(tx: Tx, event: CarrierEvent): void;
   /** A transaction for what the network reports outside any timer (its timers wake after). */
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
 }

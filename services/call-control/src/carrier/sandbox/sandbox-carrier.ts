@@ -34,15 +34,17 @@ const allKinds = Object.values(kinds);
 export function createSandboxCarrier(timing: SandboxTiming): CarrierAdapter {
   let events: CarrierEvents | undefined;
 
+  // Each event is one statement sent with the timer's COMMIT: the timer's whole transaction is
+  // one round trip (nothing here reads the call back).
   const deliver = async (tx: Tx, action: DueAction) => {
     if (!events) throw new Error("the sandbox carrier is not attached");
     const at = action.dueAt;
     if (action.kind === kinds.ended) {
       const hangup = action.payload as unknown as Hangup;
-      await events.onCarrierEvent(tx, { type: "ended", callId: action.callId, at, hangup });
+      events.foldCarrierEvent(tx, { type: "ended", callId: action.callId, at, hangup });
     } else {
       const type = action.kind === kinds.ringing ? "ringing" : "answered";
-      await events.onCarrierEvent(tx, { type, callId: action.callId, at });
+      events.foldCarrierEvent(tx, { type, callId: action.callId, at });
     }
   };
 
