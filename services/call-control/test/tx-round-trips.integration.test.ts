@@ -125,18 +125,15 @@ describe("call-control transactions in few round trips (real PostgreSQL)", () =>
 
 /**
  * A sandbox call's life in call-control, statement by statement (issue 31: a call in at most 15
- * round trips through the whole platform, `npm run bench:calls` counting them under load; here
- * the part that is call-control's own, exactly). Each timer step of the sandbox network
- * (ringing, answered, ended) is ONE round trip: BEGIN, the step with its event and timers,
- * the timer's deletion and COMMIT in one simple query. The dial is two (the carrier reads the
- * call back), the placement two (BEGIN with the call, its dial timer and its seat's claim; its
- * event with the COMMIT), and two reads before it (the agent and the Idempotency-Key's call;
- * the number's seat). Left out: the timer runner's claims and the outbox relay's batches,
- * which serve every call at once (`npm run bench:calls` counts them too, per call).
- * Through the whole platform under load the bench counts about 13.5 per sandbox call (the
- * gateway, inventory, usage and webhook statements included; 21.5 before the steps were
- * folded and the webhook service's kept events were batched); a sip call about 34, its
- * dialogs' rows being written as the SIP transactions progress.
+ * round trips through the whole platform, counted by test/e2e/calls-round-trips.test.ts and by
+ * `npm run bench:calls` under load; here the part that is call-control's own, exactly). Each
+ * timer step — the dial and the sandbox network's ringing, answer and end — is ONE round trip:
+ * BEGIN, the step with its event, the timers it sets and drops, the seat it frees and the
+ * network's rows, the timer's deletion and COMMIT in one simple query. The placement is two
+ * (BEGIN with the call, its dial timer and its seat's claim; its event with the COMMIT), after
+ * one read (the agent and the Idempotency-Key's call). Left out: the timer runner's claims and
+ * the outbox relay's batches, which serve every call at once (counted per call by the others).
+ * Before: 13 (each timer step two round trips, the seat read and claimed on its own).
  */
 describe("a sandbox call's round trips in call-control (real PostgreSQL)", () => {
   const account = "acct_roundtrips";
@@ -187,7 +184,7 @@ describe("a sandbox call's round trips in call-control (real PostgreSQL)", () =>
     /^\s*SELECT type, sequence, data FROM call_control\.outbox/.test(text) ||
     /^\s*(BEGIN|COMMIT|ROLLBACK)\s*$/.test(text);
 
-  it("a sandbox call is 9 round trips of its own: 3 timer steps of one, the dial of two", async () => {
+  it("a sandbox call is 7 round trips of its own: 4 timer steps of one, the placement of two, a read", async () => {
     sent.length = 0;
     const { call } = await h.call(h.client.createOutboundCall, {
       accountId: account,
@@ -207,8 +204,8 @@ describe("a sandbox call's round trips in call-control (real PostgreSQL)", () =>
     const oneRoundTrip = timerSteps.filter((s) => /COMMIT\s*$/.test(s.text));
     const kinds = own.map((s) => s.text.replace(/\s+/g, " ").slice(0, 90));
     expect(timerSteps, kinds.join("\n")).toHaveLength(4);
-    expect(oneRoundTrip, kinds.join("\n")).toHaveLength(3);
-    expect(own, kinds.join("\n")).toHaveLength(9);
+    expect(oneRoundTrip, kinds.join("\n")).toHaveLength(4);
+    expect(own, kinds.join("\n")).toHaveLength(7);
     expect((await callEvents(h.pool, callId)).map((e) => e.type)).toEqual([
       "call.placed",
       "call.initiated",

@@ -207,7 +207,8 @@ async function insertCall(
       fields.key ?? null,
       call.fingerprint,
       callTimerKinds.dial,
-      JSON.stringify({ identity_info: fields.x5u }),
+      // The dial's timer knows where it goes (a carrier's folded dial picks its script by it).
+      JSON.stringify({ identity_info: fields.x5u, to: call.to }),
       timerTraceCarrier(),
       call.statusCallback ? JSON.stringify(call.statusCallback) : null,
     ],

@@ -7,6 +7,7 @@ import {
   answeredStep,
   callTimerKinds,
   endedStep,
+  initiatedStep,
   ringingStep,
   type EndOptions,
   type StepSpec,
@@ -45,7 +46,7 @@ function foldStep(
     },
     param,
   );
-  const writes = more(param).map((write, index) => `w${index} AS (${write})`);
+  const writes = more(param);
   noteOutboxWrite(tx.client, callSchema);
   tx.defer(
     `WITH s AS (
@@ -60,11 +61,32 @@ function foldStep(
 
 /** Drops the call's pending timers of `kinds` where the step applied (skipping one being fired). */
 const dropTimersWhereApplied = (param: (value: unknown) => string, kinds: readonly string[]) =>
-  `DELETE FROM call_control.scheduled_actions
-    WHERE id IN (SELECT id FROM call_control.scheduled_actions
-                  WHERE call_id = $1 AND kind = ANY(${param(kinds)}::text[])
-                  FOR UPDATE SKIP LOCKED)
-      AND EXISTS (SELECT 1 FROM s)`;
+  `dropped AS (
+     DELETE FROM call_control.scheduled_actions
+      WHERE id IN (SELECT id FROM call_control.scheduled_actions
+                    WHERE call_id = $1 AND kind = ANY(${param(kinds)}::text[])
+                    FOR UPDATE SKIP LOCKED)
+        AND EXISTS (SELECT 1 FROM s))`;
+
+/**
+ * The dial timer's step, folded: the call initiated, the carrier's dial (its foldDial writes,
+ * over `s`) and the ring timeout, from the call's own timeout_seconds.
+ */
+export function foldDialled(
+  tx: Tx,
+  callId: string,
+  dial: (param: (value: unknown) => string) => string[],
+): void {
+  foldStep(tx, callId, initiatedStep(), "call.initiated", (param) => [
+    ...dial(param),
+    `timeout AS (
+       INSERT INTO call_control.scheduled_actions (call_id, kind, payload, due_at, trace_carrier)
+       SELECT s.id, ${param(callTimerKinds.timeout)},
+              ${param(JSON.stringify({ cause: "timeout", source: "platform", sipCode: 487 }))}::jsonb,
+              now() + make_interval(secs => s.timeout_seconds), ${param(timerTraceCarrier())}::jsonb
+         FROM s)`,
+  ]);
+}
 
 /** markRinging, folded. */
 export function foldRinging(tx: Tx, callId: string, at?: Date): void {
@@ -75,19 +97,21 @@ export function foldRinging(tx: Tx, callId: string, at?: Date): void {
 export function foldAnswered(tx: Tx, callId: string, at?: Date): void {
   foldStep(tx, callId, answeredStep(at), "call.answered", (param) => [
     dropTimersWhereApplied(param, [callTimerKinds.timeout]),
-    `INSERT INTO call_control.scheduled_actions (call_id, kind, payload, due_at, trace_carrier)
-     SELECT s.id, ${param(callTimerKinds.timeLimit)}, '{}'::jsonb,
-            COALESCE(s.answered_at, now()) + make_interval(secs => s.time_limit_seconds),
-            ${param(timerTraceCarrier())}::jsonb
-       FROM s`,
+    `time_limit AS (
+       INSERT INTO call_control.scheduled_actions (call_id, kind, payload, due_at, trace_carrier)
+       SELECT s.id, ${param(callTimerKinds.timeLimit)}, '{}'::jsonb,
+              COALESCE(s.answered_at, now()) + make_interval(secs => s.time_limit_seconds),
+              ${param(timerTraceCarrier())}::jsonb
+         FROM s)`,
   ]);
 }
 
 /** endCall, folded: the seat released (when the call counted against it), its timers dropped. */
 export function foldEnded(tx: Tx, callId: string, hangup: Hangup, options: EndOptions = {}): void {
   foldStep(tx, callId, endedStep(hangup, options), "call.completed", (param) => [
-    `UPDATE call_control.seats t SET active_calls = t.active_calls - 1
-       FROM s WHERE t.id = s.seat_id AND s.seat_claimed AND t.active_calls > 0`,
+    `released AS (
+       UPDATE call_control.seats t SET active_calls = t.active_calls - 1
+         FROM s WHERE t.id = s.seat_id AND s.seat_claimed AND t.active_calls > 0)`,
     dropTimersWhereApplied(param, Object.values(callTimerKinds)),
   ]);
 }

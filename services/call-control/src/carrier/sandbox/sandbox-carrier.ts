@@ -1,12 +1,13 @@
 import { inlineParameters } from "@switchboard/kit";
 import type { Hangup } from "../../calls/states.js";
 import type { DueAction } from "../../scheduler/action-runner.js";
-import type { Tx } from "../../scheduler/tx.js";
+import { timerValuesSql, type Tx } from "../../scheduler/tx.js";
 import type {
   CarrierAdapter,
   CarrierEvents,
   CarrierTimers,
   DialRequest,
+  FoldedDial,
   HangupRequest,
   InboundAnswer,
 } from "../carrier.js";
@@ -79,6 +80,29 @@ export function createSandboxCarrier(timing: SandboxTiming): CarrierAdapter {
         { with: `invite AS (${invite})`, where: "(SELECT dials FROM invite) = 1" },
         script(request.callId, sandboxScript(request.to, timing)),
       );
+    },
+    foldDial(request: FoldedDial, param: (value: unknown) => string) {
+      // dial's writes, over the dialled call `s`: the INVITE's record, and the script only for
+      // the first INVITE of the dialog.
+      const steps = script(request.callId, sandboxScript(request.to, timing));
+      return [
+        `invite AS (
+           INSERT INTO call_control.sandbox_dials
+             (call_id, to_number, from_number, identity, identity_info)
+           SELECT s.id, s.to_number, s.from_number, coalesce(s.identity, ''), ${param(request.identityInfo)}
+             FROM s
+           ON CONFLICT (call_id) DO UPDATE
+             SET dials = sandbox_dials.dials + 1, last_dialed_at = now()
+           RETURNING dials)`,
+        ...(steps.length === 0
+          ? []
+          : [
+              `script AS (
+                 INSERT INTO call_control.scheduled_actions (call_id, kind, payload, due_at, trace_carrier)
+                 SELECT * FROM (${timerValuesSql(steps, param)}) AS t
+                  WHERE (SELECT dials FROM invite) = 1)`,
+            ]),
+      ];
     },
     async answer(tx: Tx, request: InboundAnswer) {
       await tx.schedule(...script(request.callId, [inboundCallerHangup(timing)]));
