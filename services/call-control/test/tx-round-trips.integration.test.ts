@@ -8,6 +8,34 @@ import { callEvents, eventually, startServiceHarness, type ServiceHarness } from
 const noWake: Waker = { wake: () => undefined };
 
 /**
+ * Hears every statement the pool's clients send (pg's Client, as the clients are made of):
+ * `heard` gets the client's application_name and the statement's text. Returns the undo.
+ */
+async function hearStatements(
+  pool: Pool,
+  heard: (app: string | undefined, text: string) => void,
+): Promise<() => void> {
+  type Query = (this: unknown, ...args: unknown[]) => unknown;
+  const client = await pool.connect();
+  let found = Object.getPrototypeOf(client) as object | null;
+  while (found && !Object.hasOwn(found, "query")) found = Object.getPrototypeOf(found) as object;
+  client.release();
+  if (!found) throw new Error("no query method on the pool's clients");
+  const proto = found as { query: Query };
+  const original = proto.query;
+  proto.query = function query(this: unknown, ...args: unknown[]) {
+    const app = (this as { connectionParameters?: { application_name?: string } })
+      .connectionParameters?.application_name;
+    const first = args[0];
+    heard(app, typeof first === "string" ? first : ((first as { text?: string })?.text ?? "?"));
+    return original.apply(this, args);
+  };
+  return () => {
+    proto.query = original;
+  };
+}
+
+/**
  * A call-control transaction sends its BEGIN with its first statement and its deferred writes
  * with its COMMIT: fewer round trips, the same transaction — what it wrote commits or rolls
  * back as one, whichever statement fails.
@@ -16,30 +44,17 @@ describe("call-control transactions in few round trips (real PostgreSQL)", () =>
   let database: TestDatabase;
   let pool: Pool;
   const sent: string[] = [];
-  type Query = (this: unknown, ...args: unknown[]) => unknown;
-  let proto: { query: Query };
-  let original: Query;
+  let unhear: (() => void) | undefined;
 
   beforeAll(async () => {
     database = await createRealTestDatabase("txroundtrips");
     pool = createPool(database.url, { max: 2, name: "tx-round-trips-test" });
     await migrateCallControl(pool);
     await pool.query("CREATE TABLE probe (n int PRIMARY KEY)");
-    // Every statement the pool's clients send (pg's Client, as the clients are made of).
-    const client = await pool.connect();
-    let found = Object.getPrototypeOf(client) as object | null;
-    while (found && !Object.hasOwn(found, "query")) found = Object.getPrototypeOf(found) as object;
-    client.release();
-    if (!found) throw new Error("no query method on the pool's clients");
-    proto = found as { query: Query };
-    original = proto.query;
-    proto.query = function query(this: unknown, ...args: unknown[]) {
-      sent.push(typeof args[0] === "string" ? args[0] : "?");
-      return original.apply(this, args);
-    };
+    unhear = await hearStatements(pool, (_app, text) => sent.push(text));
   });
   afterAll(async () => {
-    proto.query = original;
+    unhear?.();
     await pool?.end();
     await database?.drop();
   });
@@ -139,9 +154,7 @@ describe("a sandbox call's round trips in call-control (real PostgreSQL)", () =>
   const account = "acct_roundtrips";
   let h: ServiceHarness;
   let from: string;
-  type Query = (this: unknown, ...args: unknown[]) => unknown;
-  let proto: { query: Query };
-  let original: Query;
+  let unhear: (() => void) | undefined;
   const sent: { app: string | undefined; text: string }[] = [];
 
   beforeAll(async () => {
@@ -151,24 +164,10 @@ describe("a sandbox call's round trips in call-control (real PostgreSQL)", () =>
       await h.call(h.client.createSeat, { accountId: account, name: "desk", maxConcurrentCalls: 5 })
     ).seat!.id;
     from = await h.assignNumber(account, seatId);
-    const client = await h.pool.connect();
-    let found = Object.getPrototypeOf(client) as object | null;
-    while (found && !Object.hasOwn(found, "query")) found = Object.getPrototypeOf(found) as object;
-    client.release();
-    if (!found) throw new Error("no query method on the pool's clients");
-    proto = found as { query: Query };
-    original = proto.query;
-    proto.query = function query(this: unknown, ...args: unknown[]) {
-      const app = (this as { connectionParameters?: { application_name?: string } })
-        .connectionParameters?.application_name;
-      const first = args[0];
-      const text = typeof first === "string" ? first : ((first as { text?: string })?.text ?? "");
-      sent.push({ app, text });
-      return original.apply(this, args);
-    };
+    unhear = await hearStatements(h.pool, (app, text) => sent.push({ app, text }));
   });
   afterAll(async () => {
-    if (proto) proto.query = original;
+    unhear?.();
     await h?.stop();
   });
 
