@@ -50,7 +50,7 @@ export const goals = {
 };
 
 /** The floor's topologies: one process, and the mesh with the telemetry preload on and off. */
-const floorTopologies = "one process,mesh,mesh, telemetry off";
+const floorTopologies = "one process,mesh,mesh (telemetry off)";
 
 /** One run of the anchor at a number of connections: its rows, by label. */
 function runAnchor(dir, connections) {
@@ -314,7 +314,7 @@ function markdown(r) {
   const loads = r.each_round.map((x) => x.load_average_at_end.join(" / ")).join("; ");
   return `# Cost per request: the anchor, the floor, calls and messages
 
-Generated ${r.generated_at} by \`${r.command}\`: ${r.rounds} round${r.rounds > 1 ? "s" : ""} one after the other on this machine (${r.machine.cores} cores, ${r.machine.cpu}; load average at the end of each round ${loads}), each running everything: the anchor and the floor ${r.measured_seconds} s measured per row${r.calls_measured_seconds ? `, the calls ${r.calls_measured_seconds} s` : ""}${r.messages_settings ? `, the messages ${r.messages_settings.requests} per carrier` : ""}. cpu-ms: the machine's CPU time in the measured window (every process: server, PostgreSQL, Redis) less the load generator's own, per request; for a call and a message, over its whole life (\`bench/results/calls.md\`, \`bench/results/messages.md\` hold the last round's). Each ratio divides the row by the one it is compared with from the same round: the floor by the anchor's row for the same request and connections, a call and a message by the floor POST in one process (where they run) at the same connections. Every figure is the median over the rounds${r.rounds > 1 ? "; each ratio is followed by its value in each round" : ""}, and a goal is met when the median ratio meets it. "mesh" is the mesh as deployed (the telemetry preload on, no exporter); "mesh, telemetry off" is the same with \`OTEL_SDK_DISABLED=true\`. Round trips: PostgreSQL statements per call placed, over its whole life.
+Generated ${r.generated_at} by \`${r.command}\`: ${r.rounds} round${r.rounds > 1 ? "s" : ""} one after the other on this machine (${r.machine.cores} cores, ${r.machine.cpu}; load average at the end of each round ${loads}), each running everything: the anchor and the floor ${r.measured_seconds} s measured per row${r.calls_measured_seconds ? `, the calls ${r.calls_measured_seconds} s` : ""}${r.messages_settings ? `, the messages ${r.messages_settings.requests} per carrier` : ""}. cpu-ms: the machine's CPU time in the measured window (every process: server, PostgreSQL, Redis) less the load generator's own, per request; for a call and a message, over its whole life (\`bench/results/calls.md\`, \`bench/results/messages.md\` hold the last round's). Each ratio divides the row by the one it is compared with from the same round: the floor by the anchor's row for the same request and connections, a call and a message by the floor POST in one process (where they run) at the same connections. Every figure is the median over the rounds${r.rounds > 1 ? "; each ratio is followed by its value in each round" : ""}, and a goal is met when the median ratio meets it. "mesh" is the mesh as deployed (the telemetry preload on, no exporter); "mesh (telemetry off)" is the same with \`OTEL_SDK_DISABLED=true\`. Round trips: PostgreSQL statements per call placed, over its whole life.
 
 | request | topology | connections | per second | cpu-ms | p99 ms | round trips | compared with | its cpu-ms | its p99 ms | cpu ratio | p99 ratio | goal |
 |---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|

@@ -134,7 +134,8 @@ async function main() {
       return { url: platform.gateway.url, stop: () => platform.stop() };
     },
     mesh: (databaseUrl) => startMeshOn(databaseUrl, {}),
-    "mesh, telemetry off": (databaseUrl) => startMeshOn(databaseUrl, { OTEL_SDK_DISABLED: "true" }),
+    "mesh (telemetry off)": (databaseUrl) =>
+      startMeshOn(databaseUrl, { OTEL_SDK_DISABLED: "true" }),
   };
 
   async function startMeshOn(databaseUrl, extraEnv) {
@@ -251,7 +252,7 @@ function markdown(r) {
 
 Generated ${r.generated_at} by \`${r.command}\`: a closed loop of kept-alive connections from a load generator on its own thread, ${r.warmup_seconds} s warm-up, then ${r.measured_seconds} s measured, per row, on a fresh real PostgreSQL database and real Redis.
 
-\`POST /v1/api/agents\` is the cheapest write of the API: one row in call-control, no event, no other service. It still takes every step the gateway applies to all traffic: the access token verified, one token from the Redis bucket of (account, calls:write), a new Idempotency-Key claimed before and its response stored after (PostgreSQL), the gRPC call, and the request's usage record (committed with the stored answer in the gateway's record outbox before the reply, relayed in batches to the usage service, which signs and appends it). \`GET /v1/api/agents?limit=1\` is the read: no Idempotency-Key store. "One process" is every component on one event loop (as the call and message benchmarks run); "mesh" is each component its own process, as deployed (the OpenTelemetry preload on, no exporter: trace ids and context propagation, nothing recorded); "mesh, telemetry off" is the same with \`OTEL_SDK_DISABLED=true\`, which shows what the preload costs. cpu-ms per request is the machine's CPU time in the measured window (every process: the platform, PostgreSQL, Redis) less the load generator thread's own, per request — measured as the monolith anchor (\`bench/monolith-anchor\`) measures it.
+\`POST /v1/api/agents\` is the cheapest write of the API: one row in call-control, no event, no other service. It still takes every step the gateway applies to all traffic: the access token verified, one token from the Redis bucket of (account, calls:write), a new Idempotency-Key claimed before and its response stored after (PostgreSQL), the gRPC call, and the request's usage record (committed with the stored answer in the gateway's record outbox before the reply, relayed in batches to the usage service, which signs and appends it). \`GET /v1/api/agents?limit=1\` is the read: no Idempotency-Key store. "One process" is every component on one event loop (as the call and message benchmarks run); "mesh" is each component its own process, as deployed (the OpenTelemetry preload on, no exporter: trace ids and context propagation, nothing recorded); "mesh (telemetry off)" is the same with \`OTEL_SDK_DISABLED=true\`, which shows what the preload costs. cpu-ms per request is the machine's CPU time in the measured window (every process: the platform, PostgreSQL, Redis) less the load generator thread's own, per request — measured as the monolith anchor (\`bench/monolith-anchor\`) measures it.
 
 | topology | request | connections | per second (2xx) | cpu-ms per request | p50 / p90 / p99 ms | statuses |
 |---|---|---:|---:|---:|---|---|
