@@ -22,6 +22,7 @@ import { writeFile } from "node:fs/promises";
 import { Agent, request } from "node:http";
 import os from "node:os";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
+import { roundTripsPerCall, countRoundTrips } from "./dist/call-control/pg-round-trips.js";
 import { machineBusyMs, processCpuMs, threadCpuMs } from "./dist/cpu-time.js";
 
 const settings = {
@@ -38,6 +39,11 @@ const settings = {
   idleSeconds: Number(process.env.BENCH_IDLE_SECONDS ?? 5),
   drainTimeoutMs: Number(process.env.BENCH_DRAIN_TIMEOUT_MS ?? 300_000),
 };
+
+/** The benchmark's own pool on the platform's database (left out of the round trips). */
+const observerName = "bench-observer";
+/** Every statement the platform's pg clients send in this process (as bench:calls counts them). */
+const roundTrips = isMainThread ? countRoundTrips([observerName]) : undefined;
 
 /** The message texts are unique across a carrier's run: each load counts its codes from here. */
 const codeBase = { warm: 1_000_000, svc: 2_000_000, run: 3_000_000 };
@@ -293,6 +299,7 @@ async function runCarrier(carrier, shared) {
     `bench:messages — ${carrier}: starting the platform on ${database.url.replace(/\/\/[^@]*@/, "//")}`,
   );
   let platform;
+  let observer;
   try {
     platform = await startPlatform({
       databaseUrl: database.url,
@@ -322,7 +329,9 @@ async function runCarrier(carrier, shared) {
     });
     const url = platform.gateway.url;
     const token = await accessToken(url, clientId, clientSecret);
-    const db = benchQueries(platform.pools.messaging);
+    const { createPool } = await import("@switchboard/kit");
+    observer = createPool(database.url, { max: 2, name: observerName });
+    const db = benchQueries(observer);
     shared.postgres ??= await db.postgresVersion();
     const common = {
       ...(await prepareSends(url, token)),
@@ -335,6 +344,7 @@ async function runCarrier(carrier, shared) {
     };
     return { carrier, network: network.where, ...(await phases(carrier, network, db, common)) };
   } finally {
+    await observer?.end();
     await platform?.stop();
     await database.drop();
     await network.stop();
@@ -459,6 +469,7 @@ async function phases(carrier, network, db, common) {
   const loadavgBefore = os.loadavg()[0];
   const commits = await commitCounter(db, idle);
   const start = cpuNow(network);
+  const statementsAtStart = roundTrips.snapshot();
   const measured = await load({ ...common, count: settings.requests, label: "run" });
   const accepting = cpuNow(network);
   const loadavgAccepting = os.loadavg()[0];
@@ -474,6 +485,7 @@ async function phases(carrier, network, db, common) {
   const drain = await waitForDrain(db, ids.length, (sample) => timeline.push(sample));
   const end = cpuNow(network);
   await relayed(db);
+  const statements = roundTripsPerCall(statementsAtStart, roundTrips.snapshot(), accepted);
   const committed = await commits.since(end.at);
   const lifeMs = await firstAcceptToLastDelivery(db, measured.ids);
   const checks = await verify(db, ids, network);
@@ -521,6 +533,13 @@ async function phases(carrier, network, db, common) {
     postgres: {
       ...committed,
       commits_per_message: round(committed.commits / Math.max(1, accepted)),
+      // Statements the platform sent (each a round trip) from the load's start until the last
+      // delivery and every event relayed, per accepted message, and by kind.
+      round_trips_per_message: statements.per_call,
+      round_trips_by_kind: statements.by_kind.map((k) => ({
+        kind: k.kind,
+        per_message: k.per_call,
+      })),
       at_rest_share_per_message:
         idle && round((idle.commits_per_second * whole.ms) / 1000 / Math.max(1, accepted)),
     },
@@ -528,7 +547,7 @@ async function phases(carrier, network, db, common) {
     load_average_1m: { before: round(loadavgBefore), after_accepting: round(loadavgAccepting) },
   };
   console.log(
-    `${carrier}: delivered ${accepted} in ${lifeMs} ms from the first accept (${row.lifecycle.delivered_per_second}/s), ${row.cpu.ms_per_message} cpu-ms and ${row.postgres.commits_per_message} commits per message; lost ${checks.lost}, duplicates ${checks.duplicates}`,
+    `${carrier}: delivered ${accepted} in ${lifeMs} ms from the first accept (${row.lifecycle.delivered_per_second}/s), ${row.cpu.ms_per_message} cpu-ms, ${row.postgres.commits_per_message} commits and ${row.postgres.round_trips_per_message} PostgreSQL round trips per message; lost ${checks.lost}, duplicates ${checks.duplicates}`,
   );
   return serviceAlone ? { ...row, service_alone: serviceAlone } : row;
 }
@@ -780,10 +799,10 @@ function busiestSeconds(list) {
 function summaryTable(r) {
   const rows = r.carriers.map(
     (x) =>
-      `| ${x.carrier} | **${x.send.accepted_per_second}** | ${x.send.latency_ms.p50} / ${x.send.latency_ms.p99} | **${x.lifecycle.delivered_per_second}** | **${x.cpu.ms_per_message}** | ${x.postgres.commits_per_message} | ${x.checks.lost} / ${x.checks.duplicates} |`,
+      `| ${x.carrier} | **${x.send.accepted_per_second}** | ${x.send.latency_ms.p50} / ${x.send.latency_ms.p99} | **${x.lifecycle.delivered_per_second}** | **${x.cpu.ms_per_message}** | ${x.postgres.commits_per_message} | ${x.postgres.round_trips_per_message} | ${x.checks.lost} / ${x.checks.duplicates} |`,
   );
-  return `| carrier | accepted/s | p50/p99 ms | delivered/s | cpu-ms per message | commits per message | lost/duplicates |
-|---|---:|---|---:|---:|---:|---|
+  return `| carrier | accepted/s | p50/p99 ms | delivered/s | cpu-ms per message | commits per message | round trips per message | lost/duplicates |
+|---|---:|---|---:|---:|---:|---:|---|
 ${rows.join("\n")}`;
 }
 
@@ -865,6 +884,11 @@ ${row("PostgreSQL commits in the window", (x) => x.postgres.commits)}
 ${row("**PostgreSQL commits per message**", (x) => `**${x.postgres.commits_per_message}**`)}
 ${row("of which at rest (the pollers, over as long a window)", (x) => x.postgres.at_rest_share_per_message)}
 ${row("left out: the benchmark's queries / at rest after the window", (x) => `${x.postgres.bench_queries_left_out} / ${x.postgres.at_rest_after_the_window_left_out}`)}
+${row("**PostgreSQL round trips per message** (statements sent, whole life)", (x) => `**${x.postgres.round_trips_per_message}**`)}
+
+**PostgreSQL round trips per message**: every statement the platform's pg clients sent (\`pg.Client.prototype.query\` wrapped in the benchmark's process, as \`npm run bench:calls\` counts them; the benchmark's own pool left out) from the load's start until the last delivery and every event relayed, per accepted message. By kind, per message:
+
+${r.carriers.map((x) => `- ${x.carrier}: ${x.postgres.round_trips_by_kind.map((k) => `${k.kind} ${k.per_message}`).join("; ")}`).join("\n")}
 
 ## None lost, none sent twice
 

@@ -15,14 +15,14 @@ export interface LoadResult {
   seconds: number;
   requests: number;
   requests_per_second: number;
-  /** Records per `usage.records` job the gateway formed (group commit). */
-  records_per_job: number;
+  /** Records per commit of the gateway's record outbox (its group commit). */
+  records_per_commit: number;
 }
 
-/** What one record hand-off cannot beat, measured in the same run. */
+/** What one record's commit cannot beat, measured in the same run. */
 export interface Floor {
-  redis_ping: LatencyStats;
-  bullmq_add: LatencyStats;
+  postgres_round_trip: LatencyStats;
+  record_commit: LatencyStats;
 }
 
 export interface UsageReport {
@@ -45,7 +45,7 @@ export function renderMarkdown(r: UsageReport): string {
   return [
     "# Usage ledger: ingest throughput and the latency of the record path",
     "",
-    `Generated ${r.generated_at} by \`${r.command}\` on real PostgreSQL and Redis (BullMQ), one run.`,
+    `Generated ${r.generated_at} by \`${r.command}\` on real PostgreSQL (and Redis for the gateways' rate limits), one run.`,
     "",
     "## Goals",
     "",
@@ -57,9 +57,9 @@ export function renderMarkdown(r: UsageReport): string {
     "",
     "## Records ingested and signed per second",
     "",
-    "The `usage.records` queue is filled first (the usage service stopped), then the service is started and timed until every record is signed (Ed25519, detached JWS over RFC 8785 JSON) and committed — a sustained drain of a backlog, startup included. One process: BullMQ worker (256 jobs at once), group-committed multi-row INSERTs (up to 500 records, two batches in flight), canonical JSON in the main thread and Ed25519 signatures on worker threads.",
+    "The usage service is started, then handed the records as the gateways' record relays hand them over — `UsageService.AppendRequestRecords` batches of the size in the table, four at once — and timed until every record is signed (Ed25519, detached JWS over RFC 8785 JSON) and committed. One process: group-committed multi-row INSERTs, canonical JSON in the main thread and Ed25519 signatures on worker threads.",
     "",
-    "| records per job | records | seconds | records/s |",
+    "| records per hand-off | records | seconds | records/s |",
     "|---|---|---|---|",
     ...r.ingest.map(
       (i) =>
@@ -68,11 +68,11 @@ export function renderMarkdown(r: UsageReport): string {
     "",
     `Signing alone (canonical JSON + Ed25519): ${int(r.signing_only_per_second.inline)} records/s in the main thread; ${int(r.signing_only_per_second.threaded)} records/s with the signatures on ${r.signing_only_per_second.threads} worker thread(s), as the service runs.`,
     "",
-    `Records per job are what the gateway's group commit produces: one record per job when requests come one at a time; under load, records that arrive while a publish is in flight share the next job. Observed: ${r.load.clients} concurrent clients for ${r.load.seconds} s → ${int(r.load.requests_per_second)} requests/s through one gateway, **${r.load.records_per_job.toFixed(2)} records per job**.`,
+    `A hand-off carries what the gateway's relay holds when it sends: the records of the commits made since its last hand-off, so at least one commit's. A commit carries what the gateway's group commit gathers: one record when requests come one at a time; under load, the replies that end while a commit is being written share the next one. Observed: ${r.load.clients} concurrent clients for ${r.load.seconds} s → ${int(r.load.requests_per_second)} requests/s through one gateway, **${r.load.records_per_commit.toFixed(2)} records per commit**.`,
     "",
     "## Latency the record path adds to a request",
     "",
-    "The same request against two gateways on the same database, Redis and usage service: **off** = `USAGE_RECORDS=false`; **on** = the record path (the reply waits until its record's job is in Redis). One request at a time over a kept-alive loopback connection, the variants interleaved request by request. Times in ms.",
+    "The same request against two gateways on the same database, Redis and usage service: **off** = `USAGE_RECORDS=false`; **on** = the record path (gateway/src/records/: the reply waits until its record is committed to the gateway's record outbox, `gateway.request_records`; the relay hands it to the usage service after the reply, in batches). One request at a time over a kept-alive loopback connection, the variants interleaved request by request. Times in ms.",
     "",
     "| request | off p50 / p99 | on p50 / p99 | added p50 | added p90 | added p99 |",
     "|---|---|---|---|---|---|",
@@ -83,7 +83,7 @@ export function renderMarkdown(r: UsageReport): string {
     "",
     ...r.latency.map((l) => `- **${l.name}**: ${l.description}`),
     "",
-    `The record path's cost is one BullMQ add (a Lua script on Redis) while the reply waits. Measured in the same run, one at a time: Redis PING p50 ${ms(r.floor.redis_ping.p50)} / p99 ${ms(r.floor.redis_ping.p99)} ms; a bare BullMQ add of a record job p50 ${ms(r.floor.bullmq_add.p50)} / p99 ${ms(r.floor.bullmq_add.p99)} ms. The usage service ran as its own process (its mesh entrypoint); the gateways and the measuring client share one process. On a machine whose cores are contended (see the load average below) every round trip waits for the scheduler, and the added latency grows with it.`,
+    `The record path's cost while the reply waits is one PostgreSQL commit of its record (shared with the replies ending meanwhile). Measured in the same run, one at a time: a PostgreSQL round trip (\`SELECT 1\`) p50 ${ms(r.floor.postgres_round_trip.p50)} / p99 ${ms(r.floor.postgres_round_trip.p99)} ms; one record inserted and committed on its own p50 ${ms(r.floor.record_commit.p50)} / p99 ${ms(r.floor.record_commit.p99)} ms. The usage service ran as its own process (its mesh entrypoint); the gateways and the measuring client share one process. On a machine whose cores are contended (see the load average below) every round trip waits for the scheduler, and the added latency grows with it.`,
     "",
     "| machine | |",
     "|---|---|",

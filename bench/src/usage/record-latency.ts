@@ -1,9 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { compareLatency, createBullmqBus, summarizeLatency, type Logger } from "@switchboard/kit";
+import { compareLatency, createPool, summarizeLatency, type Logger } from "@switchboard/kit";
 import { createRealTestDatabase } from "@switchboard/kit/testing";
 import { loadGatewayConfig, startGateway, type RunningGateway } from "@switchboard/gateway";
 import { freePort, startUsageProcess } from "./usage-process.js";
-import { Redis } from "ioredis";
 import { type Floor, type LatencyResult, type LoadResult } from "./bench-stats.js";
 import { timedRequest } from "./http-timing.js";
 
@@ -30,7 +29,7 @@ const scenarios: Scenario[] = [
   {
     name: "GET /v1/errors/not-found, records not being consumed",
     description:
-      "a public route that touches no backend, the usage service not yet started: the records wait in Redis, so this is the gateway's hand-off alone.",
+      "a public route that touches no backend, the usage service not yet started: the records wait in the gateway's record outbox (gateway.request_records), so this is the reply's commit alone.",
     path: "/v1/errors/not-found",
     authenticated: false,
     consuming: false,
@@ -54,9 +53,12 @@ const scenarios: Scenario[] = [
 ];
 
 /**
- * Two gateways on one database, one Redis and one usage service: records off and on. Measures
- * the latency added per scenario, then drives the "on" gateway with concurrent clients to see
- * how many records its group commit puts in one job.
+ * Two gateways on one database and one usage service: records off and on. The record path as
+ * it is (gateway/src/records/): the reply's record committed to the gateway's record outbox
+ * (ReplyCommitter, group commit) before the reply goes out, then relayed in batches to the
+ * usage service (RecordRelay → UsageService.AppendRequestRecords), which signs and appends it.
+ * Measures the latency added per scenario, then drives the "on" gateway with concurrent clients
+ * to see how many records its group commit puts in one commit.
  */
 export async function recordPathLatency(options: {
   redisUrl: string;
@@ -68,10 +70,10 @@ export async function recordPathLatency(options: {
 }): Promise<{ latency: LatencyResult[]; load: LoadResult; floor: Floor }> {
   const { logger } = options;
   const database = await createRealTestDatabase("bench_usage_path");
+  const pool = createPool(database.url, { max: 2, name: "usage-bench-observer" });
   const prefix = `sbbench_${randomBytes(4).toString("hex")}`;
-  const bus = createBullmqBus({ redisUrl: options.redisUrl, prefix, logger });
-  // The usage service runs in its own process, as in the mesh: its consumers do not share the
-  // gateways' event loop. It starts after the first scenario.
+  // The usage service runs in its own process, as in the mesh. It starts after the first
+  // scenario: until then the gateway's relay cannot hand its records over, and they wait.
   const usagePort = await freePort();
   let usage: { stop(): Promise<void> } | undefined;
   const clientSecret = `sbcs_${randomBytes(24).toString("base64url")}`;
@@ -88,12 +90,15 @@ export async function recordPathLatency(options: {
     BOOTSTRAP_CLIENT_ID: "cli_bench",
     BOOTSTRAP_CLIENT_SECRET: clientSecret,
   };
+  const outboxRows = async () =>
+    (await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM gateway.request_records"))
+      .rows[0]!.n;
   const gateways: Record<"off" | "on", RunningGateway> = {
     off: await startGateway({
       config: loadGatewayConfig({ ...env, USAGE_RECORDS: "false" }),
       logger,
     }),
-    on: await startGateway({ config: loadGatewayConfig(env), logger, bus }),
+    on: await startGateway({ config: loadGatewayConfig(env), logger }),
   };
   try {
     const tokenResponse = await fetch(`${gateways.on.url}/oauth/token`, {
@@ -121,8 +126,9 @@ export async function recordPathLatency(options: {
           });
           return probe.status === 200;
         });
-        // Let it drain what the first scenario queued before measuring again.
-        await waitUntil(async () => (await bus.jobCounts("usage.records")).waiting === 0, 120_000);
+        // Let the relay hand over what the first scenario left in the outbox before measuring
+        // again (its poll backs off while the usage service is away: up to 30 s).
+        await waitUntil(async () => (await outboxRows()) === 0, 120_000);
       }
       const headers: Record<string, string> = scenario.authenticated
         ? { Authorization: `Bearer ${token}` }
@@ -146,30 +152,32 @@ export async function recordPathLatency(options: {
       );
     }
 
-    // The floor, measured now: one Redis round trip, and one bare BullMQ add of a record job.
-    const redis = new Redis(options.redisUrl);
+    // The floor, measured now: one PostgreSQL round trip, and one record's commit on its own
+    // (a one-row insert into a copy of the outbox, committed with the server's default
+    // synchronous_commit: what a reply waits for when no other reply shares its commit).
     const pings: number[] = [];
-    const adds: number[] = [];
-    try {
-      for (let i = 0; i < 1_000; i += 1) {
-        let started = process.hrtime.bigint();
-        await redis.ping();
-        pings.push(Number(process.hrtime.bigint() - started) / 1e6);
-        started = process.hrtime.bigint();
-        await bus.publish(
-          "usage.bench-floor",
-          { name: "api.request", data: { i } },
-          { jobId: `floor-${i}` },
-        );
-        adds.push(Number(process.hrtime.bigint() - started) / 1e6);
-      }
-    } finally {
-      redis.disconnect();
-      await bus.obliterate("usage.bench-floor").catch(() => undefined);
+    const commits: number[] = [];
+    await pool.query(
+      "CREATE TABLE bench_record_floor (LIKE gateway.request_records INCLUDING DEFAULTS)",
+    );
+    const record = { bench: true, route: "/v1/errors/not-found", status: 200 };
+    for (let i = 0; i < 1_000; i += 1) {
+      let started = process.hrtime.bigint();
+      await pool.query("SELECT 1");
+      pings.push(Number(process.hrtime.bigint() - started) / 1e6);
+      started = process.hrtime.bigint();
+      await pool.query(
+        "INSERT INTO bench_record_floor (request_id, record) VALUES ($1, $2::jsonb)",
+        [`req_floor_${i}`, JSON.stringify(record)],
+      );
+      commits.push(Number(process.hrtime.bigint() - started) / 1e6);
     }
-    const floor = { redis_ping: summarizeLatency(pings), bullmq_add: summarizeLatency(adds) };
+    const floor = {
+      postgres_round_trip: summarizeLatency(pings),
+      record_commit: summarizeLatency(commits),
+    };
     console.log(
-      `floor: redis PING p50 ${floor.redis_ping.p50} ms, BullMQ add p50 ${floor.bullmq_add.p50} ms`,
+      `floor: PostgreSQL SELECT 1 p50 ${floor.postgres_round_trip.p50} ms, one record committed p50 ${floor.record_commit.p50} ms`,
     );
 
     // Concurrent clients against the "on" gateway: how large do its batches grow?
@@ -195,19 +203,18 @@ export async function recordPathLatency(options: {
       seconds: Math.round(seconds * 10) / 10,
       requests,
       requests_per_second: requests / seconds,
-      records_per_job:
+      records_per_commit:
         (after.records - before.records) / Math.max(1, after.batches - before.batches),
     };
     console.log(
-      `load: ${load.clients} clients, ${Math.round(load.requests_per_second)} req/s, ${load.records_per_job.toFixed(2)} records per job`,
+      `load: ${load.clients} clients, ${Math.round(load.requests_per_second)} req/s, ${load.records_per_commit.toFixed(2)} records per commit`,
     );
     return { latency, load, floor };
   } finally {
     await gateways.on.stop();
     await gateways.off.stop();
     await usage?.stop();
-    await bus.obliterate("usage.records").catch(() => undefined);
-    await bus.close();
+    await pool.end();
     await database.drop();
   }
 }

@@ -137,3 +137,44 @@ export function inlinable(values: readonly unknown[]): boolean {
       (Array.isArray(value) && inlinable(value)),
   );
 }
+
+/**
+ * `BEGIN` and the transaction's first statement in one round trip (a simple query, the
+ * statement's parameters written in by inlineParameters); its result. Values that cannot be
+ * written in go in a round trip of their own after the BEGIN.
+ */
+export async function beginWith<R extends pg.QueryResultRow>(
+  client: pg.ClientBase,
+  text: string,
+  values: readonly unknown[] = [],
+): Promise<pg.QueryResult<R>> {
+  if (!inlinable(values)) {
+    await client.query("BEGIN");
+    return client.query<R>(text, values as unknown[]);
+  }
+  const results = (await client.query(
+    `BEGIN;\n${inlineParameters(text, values)}`,
+  )) as unknown as pg.QueryResult<R>[];
+  return results[1]!;
+}
+
+/**
+ * The transaction's last statement and its `COMMIT` in one round trip (as beginWith); the
+ * statement's result, once committed. A statement that fails leaves the transaction to be
+ * rolled back, as any failed statement does.
+ */
+export async function commitWith<R extends pg.QueryResultRow>(
+  client: pg.ClientBase,
+  text: string,
+  values: readonly unknown[] = [],
+): Promise<pg.QueryResult<R>> {
+  if (!inlinable(values)) {
+    const result = await client.query<R>(text, values as unknown[]);
+    await client.query("COMMIT");
+    return result;
+  }
+  const results = (await client.query(
+    `${inlineParameters(text, values)};\nCOMMIT`,
+  )) as unknown as pg.QueryResult<R>[];
+  return results[0]!;
+}

@@ -28,6 +28,7 @@ export * from "./listen-channel.js";
 export * from "./transaction-batch.js";
 export * from "./platform-secret.js";
 export * from "./cursor.js";
+export * from "./json-sql.js";
 export * from "./internal-credential.js";
 export * from "./grpc-tls.js";
 export * from "./component.js";

@@ -3,8 +3,37 @@ import { createRealTestDatabase, type TestDatabase } from "@switchboard/kit/test
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrateCallControl } from "../src/index.js";
 import { inTransaction, type Waker } from "../src/scheduler/tx.js";
+import { callEvents, eventually, startServiceHarness, type ServiceHarness } from "./harness.js";
 
 const noWake: Waker = { wake: () => undefined };
+
+/**
+ * Hears every statement the pool's clients send (pg's Client, as the clients are made of):
+ * `heard` gets the client's application_name and the statement's text. Returns the undo.
+ */
+async function hearStatements(
+  pool: Pool,
+  heard: (app: string | undefined, text: string) => void,
+): Promise<() => void> {
+  type Query = (this: unknown, ...args: unknown[]) => unknown;
+  const client = await pool.connect();
+  let found = Object.getPrototypeOf(client) as object | null;
+  while (found && !Object.hasOwn(found, "query")) found = Object.getPrototypeOf(found) as object;
+  client.release();
+  if (!found) throw new Error("no query method on the pool's clients");
+  const proto = found as { query: Query };
+  const original = proto.query;
+  proto.query = function query(this: unknown, ...args: unknown[]) {
+    const app = (this as { connectionParameters?: { application_name?: string } })
+      .connectionParameters?.application_name;
+    const first = args[0];
+    heard(app, typeof first === "string" ? first : ((first as { text?: string })?.text ?? "?"));
+    return original.apply(this, args);
+  };
+  return () => {
+    proto.query = original;
+  };
+}
 
 /**
  * A call-control transaction sends its BEGIN with its first statement and its deferred writes
@@ -15,30 +44,17 @@ describe("call-control transactions in few round trips (real PostgreSQL)", () =>
   let database: TestDatabase;
   let pool: Pool;
   const sent: string[] = [];
-  type Query = (this: unknown, ...args: unknown[]) => unknown;
-  let proto: { query: Query };
-  let original: Query;
+  let unhear: (() => void) | undefined;
 
   beforeAll(async () => {
     database = await createRealTestDatabase("txroundtrips");
     pool = createPool(database.url, { max: 2, name: "tx-round-trips-test" });
     await migrateCallControl(pool);
     await pool.query("CREATE TABLE probe (n int PRIMARY KEY)");
-    // Every statement the pool's clients send (pg's Client, as the clients are made of).
-    const client = await pool.connect();
-    let found = Object.getPrototypeOf(client) as object | null;
-    while (found && !Object.hasOwn(found, "query")) found = Object.getPrototypeOf(found) as object;
-    client.release();
-    if (!found) throw new Error("no query method on the pool's clients");
-    proto = found as { query: Query };
-    original = proto.query;
-    proto.query = function query(this: unknown, ...args: unknown[]) {
-      sent.push(typeof args[0] === "string" ? args[0] : "?");
-      return original.apply(this, args);
-    };
+    unhear = await hearStatements(pool, (_app, text) => sent.push(text));
   });
   afterAll(async () => {
-    proto.query = original;
+    unhear?.();
     await pool?.end();
     await database?.drop();
   });
@@ -119,5 +135,82 @@ describe("call-control transactions in few round trips (real PostgreSQL)", () =>
     expect(sent).toHaveLength(1);
     expect(sent[0]).toMatch(/^BEGIN;[\s\S]*COMMIT$/);
     expect(await timers("call_c")).toEqual(["test.a"]);
+  });
+});
+
+/**
+ * A sandbox call's life in call-control, statement by statement (issue 31: a call in at most 15
+ * round trips through the whole platform, counted by test/e2e/calls-round-trips.test.ts and by
+ * `npm run bench:calls` under load; here the part that is call-control's own, exactly). Each
+ * timer step — the dial and the sandbox network's ringing, answer and end — is ONE round trip:
+ * BEGIN, the step with its event, the timers it sets and drops, the seat it frees and the
+ * network's rows, the timer's deletion and COMMIT in one simple query. The placement is two
+ * (BEGIN with the call, its dial timer and its seat's claim; its event with the COMMIT), after
+ * one read (the agent and the Idempotency-Key's call). Left out: the timer runner's claims and
+ * the outbox relay's batches, which serve every call at once (counted per call by the others).
+ * Before: 13 (each timer step two round trips, the seat read and claimed on its own).
+ */
+describe("a sandbox call's round trips in call-control (real PostgreSQL)", () => {
+  const account = "acct_roundtrips";
+  let h: ServiceHarness;
+  let from: string;
+  let unhear: (() => void) | undefined;
+  const sent: { app: string | undefined; text: string }[] = [];
+
+  beforeAll(async () => {
+    h = await startServiceHarness({ name: "postgres", create: createRealTestDatabase });
+    await h.call(h.client.createAgent, { accountId: account, name: "counter" });
+    const seatId = (
+      await h.call(h.client.createSeat, { accountId: account, name: "desk", maxConcurrentCalls: 5 })
+    ).seat!.id;
+    from = await h.assignNumber(account, seatId);
+    unhear = await hearStatements(h.pool, (app, text) => sent.push({ app, text }));
+  });
+  afterAll(async () => {
+    unhear?.();
+    await h?.stop();
+  });
+
+  /**
+   * The runner's claims and polls and the relay's batches (shared by every call), and this
+   * test's own reads of the call's events.
+   */
+  const shared = (text: string) =>
+    /^\s*UPDATE call_control\.scheduled_actions a\b/.test(text) ||
+    /SELECT min\(due_at\)/.test(text) ||
+    /^\s*SELECT id, type, account_id, resource_id, sequence, data, trace_carrier/.test(text) ||
+    /^\s*UPDATE "?call_control"?\.outbox SET published_at/.test(text) ||
+    /^\s*SELECT type, sequence, data FROM call_control\.outbox/.test(text) ||
+    /^\s*(BEGIN|COMMIT|ROLLBACK)\s*$/.test(text);
+
+  it("a sandbox call is 7 round trips of its own: 4 timer steps of one, the placement of two, a read", async () => {
+    sent.length = 0;
+    const { call } = await h.call(h.client.createOutboundCall, {
+      accountId: account,
+      to: "+15550100000",
+      from,
+      agent: "counter",
+    });
+    const callId = call!.id;
+    await eventually(
+      () => callEvents(h.pool, callId),
+      (events) => events.some((e) => e.type === "call.completed"),
+    );
+    // The relay's and the runner's last statements may still be on their way: wait for quiet.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const own = sent.filter((s) => s.app === "call-control-test" && !shared(s.text));
+    const timerSteps = own.filter((s) => s.text.startsWith("BEGIN; SET LOCAL synchronous_commit"));
+    const oneRoundTrip = timerSteps.filter((s) => /COMMIT\s*$/.test(s.text));
+    const kinds = own.map((s) => s.text.replace(/\s+/g, " ").slice(0, 90));
+    expect(timerSteps, kinds.join("\n")).toHaveLength(4);
+    expect(oneRoundTrip, kinds.join("\n")).toHaveLength(4);
+    expect(own, kinds.join("\n")).toHaveLength(7);
+    expect((await callEvents(h.pool, callId)).map((e) => e.type)).toEqual([
+      "call.placed",
+      "call.initiated",
+      "call.ringing",
+      "call.answered",
+      "call.completed",
+    ]);
   });
 });

@@ -72,7 +72,7 @@ describe("a receipt racing the `sent` commit (PostgreSQL + Redis)", () => {
   async function openSentTransaction(id: string, providerMessageId: string) {
     const client = await p.pool.connect();
     await client.query("BEGIN");
-    await transition(client, ctx.outbox, id, "sent", {
+    await transition(client, id, "sent", {
       provider_message_id: providerMessageId,
       sent_at: "now",
       lease_until: null,

@@ -10,6 +10,7 @@ import {
   type Queryable,
 } from "@switchboard/kit";
 import type { webhook } from "@switchboard/proto";
+import { createBatcher } from "./batcher.js";
 import { patternProblem } from "./event-catalog.js";
 
 /**
@@ -30,17 +31,53 @@ const toEvent = (row: EventRow): webhook.Event => ({
   payload: row.payload,
 });
 
-/** Keeps one event (a redelivered event is kept once). */
-export async function keepEvent(
-  db: Queryable,
-  event: EventEnvelope,
-  payload: string,
-): Promise<void> {
+/** An event to keep, and its payload exactly as delivered. */
+export interface KeptEvent {
+  event: EventEnvelope;
+  payload: string;
+}
+
+/** Keeps events (each id once: a redelivered event is kept once), in one statement. */
+export async function keepEvents(db: Queryable, kept: readonly KeptEvent[]): Promise<void> {
+  const unique = [...new Map(kept.map((k) => [k.event.id, k])).values()];
+  if (unique.length === 0) return;
   await db.query(
     `INSERT INTO webhook.events (id, account_id, type, occurred_at, payload)
-     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
-    [event.id, event.account_id, event.type, event.timestamp, payload],
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[])
+     ON CONFLICT (id) DO NOTHING`,
+    [
+      unique.map((k) => k.event.id),
+      unique.map((k) => k.event.account_id),
+      unique.map((k) => k.event.type),
+      unique.map((k) => k.event.timestamp),
+      unique.map((k) => k.payload),
+    ],
   );
+}
+
+/** Keeps one event (a redelivered event is kept once). */
+export type EventKeeper = (event: EventEnvelope, payload: string) => Promise<void>;
+
+/** Keeps each event on its own, one statement each (tests, and a fan-out called directly). */
+export const keepEventNow =
+  (db: Queryable): EventKeeper =>
+  (event, payload) =>
+    keepEvents(db, [{ event, payload }]);
+
+/**
+ * Keeps the events the fan-out's concurrent jobs take in one multi-row insert: one statement in
+ * flight at a time, what arrives meanwhile (up to 200) in the next, so the statements per event
+ * fall as the load grows. A job answers after its event is kept, as before.
+ */
+export function batchedEventKeeper(db: Queryable): EventKeeper {
+  const batcher = createBatcher(
+    async (kept: KeptEvent[]) => {
+      await keepEvents(db, kept);
+      return kept.map(() => undefined);
+    },
+    { maxSize: 200, maxWaitMs: 2, maxInFlight: 1 },
+  );
+  return (event, payload) => batcher.run({ event, payload });
 }
 
 /** Deletes events older than the retention; returns how many. */

@@ -10,7 +10,7 @@ import {
 import { schema, type WebhookContext } from "./context.js";
 import type { DispatchInput } from "./dispatch.js";
 import { isDeliverableType, subscribesTo } from "./event-catalog.js";
-import { keepEvent } from "./events.js";
+import { batchedEventKeeper, keepEventNow, type EventKeeper } from "./events.js";
 import { statusCallbackOf, statusCallbackSubscription } from "./status-callbacks.js";
 import { readActiveSubscriptions, type ActiveSubscriptions } from "./subscription-cache.js";
 
@@ -25,7 +25,8 @@ const consumer = "fan-out";
  * processed-event record commit together (consumeOnce), so a redelivered event adds nothing;
  * the jobs are published after the commit. A redelivery republishes the event's pending deliveries (job ids dedupe),
  * which covers a crash between commit and publish; the sweeper covers the rest. Every event
- * taken is also kept for GET /api/events (events.ts), whether or not a subscription wants it,
+ * taken is also kept for GET /api/events (events.ts; the worker's concurrent jobs share one
+ * insert, batchedEventKeeper), whether or not a subscription wants it,
  * and one whose resource has a status callback that selects it is delivered there too.
  */
 export function startFanOut(
@@ -33,11 +34,12 @@ export function startFanOut(
   subscriptions: ActiveSubscriptions,
   concurrency = 8,
 ): QueueWorker {
+  const keep = batchedEventKeeper(ctx.pool);
   return consumeEvents(
     ctx.bus,
     fanOutGroup,
     async (event) => {
-      await fanOut(ctx, event, subscriptions);
+      await fanOut(ctx, event, subscriptions, keep);
     },
     { concurrency },
   );
@@ -52,11 +54,12 @@ export async function fanOut(
   ctx: WebhookContext,
   event: EventEnvelope,
   subscriptions: ActiveSubscriptions = readActiveSubscriptions(ctx.pool),
+  keep: EventKeeper = keepEventNow(ctx.pool),
 ): Promise<number> {
   // webhook.test goes only to the subscription it tests (never through the bus).
   if (!isDeliverableType(event.type) || event.type === "webhook.test") return 0;
   const payload = JSON.stringify(toPublicEvent(event));
-  await keepEvent(ctx.pool, event, payload);
+  await keep(event, payload);
   const matched = (await subscriptions(event.account_id)).filter((s) =>
     subscribesTo(s.events, event.type),
   );

@@ -131,3 +131,50 @@ export function appendEventStatement<TData>(
     },
   };
 }
+
+/**
+ * appendEventStatement's writes as common table expressions of the caller's own statement, for
+ * an event about the row another CTE of that statement returns (`source`, at most one row): the
+ * event's account, resource and data are SQL expressions over that row (`source.…`), so a state
+ * change and its event travel as ONE statement, and the event is appended only when the change
+ * returned its row (a guarded UPDATE that did not apply appends nothing). `param` adds a value
+ * to the caller's statement and returns its placeholder. Returns `<name>_sequence AS (…),
+ * <name> AS (…)`; the caller must call noteOutboxWrite on the transaction's client.
+ */
+export function appendEventCtes(
+  schema: string,
+  input: {
+    /** The CTE the event is about. */
+    source: string;
+    type: string;
+    /** SQL expressions over `source`. */
+    accountId: string;
+    resourceId: string;
+    data: string;
+    traceCarrier?: TraceCarrier;
+    id?: string;
+  },
+  param: (value: unknown) => string,
+  name = "event",
+): string {
+  if (!isEventType(input.type)) throw new Error(`invalid event type ${JSON.stringify(input.type)}`);
+  if (!/^[a-z_][a-z0-9_]*$/.test(input.source) || !/^[a-z_][a-z0-9_]*$/.test(name))
+    throw new Error("appendEventCtes: the source and the name must be plain SQL names");
+  const id = input.id ?? newId("evt");
+  if (!isId(id, "evt")) throw new Error(`invalid event id ${JSON.stringify(id)}`);
+  const trace = sanitizeTraceCarrier(input.traceCarrier) ?? injectTraceContext();
+  const { source } = input;
+  return `${name}_sequence AS (
+       INSERT INTO ${qualified(schema, "outbox_sequences")} AS q (resource_id, last_sequence)
+       SELECT ${input.resourceId}, 1 FROM ${source}
+       ON CONFLICT (resource_id) DO UPDATE SET last_sequence = q.last_sequence + 1
+       RETURNING last_sequence
+     ), ${name} AS (
+       INSERT INTO ${qualified(schema, "outbox")}
+         (id, type, account_id, resource_id, sequence, data, trace_carrier)
+       SELECT ${param(id)}, ${param(input.type)}, ${input.accountId}, ${input.resourceId},
+              ${name}_sequence.last_sequence, ${input.data}, ${param(trace ? JSON.stringify(trace) : null)}::jsonb
+         FROM ${source}, ${name}_sequence
+       RETURNING sequence
+     )`;
+}

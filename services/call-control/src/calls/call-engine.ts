@@ -3,11 +3,13 @@ import type { CarrierAdapter, CarrierEvent, CarrierEvents } from "./carrier.js";
 import type { ActionRunner, DueAction } from "../scheduler/action-runner.js";
 import { inTransaction, type Tx } from "../scheduler/tx.js";
 import { callColumns, type CallRow } from "./call-rows.js";
+import { foldAnswered, foldDialled, foldEnded, foldRinging } from "./folded-steps.js";
 import type { Hangup, LiveStatus } from "./states.js";
 import {
   callTimerKinds,
   endCall,
   markAnswered,
+  earlyMediaStatement,
   markEarlyMedia,
   markInitiated,
   markRinging,
@@ -72,6 +74,26 @@ export function createCallEngine(options: {
       }
     },
 
+    foldCarrierEvent(tx: Tx, event: CarrierEvent) {
+      switch (event.type) {
+        case "ringing":
+          foldRinging(tx, event.callId, event.at);
+          return;
+        case "answered":
+          foldAnswered(tx, event.callId, event.at);
+          return;
+        case "early_media":
+          tx.defer(earlyMediaStatement, [event.callId]);
+          return;
+        case "ended":
+          foldEnded(tx, event.callId, event.hangup, {
+            at: event.at,
+            unanswered: event.unanswered ?? false,
+          });
+          return;
+      }
+    },
+
     async hangupLive(tx, row, hangup, options = {}) {
       const ended = await endCall(tx, row.id, hangup, options);
       if (ended) {
@@ -88,6 +110,16 @@ export function createCallEngine(options: {
   /** INVITE after the call committed `queued`; a dial that keeps failing fails the call. */
   runner.register(callTimerKinds.dial, {
     async run(tx: Tx, action: DueAction) {
+      const to = action.payload.to;
+      const identityInfo = String(action.payload.identity_info ?? "");
+      if (carrier.foldDial && typeof to === "string") {
+        // One round trip: the step, the dial's rows and the ring timeout in one statement.
+        const fold = carrier.foldDial.bind(carrier);
+        foldDialled(tx, action.callId, (param) =>
+          fold({ callId: action.callId, to, identityInfo }, param),
+        );
+        return;
+      }
       const row = await markInitiated(tx, action.callId);
       if (!row) return; // hung up before the dial, or dialled already
       await carrier.dial(tx, {
@@ -97,7 +129,7 @@ export function createCallEngine(options: {
         to: row.to_number,
         from: row.from_number,
         identity: row.identity ?? "",
-        identityInfo: String(action.payload.identity_info ?? ""),
+        identityInfo,
         timeoutSeconds: row.timeout_seconds,
       });
       await tx.schedule({

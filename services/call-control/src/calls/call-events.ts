@@ -5,7 +5,7 @@ import {
   type ConsumerGroup,
 } from "@switchboard/kit";
 import type { Tx } from "../scheduler/tx.js";
-import { toPublicCall, type CallRow } from "./call-rows.js";
+import { publicCallSql, toPublicCall, type CallRow } from "./call-rows.js";
 
 /** The call events of docs/api.md plus the usage fact `call.placed`. */
 export type CallEventType =
@@ -65,4 +65,12 @@ export async function emitCallEvent(
   );
   noteOutboxWrite(tx.client, callSchema);
   tx.defer(append.text, append.values);
+}
+
+/**
+ * emitCallEvent's `data` in SQL, over the call row `alias` (no `request_id`: the events of a
+ * call's later steps carry none).
+ */
+export function callEventDataSql(alias: string): string {
+  return `(${publicCallSql(alias)} || jsonb_build_object('call_id', ${alias}.id, 'attestation', ${alias}.attestation))`;
 }

@@ -1,5 +1,6 @@
+import { epochMillisecondsSql, isoTimestampSql } from "@switchboard/kit";
 import { wire, type callcontrol } from "@switchboard/proto";
-import { isTerminal } from "./states.js";
+import { isTerminal, liveStatuses } from "./states.js";
 
 /** A row of call_control.calls as the queries here select it (`callColumns`). */
 export interface CallRow {
@@ -107,4 +108,32 @@ export function toPublicCall(row: CallRow): Record<string, unknown> {
     duration_seconds: durationSeconds(row),
     status_callback: row.status_callback,
   };
+}
+
+/**
+ * toPublicCall in SQL, over a row of call_control.calls named `alias` (e.g. the RETURNING row
+ * of a state change's CTE): the same JSON, so a step's event can be written in the statement
+ * of the step itself (transitions' folded steps). test/call-event-data.integration.test.ts
+ * holds the two to the same output for rows in every state.
+ */
+export function publicCallSql(alias: string): string {
+  const c = (column: string) => `${alias}.${column}`;
+  const live = liveStatuses.map((s) => `'${s}'`).join(", ");
+  return `jsonb_build_object(
+    'id', ${c("id")}, 'direction', ${c("direction")}, 'status', ${c("status")},
+    'to', ${c("to_number")}, 'from', ${c("from_number")}, 'agent', ${c("agent")},
+    'seat_id', ${c("seat_id")}, 'route_id', ${c("route_id")},
+    'stir_shaken', CASE WHEN coalesce(${c("attestation")}, '') <> '' AND coalesce(${c("identity")}, '') <> ''
+      THEN jsonb_build_object('attestation', ${c("attestation")}, 'identity', ${c("identity")}) END,
+    'client_state', ${c("client_state")}, 'timeout_seconds', ${c("timeout_seconds")},
+    'time_limit_seconds', ${c("time_limit_seconds")}, 'hangup_cause', ${c("hangup_cause")},
+    'hangup_source', ${c("hangup_source")}, 'sip_code', ${c("sip_code")},
+    'early_media', ${c("early_media")}, 'created_at', ${isoTimestampSql(c("created_at"))},
+    'answered_at', ${isoTimestampSql(c("answered_at"))}, 'ended_at', ${isoTimestampSql(c("ended_at"))},
+    'duration_seconds', CASE
+      WHEN ${c("status")} IN (${live}) OR ${c("ended_at")} IS NULL THEN NULL
+      WHEN ${c("answered_at")} IS NULL THEN 0
+      ELSE GREATEST(0, ceil((${epochMillisecondsSql(c("ended_at"))} - ${epochMillisecondsSql(c("answered_at"))}) / 1000))::int
+    END,
+    'status_callback', ${c("status_callback")})`;
 }

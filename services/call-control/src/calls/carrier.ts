@@ -28,6 +28,13 @@ export interface DialRequest {
   timeoutSeconds: number;
 }
 
+/** What a folded dial knows before the call is read: the rest is in `s`. */
+export interface FoldedDial {
+  callId: string;
+  to: string;
+  identityInfo: string;
+}
+
 export interface InboundAnswer {
   callId: string;
   accountId: string;
@@ -59,6 +66,12 @@ export type CarrierEvent =
 /** The call engine's side of the adapter: where the network's progress lands. */
 export interface CarrierEvents {
   onCarrierEvent(tx: Tx, event: CarrierEvent): Promise<void>;
+  /**
+   * The same, sent with the transaction's COMMIT as one statement per event (no round trip of
+   * its own; the caller learns nothing of whether it applied): for an adapter that reads nothing
+   * back in that transaction, such as the sandbox network's timers.
+   */
+  foldCarrierEvent(tx: Tx, event: CarrierEvent): void;
   /** A transaction for what the network reports outside any timer (its timers wake after). */
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
 }
@@ -75,6 +88,14 @@ export interface CarrierAdapter {
   /** Connects the adapter to the engine (called once, before any command). */
   attach(events: CarrierEvents, timers: CarrierTimers): void;
   dial(tx: Tx, request: DialRequest): Promise<void>;
+  /**
+   * The dial as common table expressions (`name AS (…)`) of the statement that marks the call
+   * initiated, reading the call from its updated row `s` (call_control.calls' columns), so the
+   * dial timer's whole transaction is one round trip (calls/folded-steps.ts); `param` adds a
+   * value to that statement. For an adapter whose dial is only rows of this database (the
+   * sandbox); the others dial with `dial`.
+   */
+  foldDial?(request: FoldedDial, param: (value: unknown) => string): string[];
   answer(tx: Tx, request: InboundAnswer): Promise<void>;
   hangup(tx: Tx, request: HangupRequest): Promise<void>;
   /**

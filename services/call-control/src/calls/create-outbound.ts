@@ -9,14 +9,13 @@ import {
 } from "@switchboard/kit";
 import type { callcontrol } from "@switchboard/proto";
 import type { NumberDirectory } from "../inventory-directory.js";
-import { findSeat } from "../resources/seats.js";
 import { timerTraceCarrier, type Tx } from "../scheduler/tx.js";
 import type { PassportSigner } from "../stir-shaken/passport.js";
 import { emitCallEvent } from "./call-events.js";
 import type { CallEngine } from "./call-engine.js";
 import { callColumns, type CallRow } from "./call-rows.js";
 import { parseOutboundRequest, type OutboundRequest } from "./outbound-request.js";
-import { claimSeat } from "./seat-claims.js";
+import { seatClaimStatement, seatRefusal } from "./seat-claims.js";
 import { callTimerKinds } from "./transitions.js";
 
 export interface OutboundDeps {
@@ -50,7 +49,8 @@ const unwrap = <T>(settled: Settled<T>): T => {
 
 /**
  * CreateOutboundCall. Looks up, side by side, the call an Idempotency-Key already placed, the
- * caller id (inventory, over gRPC) and the agent; resolves the seat; signs the PASSporT
+ * caller id (inventory, over gRPC) and the agent; takes the seat (the request's, else the
+ * number's); signs the PASSporT
  * (attestation A when `from` is assigned to the account and to the call's seat, B when only to
  * the account); then in one transaction stores the call `queued` with its key (unique per
  * account) and its dial timer, claims the seat and appends `call.placed`. The dial happens
@@ -83,12 +83,40 @@ export async function createOutboundCall(
       { pointer: "#/agent", detail: `no agent of this account is named ${call.agent}` },
     ]);
   }
-  let seatId = call.seatId;
-  if (seatId === undefined && owned.seatId) {
-    // The number's seat counts only if it is a seat of this account (inventory cannot check).
-    seatId = (await findSeat(deps.pool, call.accountId, owned.seatId)) ? owned.seatId : undefined;
+  // The number's seat, when the request names none, counts only if it is a seat of this
+  // account (inventory cannot check): assumed here, and checked by the seat's claim in the
+  // placement's own statement (the claim names the account). A seat of no such account has the
+  // call placed again without a seat (attestation B), as if the number had none.
+  const numberSeat = call.seatId === undefined ? owned.seatId : undefined;
+  const placing = { agent, ownedSeat: owned.seatId, idempotencyKey, requestId };
+  try {
+    return await place(deps, call, { ...placing, seatId: call.seatId ?? numberSeat });
+  } catch (error) {
+    if (!(error instanceof NotAccountSeat)) throw error;
+    return place(deps, call, { ...placing, seatId: undefined });
   }
-  const attest = seatId !== undefined && seatId === owned.seatId ? "A" : "B";
+}
+
+/** The number's seat is not a seat of the call's account: place the call without it. */
+class NotAccountSeat extends Error {}
+
+/**
+ * Signs the PASSporT (attestation A when the call's seat is the number's, B otherwise), then in
+ * one transaction stores the call with its dial timer and its seat's claim, and its event.
+ */
+async function place(
+  deps: OutboundDeps,
+  call: OutboundRequest,
+  options: {
+    agent: string;
+    seatId: string | undefined;
+    ownedSeat: string | undefined;
+    idempotencyKey: string | undefined;
+    requestId: string | undefined;
+  },
+): Promise<PlacedCall> {
+  const { agent, seatId, idempotencyKey, requestId } = options;
+  const attest = seatId !== undefined && seatId === options.ownedSeat ? "A" : "B";
   const x5u = deps.certificateUrl;
   const { identity } = await deps.signer.sign({ attest, from: call.from, to: call.to, x5u });
 
@@ -116,13 +144,24 @@ export async function createOutboundCall(
       row = await insert();
     }
     if (!row) throw new DomainError("conflict", "the Idempotency-Key is in use; retry the request");
-    if (seatId !== undefined) await claimSeat(tx, call.accountId, seatId, { pointer: "#/seat_id" });
-    await emitCallEvent(tx, "call.placed", row, { requestId });
-    return { row, replayed: false };
+    if (seatId !== undefined && !row.seat_claimed_now) {
+      const refusal = await seatRefusal(tx, call.accountId, seatId, { pointer: "#/seat_id" });
+      // The transaction rolls back (the call with it) whichever is thrown.
+      if (refusal.notFound && call.seatId === undefined) throw new NotAccountSeat();
+      throw refusal.error;
+    }
+    const { seat_claimed_now: _claimed, ...placed } = row;
+    await emitCallEvent(tx, "call.placed", placed, { requestId });
+    return { row: placed, replayed: false };
   });
 }
 
-/** Inserts the call `queued` together with its dial timer (due now); undefined on a key conflict. */
+/**
+ * Inserts the call `queued` together with its dial timer (due now) and, when it has a seat, the
+ * seat's claim (seatClaimStatement), in one statement; undefined on a key conflict.
+ * `seat_claimed_now` says whether the claim applied (the caller refuses the call if not: its
+ * transaction then rolls back, the insert with it).
+ */
 async function insertCall(
   tx: Tx,
   call: OutboundRequest,
@@ -134,8 +173,8 @@ async function insertCall(
     x5u: string;
     key: string | undefined;
   },
-): Promise<CallRow | undefined> {
-  const { rows } = await tx.client.query<CallRow>(
+): Promise<(CallRow & { seat_claimed_now: boolean }) | undefined> {
+  const { rows } = await tx.client.query<CallRow & { seat_claimed_now: boolean }>(
     `WITH c AS (
        INSERT INTO call_control.calls
          (id, account_id, direction, status, to_number, from_number, agent, seat_id, seat_claimed,
@@ -148,8 +187,10 @@ async function insertCall(
      ), dial AS (
        INSERT INTO call_control.scheduled_actions (call_id, kind, payload, due_at, trace_carrier)
        SELECT id, $15, $16::jsonb, now(), $17::jsonb FROM c
+     ), seat AS (
+       ${seatClaimStatement("$6", "$2", "$7 AND EXISTS (SELECT 1 FROM c)")}
      )
-     SELECT ${callColumns} FROM c`,
+     SELECT ${callColumns}, EXISTS (SELECT 1 FROM seat) AS seat_claimed_now FROM c`,
     [
       newId("call"),
       call.accountId,
@@ -166,7 +207,8 @@ async function insertCall(
       fields.key ?? null,
       call.fingerprint,
       callTimerKinds.dial,
-      JSON.stringify({ identity_info: fields.x5u }),
+      // The dial's timer knows where it goes (a carrier's folded dial picks its script by it).
+      JSON.stringify({ identity_info: fields.x5u, to: call.to }),
       timerTraceCarrier(),
       call.statusCallback ? JSON.stringify(call.statusCallback) : null,
     ],

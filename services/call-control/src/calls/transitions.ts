@@ -16,19 +16,22 @@ export const callTimerKinds = {
  * callback changes nothing (and emits nothing), and a terminal call never changes again.
  * Each returns the updated row, or undefined when the guard did not hold.
  * `at` is when the step happened (a timer's due time), never before the call's earlier times.
+ * A step is a `StepSpec` (its guard and its SET; the SET's parameters start at $3, after the
+ * call's id and the guard), sent on its own here or folded into one statement with its event
+ * and its other writes (folded-steps.ts).
  */
-async function step(
-  tx: Tx,
-  callId: string,
-  from: readonly LiveStatus[],
-  set: string,
-  values: unknown[],
-): Promise<CallRow | undefined> {
+export interface StepSpec {
+  from: readonly LiveStatus[];
+  set: string;
+  values: unknown[];
+}
+
+async function step(tx: Tx, callId: string, spec: StepSpec): Promise<CallRow | undefined> {
   const { rows } = await tx.client.query<CallRow>(
-    `UPDATE call_control.calls c SET ${set}
+    `UPDATE call_control.calls c SET ${spec.set}
       WHERE c.id = $1 AND c.status = ANY($2::text[])
      RETURNING ${callColumns}`,
-    [callId, from, ...values],
+    [callId, spec.from, ...spec.values],
   );
   return rows[0];
 }
@@ -36,31 +39,60 @@ async function step(
 const eventTime = (param: string) =>
   `GREATEST(COALESCE(${param}::timestamptz, now()), c.created_at)`;
 
+export const initiatedStep = (at?: Date): StepSpec => ({
+  from: allowedFrom.initiated,
+  set: `status = 'initiated', initiated_at = ${eventTime("$3")}`,
+  values: [at ?? null],
+});
+
+export const ringingStep = (at?: Date): StepSpec => ({
+  from: allowedFrom.ringing,
+  set: `status = 'ringing', ringing_at = ${eventTime("$3")},
+     initiated_at = COALESCE(c.initiated_at, ${eventTime("$3")})`,
+  values: [at ?? null],
+});
+
+export const answeredStep = (at?: Date): StepSpec => ({
+  from: allowedFrom.in_progress,
+  set: `status = 'in_progress', answered_at = ${eventTime("$3")},
+     initiated_at = COALESCE(c.initiated_at, ${eventTime("$3")})`,
+  values: [at ?? null],
+});
+
+export interface EndOptions {
+  at?: Date;
+  from?: readonly LiveStatus[];
+  unanswered?: boolean;
+}
+
+export const endedStep = (hangup: Hangup, options: EndOptions = {}): StepSpec => ({
+  from: options.from ?? allowedFrom.ended,
+  set: `status = CASE WHEN c.status = 'in_progress' AND NOT $8 THEN 'completed' ELSE $3 END,
+     hangup_cause = $4, hangup_source = $5, sip_code = $6,
+     answered_at = CASE WHEN $8 THEN NULL ELSE c.answered_at END,
+     ended_at = GREATEST(COALESCE($7::timestamptz, now()), c.created_at, c.answered_at)`,
+  values: [
+    unansweredStatusFor(hangup.cause),
+    hangup.cause,
+    hangup.source,
+    hangup.sipCode,
+    options.at ?? null,
+    options.unanswered ?? false,
+  ],
+});
+
 export async function markInitiated(
   tx: Tx,
   callId: string,
   at?: Date,
 ): Promise<CallRow | undefined> {
-  const row = await step(
-    tx,
-    callId,
-    allowedFrom.initiated,
-    `status = 'initiated', initiated_at = ${eventTime("$3")}`,
-    [at ?? null],
-  );
+  const row = await step(tx, callId, initiatedStep(at));
   if (row) await emitCallEvent(tx, "call.initiated", row);
   return row;
 }
 
 export async function markRinging(tx: Tx, callId: string, at?: Date): Promise<CallRow | undefined> {
-  const row = await step(
-    tx,
-    callId,
-    allowedFrom.ringing,
-    `status = 'ringing', ringing_at = ${eventTime("$3")},
-     initiated_at = COALESCE(c.initiated_at, ${eventTime("$3")})`,
-    [at ?? null],
-  );
+  const row = await step(tx, callId, ringingStep(at));
   if (row) await emitCallEvent(tx, "call.ringing", row);
   return row;
 }
@@ -71,14 +103,7 @@ export async function markAnswered(
   callId: string,
   at?: Date,
 ): Promise<CallRow | undefined> {
-  const row = await step(
-    tx,
-    callId,
-    allowedFrom.in_progress,
-    `status = 'in_progress', answered_at = ${eventTime("$3")},
-     initiated_at = COALESCE(c.initiated_at, ${eventTime("$3")})`,
-    [at ?? null],
-  );
+  const row = await step(tx, callId, answeredStep(at));
   if (!row) return undefined;
   await afterAnswer(tx, row);
   await emitCallEvent(tx, "call.answered", row);
@@ -90,13 +115,12 @@ export async function markAnswered(
  * live call, no event of its own (the call's next event carries it).
  */
 export async function markEarlyMedia(tx: Tx, callId: string): Promise<void> {
-  await tx.client.query(
-    `UPDATE call_control.calls SET early_media = true
-      WHERE id = $1 AND NOT early_media
-        AND status IN ('queued', 'initiated', 'ringing', 'in_progress')`,
-    [callId],
-  );
+  await tx.client.query(earlyMediaStatement, [callId]);
 }
+
+export const earlyMediaStatement = `UPDATE call_control.calls SET early_media = true
+      WHERE id = $1 AND NOT early_media
+        AND status IN ('queued', 'initiated', 'ringing', 'in_progress')`;
 
 /** What every answered call needs: its time limit timer, and no ring timeout any more. */
 export async function afterAnswer(tx: Tx, row: CallRow): Promise<void> {
@@ -119,25 +143,9 @@ export async function endCall(
   tx: Tx,
   callId: string,
   hangup: Hangup,
-  options: { at?: Date; from?: readonly LiveStatus[]; unanswered?: boolean } = {},
+  options: EndOptions = {},
 ): Promise<CallRow | undefined> {
-  const row = await step(
-    tx,
-    callId,
-    options.from ?? allowedFrom.ended,
-    `status = CASE WHEN c.status = 'in_progress' AND NOT $8 THEN 'completed' ELSE $3 END,
-     hangup_cause = $4, hangup_source = $5, sip_code = $6,
-     answered_at = CASE WHEN $8 THEN NULL ELSE c.answered_at END,
-     ended_at = GREATEST(COALESCE($7::timestamptz, now()), c.created_at, c.answered_at)`,
-    [
-      unansweredStatusFor(hangup.cause),
-      hangup.cause,
-      hangup.source,
-      hangup.sipCode,
-      options.at ?? null,
-      options.unanswered ?? false,
-    ],
-  );
+  const row = await step(tx, callId, endedStep(hangup, options));
   if (!row) return undefined;
   if (row.seat_claimed && row.seat_id) {
     tx.defer(

@@ -27,6 +27,23 @@ export function timerTraceCarrier(): string | null {
   return carrier ? JSON.stringify(carrier) : null;
 }
 
+/**
+ * Timers to set as the rows of a `VALUES` list (call_id, kind, payload, due_at, trace_carrier),
+ * for a statement that inserts them itself (e.g. one CTE of a folded step); `param` adds each
+ * value to that statement and returns its placeholder.
+ */
+export function timerValuesSql(actions: NewAction[], param: (value: unknown) => string): string {
+  const trace = param(timerTraceCarrier());
+  const rows = actions.map(
+    (action) =>
+      `(${param(action.callId)}, ${param(action.kind)}, ${param(JSON.stringify(action.payload ?? {}))}::jsonb,
+        COALESCE(${param(action.at?.toISOString() ?? null)}::timestamptz,
+                 now() + make_interval(secs => ${param(action.delayMs ?? 0)}::float8 / 1000)),
+        ${trace}::jsonb)`,
+  );
+  return `VALUES ${rows.join(", ")}`;
+}
+
 /** Something that wants to hear when a newly committed timer falls due (the action runner). */
 export interface Waker {
   wake(atMs: number): void;

@@ -28,7 +28,7 @@ export async function chooseChannel(
     if (row.fallback === null) {
       await withTransaction(ctx.pool, async (client) => {
         await finishAttempt(client, row.id, attempt, "skipped", { errorCode: "rcs-not-capable" });
-        await transition(client, ctx.outbox, row.id, "failed", {
+        await transition(client, row.id, "failed", {
           channel_used: "rcs",
           error_code: "rcs-not-capable",
           error_message: "the recipient cannot receive RCS and the message allowed no fallback",

@@ -72,7 +72,7 @@ async function claimOn(
     return { kind: "busy", retryInMs: row.lease_until.getTime() - now + 50 };
   }
   if (row.expires_at && row.expires_at.getTime() <= now) {
-    await transition(client, ctx.outbox, row.id, "expired", {
+    await transition(client, row.id, "expired", {
       error_code: "ttl-expired",
       error_message: "the message was not handed to the carrier before its TTL passed",
       lease_until: null,
@@ -81,7 +81,7 @@ async function claimOn(
   }
   const refusal = row.in_reply_to === null ? recipientRefusal(row) : undefined;
   if (refusal) {
-    await transition(client, ctx.outbox, row.id, "failed", { ...refusal, lease_until: null });
+    await transition(client, row.id, "failed", { ...refusal, lease_until: null });
     return { kind: "done" };
   }
   // The message's turn in its sender's pace: booked at its first claim, kept after.
@@ -96,7 +96,7 @@ async function claimOn(
   const lease = new Date(now + ctx.config.leaseMs);
   let current: MessageRow | undefined;
   if (row.status === "queued") {
-    current = await transition(client, ctx.outbox, row.id, "sending", {
+    current = await transition(client, row.id, "sending", {
       lease_until: lease,
       attempts: "increment",
       ...(row.channel !== "rcs" && row.channel_used === null ? { channel_used: row.channel } : {}),

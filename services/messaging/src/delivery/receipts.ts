@@ -52,7 +52,7 @@ export async function applyReceiptOn(
     if (await isLaterPart(client, receipt.providerMessageId)) return false;
     throw new UnknownReceiptError(`no message has provider id ${receipt.providerMessageId} yet`);
   }
-  return (await transition(client, ctx.outbox, message.id, receipt.status, failure)) !== undefined;
+  return (await transition(client, message.id, receipt.status, failure)) !== undefined;
 }
 
 /**

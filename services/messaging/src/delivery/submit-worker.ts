@@ -115,7 +115,7 @@ export async function submitOnce(ctx: MessagingContext, job: Job<SubmitJob>): Pr
         [row.id, partIds],
       );
     }
-    await transition(client, ctx.outbox, row.id, "sent", {
+    await transition(client, row.id, "sent", {
       provider_message_id: providerMessageId,
       sent_at: "now",
       lease_until: null,
@@ -140,7 +140,7 @@ async function fail(
 ): Promise<void> {
   await withTransaction(ctx.pool, async (client) => {
     await finishAttempt(client, row.id, attempt, outcome, { errorCode: error.code });
-    await transition(client, ctx.outbox, row.id, "failed", {
+    await transition(client, row.id, "failed", {
       error_code: error.code,
       error_message: error.message,
       lease_until: null,

@@ -29,7 +29,7 @@ export async function sweepMessages(
   let expired = 0;
   for (const { id } of overdue.rows) {
     const done = await withTransaction(ctx.pool, (client) =>
-      transition(client, ctx.outbox, id, "expired", {
+      transition(client, id, "expired", {
         error_code: "ttl-expired",
         error_message: "the message was not handed to the carrier before its TTL passed",
         lease_until: null,

@@ -67,7 +67,7 @@ export async function insertQueuedMessage(
          (id, account_id, direction, channel, fallback, status, to_number, from_number, body,
           media_urls, encoding, segments, template_id, template_version, consent_id, expires_at,
           idempotency_key, request_fingerprint, created_at, updated_at, status_callback)
-       VALUES ($1, $2, 'outbound', $3, $4, 'queued', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
+       VALUES ($1, $2, 'outbound', $3, $4, 'queued', $5, $6, $7, $8::text[], $9, $10, $11, $12, $13, $14,
                $15, $16, $17, $17, $21::jsonb)
        ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
        RETURNING ${messageColumns}

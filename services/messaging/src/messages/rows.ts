@@ -1,3 +1,4 @@
+import { isoTimestampSql } from "@switchboard/kit";
 import { wire, type messaging } from "@switchboard/proto";
 import { iso } from "../validation.js";
 
@@ -108,4 +109,29 @@ export function messageEventData(row: MessageRow): Record<string, unknown> {
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
+}
+
+/**
+ * messageEventData in SQL, over a row of messaging.messages named `alias` (the RETURNING row of
+ * a transition's CTE): the same JSON, so a transition and its event are one statement
+ * (transitions.ts). test/message-event-data.integration.test.ts holds the two to the same
+ * output.
+ */
+export function messageEventDataSql(alias: string): string {
+  const m = (column: string) => `${alias}.${column}`;
+  return `(jsonb_build_object(
+    'id', ${m("id")}, 'message_id', ${m("id")}, 'direction', ${m("direction")},
+    'status', ${m("status")}, 'channel', ${m("channel")}, 'channel_used', ${m("channel_used")},
+    'fallback', ${m("fallback")}, 'fallback_applied', ${m("fallback_applied")},
+    'to', ${m("to_number")}, 'from', ${m("from_number")}, 'encoding', ${m("encoding")},
+    'segments', ${m("segments")}, 'media_count', cardinality(${m("media_urls")}),
+    'template_id', ${m("template_id")}, 'template_version', ${m("template_version")},
+    'consent_id', ${m("consent_id")}, 'error_code', ${m("error_code")},
+    'error_message', ${m("error_message")}, 'in_reply_to', ${m("in_reply_to")},
+    'status_callback', ${m("status_callback")},
+    'created_at', ${isoTimestampSql(m("created_at"))}, 'updated_at', ${isoTimestampSql(m("updated_at"))})
+    || CASE WHEN ${m("direction")} = 'inbound'
+         THEN jsonb_build_object('body', ${m("body")}, 'keyword', ${m("keyword")}) ELSE '{}'::jsonb END
+    || CASE WHEN ${m("status")} = 'sent'
+         THEN jsonb_build_object('quantity', ${m("segments")}, 'unit', 'segment') ELSE '{}'::jsonb END)`;
 }

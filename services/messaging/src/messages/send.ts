@@ -1,9 +1,11 @@
 import {
+  beginWith,
   checkIdempotencyKey,
+  commitWith,
   FieldErrors,
+  isDependencyUnavailable,
   replayOrMismatch,
   requestFingerprint,
-  withTransaction,
   type Queryable,
 } from "@switchboard/kit";
 import type { messaging } from "@switchboard/proto";
@@ -32,7 +34,8 @@ import {
 /**
  * SendMessage: every check of docs/api.md, each with its own problem, then one statement that
  * stores the message `queued` with its `message.queued` event. The checks' reads and the insert
- * share one transaction (one commit per send). The event reaches the dispatcher through the
+ * share one transaction (one commit per send) of two round trips: its BEGIN goes with the
+ * reads, its COMMIT with the insert (inSendTransaction). The event reaches the dispatcher through the
  * outbox relay, so a stored message is always sent (or expires); a refused request stores
  * nothing and sends nothing.
  */
@@ -50,8 +53,8 @@ export async function sendMessage(
   // (PGlite serves one transaction at a time, every connection waiting behind it).
   const sender = await ctx.numbers.find(request.accountId, request.from);
   for (;;) {
-    const outcome = await withTransaction(ctx.pool, (client) =>
-      acceptSend(ctx, client, { request, sender, fingerprint, idempotencyKey }),
+    const outcome = await inSendTransaction(ctx, (db) =>
+      acceptSend(ctx, db, { request, sender, fingerprint, idempotencyKey }),
     );
     if (outcome.kind === "unverified") {
       // Verified outside the transaction (its key may have to be loaded), then sent again.
@@ -63,6 +66,54 @@ export async function sendMessage(
   }
 }
 
+/**
+ * The send's statements, on one connection: `first` (the facts' read) goes with the BEGIN,
+ * `last` (the insert) with the COMMIT — one round trip each, one commit — and `after` serves
+ * what comes after the COMMIT (the look-up of a concurrent winner's message).
+ */
+interface SendStatements {
+  first: Queryable;
+  last: Queryable;
+  after: Queryable;
+}
+
+/** Runs the send's work; rolls back unless its last statement committed. */
+async function inSendTransaction<T>(
+  ctx: MessagingContext,
+  work: (db: SendStatements) => Promise<T>,
+): Promise<T> {
+  const client = await ctx.pool.connect();
+  // Where the transaction stands (an object: the statements below move it).
+  const tx: { state: "idle" | "open" | "committed" } = { state: "idle" };
+  const db: SendStatements = {
+    first: {
+      query: (text: string, values?: unknown[]) => {
+        tx.state = "open";
+        return beginWith(client, text, values);
+      },
+    } as Queryable,
+    last: {
+      query: async (text: string, values?: unknown[]) => {
+        const result = await commitWith(client, text, values);
+        tx.state = "committed";
+        return result;
+      },
+    } as Queryable,
+    after: client,
+  };
+  try {
+    const result = await work(db);
+    if (tx.state === "open") await client.query("ROLLBACK");
+    client.release();
+    return result;
+  } catch (error) {
+    // A failed BEGIN-with-read or insert-with-COMMIT leaves an aborted transaction behind.
+    if (tx.state === "open") await client.query("ROLLBACK").catch(() => undefined);
+    client.release(isDependencyUnavailable(error) ? (error as Error) : undefined);
+    throw error;
+  }
+}
+
 type Acceptance =
   | { kind: "stored" | "replayed"; message: messaging.Message }
   /** The template version has not been verified in this process yet. */
@@ -71,7 +122,7 @@ type Acceptance =
 /** The checks on the service's own tables and the insert, on the caller's transaction. */
 async function acceptSend(
   ctx: MessagingContext,
-  client: Queryable,
+  db: SendStatements,
   send: {
     request: SendRequest;
     sender: SenderNumber | undefined;
@@ -81,7 +132,7 @@ async function acceptSend(
 ): Promise<Acceptance> {
   const { request, sender, fingerprint, idempotencyKey } = send;
   const errors = new FieldErrors();
-  const facts = await loadSendFacts(client, request, idempotencyKey);
+  const facts = await loadSendFacts(db.first, request, idempotencyKey);
   // A retry with the key gets the original message back before anything is checked again.
   if (facts.previous) {
     const message = replayOrMismatch(facts.previous, fingerprint, toMessage(facts.previous));
@@ -107,7 +158,7 @@ async function acceptSend(
   checkRecipient(request, facts);
   const { encoding, segments } = messageSegments(request.channel, body);
 
-  const created = await insertQueuedMessage(client, {
+  const created = await insertQueuedMessage(db.last, {
     account_id: request.accountId,
     // checkSendShape let only channels through.
     channel: request.channel as Channel,
@@ -131,7 +182,7 @@ async function acceptSend(
   });
   if (created) return { kind: "stored", message: toMessage(created) };
   // A concurrent request with the same key won (the insert waited for its commit).
-  const replay = await findByKey(client, request.accountId, idempotencyKey ?? "", fingerprint);
+  const replay = await findByKey(db.after, request.accountId, idempotencyKey ?? "", fingerprint);
   if (!replay) throw new Error("the Idempotency-Key conflicted but no message holds it");
   return { kind: "replayed", message: replay };
 }

@@ -1,8 +1,8 @@
 import type pg from "pg";
-import { countMessageStatus } from "@switchboard/kit";
+import { appendEventCtes, countMessageStatus, noteOutboxWrite } from "@switchboard/kit";
 import type { wire } from "@switchboard/proto";
-import type { Outbox } from "../outbox.js";
-import { messageColumns, messageEventData, type MessageRow } from "./rows.js";
+import { SCHEMA } from "../outbox.js";
+import { messageColumns, messageEventDataSql, type MessageRow } from "./rows.js";
 
 export type MessageStatus = wire.MessageStatusValue;
 
@@ -41,12 +41,13 @@ export type TransitionFields = Partial<{
 
 /**
  * Moves one message to `to` if (and only if) its status is one `to` may follow, on the caller's
- * transaction, and appends `message.<to>` with the message as it now is. Returns the updated
- * row, or undefined when the guard refused (the message was elsewhere already).
+ * transaction, and appends `message.<to>` with the message as it now is — in the same statement
+ * (messageEventDataSql). Returns the updated row, or undefined when the guard refused (the
+ * message was elsewhere already). Its commit wakes the
+ * service's outbox relay (noteOutboxWrite).
  */
 export async function transition(
   client: pg.ClientBase,
-  outbox: Outbox,
   messageId: string,
   to: keyof typeof allowedFrom,
   fields: TransitionFields = {},
@@ -62,20 +63,34 @@ export async function transition(
     }
   }
   if (to === "delivered" || to === "read") sets.push(`${to}_at = coalesce(${to}_at, now())`);
+  const param = (value: unknown) => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  // The move and its event in one statement: the event is appended only when the guard held.
+  const event = appendEventCtes(
+    SCHEMA,
+    {
+      source: "moved",
+      type: `message.${to}`,
+      accountId: "moved.account_id",
+      resourceId: "moved.id",
+      data: messageEventDataSql("moved"),
+    },
+    param,
+  );
   const { rows } = await client.query<MessageRow>(
-    `UPDATE messaging.messages m SET ${sets.join(", ")}
-      WHERE m.id = $1 AND m.status = ANY($3::text[]) ${to === "read" ? "AND m.channel_used = 'rcs'" : ""}
-      RETURNING ${messageColumns}`,
+    `WITH moved AS (
+       UPDATE messaging.messages m SET ${sets.join(", ")}
+        WHERE m.id = $1 AND m.status = ANY($3::text[]) ${to === "read" ? "AND m.channel_used = 'rcs'" : ""}
+        RETURNING ${messageColumns}
+     ), ${event}
+     SELECT * FROM moved`,
     values,
   );
   const row = rows[0];
   if (!row) return undefined;
   countMessageStatus(to);
-  await outbox.append(client, {
-    type: `message.${to}`,
-    accountId: row.account_id,
-    resourceId: row.id,
-    data: messageEventData(row),
-  });
+  noteOutboxWrite(client, SCHEMA);
   return row;
 }

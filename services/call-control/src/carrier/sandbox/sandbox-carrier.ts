@@ -1,12 +1,13 @@
 import { inlineParameters } from "@switchboard/kit";
 import type { Hangup } from "../../calls/states.js";
 import type { DueAction } from "../../scheduler/action-runner.js";
-import type { Tx } from "../../scheduler/tx.js";
+import { timerValuesSql, type Tx } from "../../scheduler/tx.js";
 import type {
   CarrierAdapter,
   CarrierEvents,
   CarrierTimers,
   DialRequest,
+  FoldedDial,
   HangupRequest,
   InboundAnswer,
 } from "../../calls/carrier.js";
@@ -34,15 +35,17 @@ const allKinds = Object.values(kinds);
 export function createSandboxCarrier(timing: SandboxTiming): CarrierAdapter {
   let events: CarrierEvents | undefined;
 
+  // Each event is one statement sent with the timer's COMMIT: the timer's whole transaction is
+  // one round trip (nothing here reads the call back).
   const deliver = async (tx: Tx, action: DueAction) => {
     if (!events) throw new Error("the sandbox carrier is not attached");
     const at = action.dueAt;
     if (action.kind === kinds.ended) {
       const hangup = action.payload as unknown as Hangup;
-      await events.onCarrierEvent(tx, { type: "ended", callId: action.callId, at, hangup });
+      events.foldCarrierEvent(tx, { type: "ended", callId: action.callId, at, hangup });
     } else {
       const type = action.kind === kinds.ringing ? "ringing" : "answered";
-      await events.onCarrierEvent(tx, { type, callId: action.callId, at });
+      events.foldCarrierEvent(tx, { type, callId: action.callId, at });
     }
   };
 
@@ -77,6 +80,29 @@ export function createSandboxCarrier(timing: SandboxTiming): CarrierAdapter {
         { with: `invite AS (${invite})`, where: "(SELECT dials FROM invite) = 1" },
         script(request.callId, sandboxScript(request.to, timing)),
       );
+    },
+    foldDial(request: FoldedDial, param: (value: unknown) => string) {
+      // dial's writes, over the dialled call `s`: the INVITE's record, and the script only for
+      // the first INVITE of the dialog.
+      const steps = script(request.callId, sandboxScript(request.to, timing));
+      return [
+        `invite AS (
+           INSERT INTO call_control.sandbox_dials
+             (call_id, to_number, from_number, identity, identity_info)
+           SELECT s.id, s.to_number, s.from_number, coalesce(s.identity, ''), ${param(request.identityInfo)}
+             FROM s
+           ON CONFLICT (call_id) DO UPDATE
+             SET dials = sandbox_dials.dials + 1, last_dialed_at = now()
+           RETURNING dials)`,
+        ...(steps.length === 0
+          ? []
+          : [
+              `script AS (
+                 INSERT INTO call_control.scheduled_actions (call_id, kind, payload, due_at, trace_carrier)
+                 SELECT * FROM (${timerValuesSql(steps, param)}) AS t
+                  WHERE (SELECT dials FROM invite) = 1)`,
+            ]),
+      ];
     },
     async answer(tx: Tx, request: InboundAnswer) {
       await tx.schedule(...script(request.callId, [inboundCallerHangup(timing)]));

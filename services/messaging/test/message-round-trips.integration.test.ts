@@ -1,0 +1,95 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  createTemplate,
+  eventsOf,
+  ownNumber,
+  sandboxNumber,
+  sendWithConsent,
+} from "@switchboard/test-support/fixtures/messages";
+import {
+  startMessagingPlatform,
+  type MessagingPlatform,
+} from "@switchboard/test-support/fixtures/messages-platform";
+
+/**
+ * Issue 31: a message's statements, as `npm run bench:messages` counts them per message under
+ * load (every statement of the platform's pg clients). Here the parts that are the message's
+ * own, exactly: the send is two round trips (its BEGIN with the checks' read, its COMMIT with
+ * the insert of the message and its first event), and no event of the message's life is a
+ * statement of its own — each is appended in the statement of the move it describes
+ * (messages/transitions.ts). Before: the send four (BEGIN, read, insert, COMMIT), and each of
+ * `sending`, `sent` and `delivered` a move and then an append.
+ */
+describe("a message's round trips (PostgreSQL + Redis)", () => {
+  let p: MessagingPlatform;
+  let token: string;
+  let sender: string;
+  let template: { id: string };
+  const proto = pg.Client.prototype as unknown as {
+    query: (this: pg.Client, ...args: unknown[]) => unknown;
+  };
+  const original = proto.query;
+  const sent: { text: string; values: unknown[] }[] = [];
+
+  beforeAll(async () => {
+    p = await startMessagingPlatform();
+    token = await p.token();
+    sender = await ownNumber(p, token, ["sms"]);
+    template = await createTemplate(p, token, "Order {{n}} shipped");
+    proto.query = function query(this: pg.Client, ...args: unknown[]) {
+      const [first, values] = args;
+      const text = typeof first === "string" ? first : ((first as { text?: string })?.text ?? "");
+      sent.push({ text, values: Array.isArray(values) ? values : [] });
+      return original.apply(this, args);
+    };
+  });
+  afterAll(async () => {
+    proto.query = original;
+    await p?.stop();
+  });
+
+  it("sends in two round trips and appends each event in the statement of its move", async () => {
+    // The template's signature is verified once per process (its first send reads it twice).
+    await sendWithConsent(p, token, {
+      to: sandboxNumber(0),
+      from: sender,
+      templateId: template.id,
+    });
+    sent.length = 0;
+    const { id } = await sendWithConsent(p, token, {
+      to: sandboxNumber(0),
+      from: sender,
+      templateId: template.id,
+    });
+    let types: string[] = [];
+    for (let i = 0; i < 400 && !types.includes("message.delivered"); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      types = (await eventsOf(p, id)).map((e) => e.type);
+    }
+    expect(types).toEqual([
+      "message.queued",
+      "message.sending",
+      "message.sent",
+      "message.delivered",
+    ]);
+    const oneLine = sent.map((s) => s.text.replace(/\s+/g, " ").trim());
+    // The send: the checks' read goes with the BEGIN, the insert with the COMMIT.
+    const reads = oneLine.filter((t) => /FROM messaging\.templates/.test(t));
+    expect(reads, reads.join("\n")).toHaveLength(1);
+    expect(reads[0]).toMatch(/^BEGIN; SELECT/);
+    const inserts = oneLine.filter((t) => /INSERT INTO messaging\.messages AS m/.test(t));
+    expect(inserts.filter((t) => t.includes(id))).toHaveLength(1);
+    expect(inserts.find((t) => t.includes(id))).toMatch(/; COMMIT$/);
+    // Every move carries its event: no statement appends an event of the message on its own
+    // (appendEvent's statement, whose $3 is the resource).
+    const appendsAlone = sent.filter(
+      (s) =>
+        /^\s*WITH next AS \(\s*INSERT INTO "?messaging"?\.outbox_sequences/.test(s.text) &&
+        s.values[2] === id,
+    );
+    expect(appendsAlone.map((s) => s.values[1])).toEqual([]);
+    const moves = oneLine.filter((t) => /^WITH moved AS \( UPDATE messaging\.messages/.test(t));
+    expect(moves.length).toBeGreaterThanOrEqual(3);
+  });
+});
