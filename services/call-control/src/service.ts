@@ -61,8 +61,8 @@ export function createCallControlService(options: CallControlServiceOptions): Gr
     hasMore: p.hasMore,
   });
   const implementation: callcontrol.CallControlServiceServer = {
-    createSeat: unary(logger, async (r: callcontrol.CreateSeatRequest) => {
-      const { seat, sipPassword } = await createSeat(pool, r, sipDomain);
+    createSeat: unary(logger, async (r: callcontrol.CreateSeatRequest, context) => {
+      const { seat, sipPassword } = await createSeat(pool, r, sipDomain, context.idempotencyKey);
       return { seat: toSeat(seat), sipPassword };
     }),
     getSeat: unary(logger, async (r: callcontrol.GetSeatRequest) => ({
@@ -87,8 +87,8 @@ export function createCallControlService(options: CallControlServiceOptions): Gr
       },
     ),
 
-    createAgent: unary(logger, async (r: callcontrol.CreateAgentRequest) => ({
-      agent: toAgent(await createAgent(pool, r)),
+    createAgent: unary(logger, async (r: callcontrol.CreateAgentRequest, context) => ({
+      agent: toAgent(await createAgent(pool, r, context.idempotencyKey)),
     })),
     getAgent: unary(logger, async (r: callcontrol.GetAgentRequest) => ({
       agent: toAgent(await getAgent(pool, r)),
@@ -105,8 +105,8 @@ export function createCallControlService(options: CallControlServiceOptions): Gr
       return {};
     }),
 
-    createRoute: unary(logger, async (r: callcontrol.CreateRouteRequest) => ({
-      route: toRoute(await createRoute(pool, directory, r)),
+    createRoute: unary(logger, async (r: callcontrol.CreateRouteRequest, context) => ({
+      route: toRoute(await createRoute(pool, directory, r, context.idempotencyKey)),
     })),
     getRoute: unary(logger, async (r: callcontrol.GetRouteRequest) => ({
       route: toRoute(await getRoute(pool, r)),

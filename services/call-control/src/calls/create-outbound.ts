@@ -9,6 +9,7 @@ import {
 } from "@switchboard/kit";
 import type { callcontrol } from "@switchboard/proto";
 import type { NumberDirectory } from "../inventory-directory.js";
+import { keyWindow } from "../resources/resource-keys.js";
 import { timerTraceCarrier, type Tx } from "../scheduler/tx.js";
 import type { PassportSigner } from "../stir-shaken/passport.js";
 import { emitCallEvent } from "./call-events.js";
@@ -32,9 +33,6 @@ export interface PlacedCall {
   /** The Idempotency-Key named a call placed earlier; nothing was placed now. */
   replayed: boolean;
 }
-
-/** docs/api.md: a key is honoured for 24 hours from first use. */
-const keyWindow = "24 hours";
 
 type Settled<T> = { value: T } | { error: unknown };
 const settle = <T>(promise: Promise<T>): Promise<Settled<T>> =>

@@ -1,4 +1,5 @@
 import {
+  checkIdempotencyKey,
   cursorId,
   DomainError,
   FieldErrors,
@@ -11,10 +12,12 @@ import {
   type Queryable,
   requireAccount,
   requireId,
+  withTransaction,
 } from "@switchboard/kit";
 import type { callcontrol } from "@switchboard/proto";
 import { checkAgentName } from "../validation.js";
 import { hasPgCode, isStillReferenced, pgCodes, usedByRoute } from "./pg-errors.js";
+import { keyColumns, keyedCreate, resourceOfKey } from "./resource-keys.js";
 
 export interface AgentRow {
   id: string;
@@ -58,25 +61,58 @@ function checkDescription(errors: FieldErrors, description: string | undefined) 
 const nameTaken = (name: string) =>
   new DomainError("conflict", `the account already has an agent named ${name}`);
 
+/**
+ * CreateAgent. Under an Idempotency-Key the insert and the key's lookup share a transaction, so
+ * the same request retried gets the agent it made (resource-keys.ts).
+ */
 export async function createAgent(
   pool: Pool,
   request: callcontrol.CreateAgentRequest,
+  idempotencyKey?: string,
 ): Promise<AgentRow> {
   const errors = requireAccount(request.accountId);
   checkAgentName(errors, "#/name", request.name);
   checkDescription(errors, request.description);
   errors.throwIfAny();
-  try {
-    const { rows } = await pool.query<AgentRow>(
-      `INSERT INTO call_control.agents (id, account_id, name, description)
-       VALUES ($1, $2, $3, $4) RETURNING ${columns}`,
-      [newId("agt"), request.accountId, request.name, request.description || null],
+  checkIdempotencyKey(idempotencyKey);
+  const keyed = keyedCreate("create-agent", request, idempotencyKey);
+  const insert = async (db: Queryable) => {
+    const { rows } = await db.query<AgentRow>(
+      `INSERT INTO call_control.agents
+         (id, account_id, name, description, idempotency_key, request_fingerprint)
+       VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${columns}`,
+      [
+        newId("agt"),
+        request.accountId,
+        request.name,
+        request.description || null,
+        ...keyColumns(keyed),
+      ],
     );
     return rows[0]!;
+  };
+  try {
+    if (idempotencyKey === undefined) return await insert(pool);
+    return await withTransaction(pool, async (client) => {
+      const made = await resourceOfKey(client, "agents", request.accountId, keyed);
+      return made ? (await findAgent(client, request.accountId, made))! : insert(client);
+    });
   } catch (error) {
     if (hasPgCode(error, pgCodes.uniqueViolation)) throw nameTaken(request.name);
     throw error;
   }
+}
+
+async function findAgent(
+  db: Queryable,
+  accountId: string,
+  agentId: string,
+): Promise<AgentRow | undefined> {
+  const { rows } = await db.query<AgentRow>(
+    `SELECT ${columns} FROM call_control.agents WHERE id = $1 AND account_id = $2`,
+    [agentId, accountId],
+  );
+  return rows[0];
 }
 
 export async function getAgent(
@@ -85,12 +121,9 @@ export async function getAgent(
 ): Promise<AgentRow> {
   requireAccount(request.accountId).throwIfAny();
   const agentId = requireId(request.agentId, "agt", "the agent");
-  const { rows } = await pool.query<AgentRow>(
-    `SELECT ${columns} FROM call_control.agents WHERE id = $1 AND account_id = $2`,
-    [agentId, request.accountId],
-  );
-  if (!rows[0]) throw notFound("the agent");
-  return rows[0];
+  const agent = await findAgent(pool, request.accountId, agentId);
+  if (!agent) throw notFound("the agent");
+  return agent;
 }
 
 export async function listAgents(

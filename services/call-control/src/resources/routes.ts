@@ -1,5 +1,6 @@
 import {
   checkE164,
+  checkIdempotencyKey,
   cursorId,
   DomainError,
   FieldErrors,
@@ -19,6 +20,7 @@ import type { NumberDirectory } from "../inventory-directory.js";
 import { checkAgentName, checkName } from "../validation.js";
 import { findAgentByName } from "./agents.js";
 import { hasPgCode, pgCodes } from "./pg-errors.js";
+import { keyColumns, keyedCreate, resourceOfKey } from "./resource-keys.js";
 import { findRoute, routeSelect, type RouteRow } from "./route-rows.js";
 import { findSeat } from "./seats.js";
 
@@ -115,22 +117,30 @@ const numberTaken = (e164: string, routeId: string) =>
     extensions: { number: e164, route_id: routeId },
   });
 
+/** CreateRoute. Under an Idempotency-Key the same request retried gets the route it made. */
 export async function createRoute(
   pool: Pool,
   directory: NumberDirectory,
   request: callcontrol.CreateRouteRequest,
+  idempotencyKey?: string,
 ): Promise<RouteRow> {
   const errors = requireAccount(request.accountId);
   checkName(errors, "#/name", request.name);
   checkFields(errors, { ...request, agent: request.agent });
   errors.throwIfAny();
+  checkIdempotencyKey(idempotencyKey);
+  const keyed = keyedCreate("create-route", request, idempotencyKey);
   const owned = await ownedNumbers(directory, request.accountId, request.numbers);
   return withTransaction(pool, async (client) => {
+    const made = await resourceOfKey(client, "routes", request.accountId, keyed);
+    if (made) return (await findRoute(client, request.accountId, made))!;
     const { agentId } = await resolve(client, owned, request.accountId, request);
     const id = newId("rte");
     await client.query(
-      `INSERT INTO call_control.routes (id, account_id, name, agent_id, seat_id) VALUES ($1, $2, $3, $4, $5)`,
-      [id, request.accountId, request.name, agentId, request.seatId ?? null],
+      `INSERT INTO call_control.routes
+         (id, account_id, name, agent_id, seat_id, idempotency_key, request_fingerprint)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [id, request.accountId, request.name, agentId, request.seatId ?? null, ...keyColumns(keyed)],
     );
     await setNumbers(client, request.accountId, id, request.numbers);
     return (await findRoute(client, request.accountId, id))!;

@@ -1,4 +1,5 @@
 import {
+  checkIdempotencyKey,
   checkIntRange,
   cursorId,
   DomainError,
@@ -19,6 +20,7 @@ import { issueSipCredentials } from "../sip/registrar/credentials.js";
 import { liveContactSql } from "../sip/registrar/registrations.js";
 import { checkName } from "../validation.js";
 import { isStillReferenced, usedByRoute } from "./pg-errors.js";
+import { keyColumns, keyedCreate, resourceOfKey } from "./resource-keys.js";
 
 export interface SeatRow {
   id: string;
@@ -88,25 +90,41 @@ function checkFields(
 }
 
 /** Creates the seat with its SIP credentials; the password is returned to be shown once. */
+/**
+ * CreateSeat. Under an Idempotency-Key the same request retried gets the seat it made
+ * (resource-keys.ts) with a new SIP password: the first is stored only as a digest, and the
+ * gateway asks again only when its client never got the first answer (a kept answer is replayed
+ * by the gateway itself), so no phone holds the password being replaced.
+ */
 export async function createSeat(
   pool: Pool,
   request: callcontrol.CreateSeatRequest,
   sipRealm: string,
+  idempotencyKey?: string,
 ): Promise<{ seat: SeatRow; sipPassword: string }> {
   const errors = requireAccount(request.accountId);
   checkName(errors, "#/name", request.name);
   const status = checkFields(errors, request);
   errors.throwIfAny();
+  checkIdempotencyKey(idempotencyKey);
+  const keyed = keyedCreate("create-seat", request, idempotencyKey);
   return withTransaction(pool, async (client) => {
+    const made = await resourceOfKey(client, "seats", request.accountId, keyed);
+    if (made) {
+      const sipPassword = await issueSipCredentials(client, made, sipRealm);
+      return { seat: (await findSeat(client, request.accountId, made))!, sipPassword };
+    }
     const { rows } = await client.query<SeatRow>(
-      `INSERT INTO call_control.seats AS s (id, account_id, name, max_concurrent_calls, status)
-       VALUES ($1, $2, $3, $4, $5) RETURNING ${plainColumns}, NULL::text AS sip_contact`,
+      `INSERT INTO call_control.seats AS s
+         (id, account_id, name, max_concurrent_calls, status, idempotency_key, request_fingerprint)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${plainColumns}, NULL::text AS sip_contact`,
       [
         newId("seat"),
         request.accountId,
         request.name,
         request.maxConcurrentCalls ?? 1,
         status ?? "active",
+        ...keyColumns(keyed),
       ],
     );
     const seat = rows[0]!;
