@@ -36,6 +36,7 @@ export * from "./run-component.js";
 export * from "./field-errors.js";
 export * from "./paging.js";
 export * from "./idempotency.js";
+export * from "./operation-keys.js";
 export * from "./secret-settings.js";
 export * from "./carrier-choice.js";
 export * from "./token-bucket/index.js";

@@ -132,6 +132,7 @@ describe.each(testDatabaseKinds)("kit's tables applied by migrate ($name)", ({ n
         "SELECT tablename FROM pg_tables WHERE schemaname = 'ordered' ORDER BY tablename",
       );
       expect(tables.rows.map((r) => r.tablename)).toEqual([
+        "operation_keys",
         "outbox",
         "outbox_sequences",
         "own",

@@ -9,5 +9,5 @@ export const migrateCallControl = (pool: Pool): Promise<string[]> =>
   migrate(pool, {
     schema: "call_control",
     dir: migrationsDir,
-    kitTables: ["signing_keys", "outbox"],
+    kitTables: ["signing_keys", "outbox", "operation_keys"],
   });

@@ -139,8 +139,8 @@ export function createCallControlService(options: CallControlServiceOptions): Gr
       const { items, ...rest } = page(await listCalls(pool, r), toCall);
       return { calls: items, ...rest };
     }),
-    hangupCall: unary(logger, async (r: callcontrol.HangupCallRequest) => ({
-      call: toCall(await hangupCall(engine, r)),
+    hangupCall: unary(logger, async (r: callcontrol.HangupCallRequest, context) => ({
+      call: toCall(await hangupCall(engine, r, context.idempotencyKey)),
     })),
     answerInboundCall: unary(logger, async (r: callcontrol.AnswerInboundCallRequest) => ({
       call: toCall(await answerInboundCall(engine, r)),

@@ -10,8 +10,10 @@ import {
   type PoolClient,
   requireAccount,
   withTransaction,
+  runOnce,
 } from "@switchboard/kit";
-import type { inventory } from "@switchboard/proto";
+import { inventory } from "@switchboard/proto";
+import { keyed } from "./keyed-operations.js";
 import { writeEvent } from "./outbox.js";
 import {
   holdColumns,
@@ -167,82 +169,92 @@ async function lockActiveHold(
 const heldNumberLost = () =>
   new DomainError("invalid-state", "the hold no longer holds its number");
 
+/** ReleaseHold; under an Idempotency-Key its retry gets the released hold (kit runOnce). */
 export async function releaseHold(
   pool: Pool,
   request: inventory.ReleaseHoldRequest,
+  idempotencyKey?: string,
 ): Promise<inventory.Hold> {
   requireAccount(request.accountId).throwIfAny();
-  return withTransaction(pool, async (client) => {
-    const hold = await lockActiveHold(client, request.accountId, request.holdId);
-    const freed = await client.query<{ event_sequence: number }>(
-      `UPDATE inventory.numbers
+  const once = keyed("release-hold", request, idempotencyKey, inventory.Hold);
+  return withTransaction(pool, (client) =>
+    runOnce(client, once, async () => {
+      const hold = await lockActiveHold(client, request.accountId, request.holdId);
+      const freed = await client.query<{ event_sequence: number }>(
+        `UPDATE inventory.numbers
           SET hold_id = NULL, held_by = NULL, held_until = NULL,
               event_sequence = event_sequence + 1
         WHERE id = $1 AND hold_id = $2
        RETURNING event_sequence`,
-      [hold.number_id, hold.id],
-    );
-    if (!freed.rows[0]) throw heldNumberLost();
-    const updated = await client.query<HoldRow>(
-      `UPDATE inventory.holds h SET status = 'released', released_at = now()
+        [hold.number_id, hold.id],
+      );
+      if (!freed.rows[0]) throw heldNumberLost();
+      const updated = await client.query<HoldRow>(
+        `UPDATE inventory.holds h SET status = 'released', released_at = now()
         WHERE h.id = $1 RETURNING ${holdColumns}`,
-      [hold.id],
-    );
-    await writeEvent(client, {
-      type: "number.released",
-      accountId: request.accountId,
-      resourceId: hold.number_id,
-      sequence: freed.rows[0].event_sequence,
-      data: {
-        number_id: hold.number_id,
-        number: hold.e164,
-        hold_id: hold.id,
-        reason: "hold_released",
-      },
-    });
-    return toHold(updated.rows[0]!);
-  });
+        [hold.id],
+      );
+      await writeEvent(client, {
+        type: "number.released",
+        accountId: request.accountId,
+        resourceId: hold.number_id,
+        sequence: freed.rows[0].event_sequence,
+        data: {
+          number_id: hold.number_id,
+          number: hold.e164,
+          hold_id: hold.id,
+          reason: "hold_released",
+        },
+      });
+      return toHold(updated.rows[0]!);
+    }),
+  );
 }
 
+/** AssignHold; under an Idempotency-Key its retry gets the same answer (kit runOnce). */
 export async function assignHold(
   pool: Pool,
   request: inventory.AssignHoldRequest,
+  idempotencyKey?: string,
 ): Promise<inventory.AssignHoldResponse> {
   const errors = requireAccount(request.accountId);
   if (request.seatId !== undefined && !isId(request.seatId, "seat")) {
     errors.add("#/seat_id", "must be a seat id (seat_…)");
   }
   errors.throwIfAny();
-  return withTransaction(pool, async (client) => {
-    const hold = await lockActiveHold(client, request.accountId, request.holdId);
-    const assigned = await client.query<NumberRow & { event_sequence: number }>(
-      `UPDATE inventory.numbers n
+  const once = keyed("assign-hold", request, idempotencyKey, inventory.AssignHoldResponse);
+  return withTransaction(pool, (client) =>
+    runOnce(client, once, async () => {
+      const hold = await lockActiveHold(client, request.accountId, request.holdId);
+      const assigned = await client.query<NumberRow & { event_sequence: number }>(
+        `UPDATE inventory.numbers n
           SET assigned_account = $3, seat_id = $4, assigned_at = now(),
               hold_id = NULL, held_by = NULL, held_until = NULL,
               event_sequence = n.event_sequence + 1
         WHERE n.id = $1 AND n.hold_id = $2
        RETURNING ${numberColumns}, n.event_sequence`,
-      [hold.number_id, hold.id, request.accountId, request.seatId ?? null],
-    );
-    const number = assigned.rows[0];
-    if (!number) throw heldNumberLost();
-    const updated = await client.query<HoldRow>(
-      `UPDATE inventory.holds h SET status = 'converted', converted_at = now()
+        [hold.number_id, hold.id, request.accountId, request.seatId ?? null],
+      );
+      const number = assigned.rows[0];
+      if (!number) throw heldNumberLost();
+      const updated = await client.query<HoldRow>(
+        `UPDATE inventory.holds h SET status = 'converted', converted_at = now()
         WHERE h.id = $1 RETURNING ${holdColumns}`,
-      [hold.id],
-    );
-    await writeEvent(client, {
-      type: "number.assigned",
-      accountId: request.accountId,
-      resourceId: number.id,
-      sequence: number.event_sequence,
-      data: {
-        number_id: number.id,
-        number: number.e164,
-        hold_id: hold.id,
-        seat_id: request.seatId ?? null,
-      },
-    });
-    return { hold: toHold(updated.rows[0]!), number: toPhoneNumber(number) };
-  });
+        [hold.id],
+      );
+      await writeEvent(client, {
+        type: "number.assigned",
+        accountId: request.accountId,
+        resourceId: number.id,
+        sequence: number.event_sequence,
+        data: {
+          number_id: number.id,
+          number: number.e164,
+          hold_id: hold.id,
+          seat_id: request.seatId ?? null,
+        },
+      });
+      return { hold: toHold(updated.rows[0]!), number: toPhoneNumber(number) };
+    }),
+  );
 }

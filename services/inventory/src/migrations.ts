@@ -6,4 +6,4 @@ export const migrationsDir = fileURLToPath(new URL("../migrations", import.meta.
 
 /** Applies the inventory's migrations to its `inventory` schema; returns the names applied. */
 export const migrateInventory = (pool: Pool): Promise<string[]> =>
-  migrate(pool, { schema: "inventory", dir: migrationsDir });
+  migrate(pool, { schema: "inventory", dir: migrationsDir, kitTables: ["operation_keys"] });

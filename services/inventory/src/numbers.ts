@@ -6,8 +6,10 @@ import {
   type Pool,
   requireAccount,
   withTransaction,
+  runOnce,
 } from "@switchboard/kit";
-import type { inventory } from "@switchboard/proto";
+import { inventory } from "@switchboard/proto";
+import { keyed } from "./keyed-operations.js";
 import { writeEvent } from "./outbox.js";
 import { numberColumns, toPhoneNumber, type NumberRow } from "./rows.js";
 
@@ -78,32 +80,39 @@ export async function findNumberOwner(
   return row ? { accountId: row.owner, number: toPhoneNumber(row) } : {};
 }
 
-/** ReleaseNumber: an assigned number goes back to the inventory (`number.released`). */
+/**
+ * ReleaseNumber: an assigned number goes back to the inventory (`number.released`). Under an
+ * Idempotency-Key its retry gets the released number (kit runOnce).
+ */
 export async function releaseNumber(
   pool: Pool,
   request: inventory.ReleaseNumberRequest,
+  idempotencyKey?: string,
 ): Promise<inventory.PhoneNumber> {
   requireAccount(request.accountId).throwIfAny();
   const key = request.numberId;
   const column = key.startsWith("+") ? "n.e164" : "n.id";
-  return withTransaction(pool, async (client) => {
-    const released = await client.query<NumberRow & { event_sequence: number }>(
-      `UPDATE inventory.numbers n
+  const once = keyed("release-number", request, idempotencyKey, inventory.PhoneNumber);
+  return withTransaction(pool, (client) =>
+    runOnce(client, once, async () => {
+      const released = await client.query<NumberRow & { event_sequence: number }>(
+        `UPDATE inventory.numbers n
           SET assigned_account = NULL, seat_id = NULL, assigned_at = NULL,
               event_sequence = n.event_sequence + 1
         WHERE ${column} = $1 AND n.assigned_account = $2
        RETURNING ${numberColumns}, n.event_sequence`,
-      [key, request.accountId],
-    );
-    const number = released.rows[0];
-    if (!number) throw notFound("the number");
-    await writeEvent(client, {
-      type: "number.released",
-      accountId: request.accountId,
-      resourceId: number.id,
-      sequence: number.event_sequence,
-      data: { number_id: number.id, number: number.e164, reason: "number_released" },
-    });
-    return toPhoneNumber(number);
-  });
+        [key, request.accountId],
+      );
+      const number = released.rows[0];
+      if (!number) throw notFound("the number");
+      await writeEvent(client, {
+        type: "number.released",
+        accountId: request.accountId,
+        resourceId: number.id,
+        sequence: number.event_sequence,
+        data: { number_id: number.id, number: number.e164, reason: "number_released" },
+      });
+      return toPhoneNumber(number);
+    }),
+  );
 }

@@ -34,18 +34,20 @@ export function createInventoryService(options: InventoryServiceOptions): GrpcSe
     getHold: unary(logger, async (request: inventory.GetHoldRequest) => ({
       hold: await getHold(pool, request),
     })),
-    releaseHold: unary(logger, async (request: inventory.ReleaseHoldRequest) => ({
-      hold: await releaseHold(pool, request),
+    releaseHold: unary(logger, async (request: inventory.ReleaseHoldRequest, context) => ({
+      hold: await releaseHold(pool, request, context.idempotencyKey),
     })),
-    assignHold: unary(logger, (request: inventory.AssignHoldRequest) => assignHold(pool, request)),
+    assignHold: unary(logger, (request: inventory.AssignHoldRequest, context) =>
+      assignHold(pool, request, context.idempotencyKey),
+    ),
     listNumbers: unary(logger, (request: inventory.ListNumbersRequest) =>
       listNumbers(pool, request),
     ),
     getNumber: unary(logger, async (request: inventory.GetNumberRequest) => ({
       number: await getNumber(pool, request),
     })),
-    releaseNumber: unary(logger, async (request: inventory.ReleaseNumberRequest) => ({
-      number: await releaseNumber(pool, request),
+    releaseNumber: unary(logger, async (request: inventory.ReleaseNumberRequest, context) => ({
+      number: await releaseNumber(pool, request, context.idempotencyKey),
     })),
     findNumberOwner: unary(logger, (request: inventory.FindNumberOwnerRequest) =>
       findNumberOwner(pool, request),

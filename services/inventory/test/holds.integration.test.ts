@@ -350,4 +350,42 @@ describe.each(testDatabaseKinds)("holds and assignment on $name", (kind) => {
     expect(rows[0].n).toBe(1);
     expect((await events(first.numberId)).filter((e) => e.type === "number.held")).toHaveLength(1);
   });
+
+  it("answers a keyed assign, hold release and number release once: a retry gets the first answer", async () => {
+    // The gateway retries under the key when it lost the answer (a deadline, a killed replica):
+    // the retry must not meet the state the first attempt left (409 invalid-state, 404).
+    const keyed = (key: string) => ({ "idempotency-key": key });
+    const hold = await createHold("acct_r", fresh());
+    const assign = { accountId: "acct_r", holdId: hold.id, seatId };
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => h.call(h.client.assignHold, assign, keyed("assign-1"))),
+    );
+    for (const answer of answers) expect(answer).toEqual(answers[0]);
+    expect(answers[0]!.hold!.status).toBe(HoldStatus.CONVERTED);
+    const assigned = (await events(hold.numberId)).filter((e) => e.type === "number.assigned");
+    expect(assigned).toHaveLength(1);
+    // The key with another request: mismatch, nothing changes.
+    const other = await createHold("acct_r", fresh());
+    expect(
+      (
+        await failure(
+          h.call(h.client.assignHold, { ...assign, holdId: other.id }, keyed("assign-1")),
+        )
+      ).kind,
+    ).toBe("idempotency-mismatch");
+    expect((await getHold("acct_r", other.id)).status).toBe(HoldStatus.ACTIVE);
+    // Without a key, the state decides, as before.
+    expect((await failure(assignHold("acct_r", hold.id))).kind).toBe("invalid-state");
+
+    const released = { accountId: "acct_r", holdId: other.id };
+    const firstRelease = await h.call(h.client.releaseHold, released, keyed("release-1"));
+    const againRelease = await h.call(h.client.releaseHold, released, keyed("release-1"));
+    expect(againRelease).toEqual(firstRelease);
+
+    const number = { accountId: "acct_r", numberId: hold.numberId };
+    const firstFree = await h.call(h.client.releaseNumber, number, keyed("free-1"));
+    const againFree = await h.call(h.client.releaseNumber, number, keyed("free-1"));
+    expect(againFree).toEqual(firstFree);
+    expect((await failure(h.call(h.client.releaseNumber, number))).kind).toBe("not-found");
+  });
 });

@@ -1,4 +1,4 @@
-import { epochMillisecondsSql, isoTimestampSql } from "@switchboard/kit";
+import { epochMillisecondsSql, isoTimestampSql, jsonCodec } from "@switchboard/kit";
 import { wire, type callcontrol } from "@switchboard/proto";
 import { isTerminal, liveStatuses } from "./states.js";
 
@@ -34,6 +34,16 @@ export const callColumns = `c.id, c.account_id, c.direction, c.status, c.to_numb
   c.agent, c.seat_id, c.seat_claimed, c.route_id, c.attestation, c.identity, c.client_state,
   c.timeout_seconds, c.time_limit_seconds, c.hangup_cause, c.hangup_source, c.sip_code,
   c.early_media, c.request_fingerprint, c.created_at, c.answered_at, c.ended_at, c.status_callback`;
+
+const dateOrNull = (value: Date | null) => (value === null ? null : new Date(value));
+
+/** A call row kept as a keyed operation's answer (kit runOnce): JSON, its times revived. */
+export const callRowCodec = jsonCodec<CallRow>((row) => ({
+  ...row,
+  created_at: new Date(row.created_at),
+  answered_at: dateOrNull(row.answered_at),
+  ended_at: dateOrNull(row.ended_at),
+}));
 
 /** Billable seconds: answered to ended, rounded up; 0 for a call never answered; null while live. */
 export function durationSeconds(

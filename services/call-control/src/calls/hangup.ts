@@ -1,8 +1,8 @@
-import { DomainError, requireAccount } from "@switchboard/kit";
+import { DomainError, requireAccount, runOnce } from "@switchboard/kit";
 import type { callcontrol } from "@switchboard/proto";
 import type { CallEngine } from "./call-engine.js";
 import { findCall } from "./call-queries.js";
-import type { CallRow } from "./call-rows.js";
+import { callRowCodec, type CallRow } from "./call-rows.js";
 import { isTerminal, type Hangup } from "./states.js";
 
 /**
@@ -22,21 +22,35 @@ export function accountHangup(row: Pick<CallRow, "direction" | "status">): Hangu
     : { cause: "call_rejected", source: "callee", sipCode: 603 };
 }
 
-/** HangupCall: ends a live call; an ended call is 409 invalid-state (it never changes). */
+/**
+ * HangupCall: ends a live call; an ended call is 409 invalid-state (it never changes). Under an
+ * Idempotency-Key the retry of a hangup that ended the call gets that call (kit runOnce).
+ */
 export async function hangupCall(
   engine: CallEngine,
   request: callcontrol.HangupCallRequest,
+  idempotencyKey?: string,
 ): Promise<CallRow> {
   requireAccount(request.accountId).throwIfAny();
-  return engine.transaction(async (tx) => {
-    const row = await findCall(tx.client, request.accountId, request.callId, { lock: true });
-    if (isTerminal(row.status)) {
-      throw new DomainError("invalid-state", `the call has already ended (${row.status})`, {
-        extensions: { status: row.status },
-      });
-    }
-    const ended = await engine.hangupLive(tx, row, accountHangup(row));
-    if (!ended) throw new DomainError("invalid-state", "the call has already ended");
-    return ended;
-  });
+  const once = {
+    schema: "call_control",
+    operation: "hangup-call",
+    accountId: request.accountId,
+    key: idempotencyKey,
+    request,
+    codec: callRowCodec,
+  };
+  return engine.transaction((tx) =>
+    runOnce(tx.client, once, async () => {
+      const row = await findCall(tx.client, request.accountId, request.callId, { lock: true });
+      if (isTerminal(row.status)) {
+        throw new DomainError("invalid-state", `the call has already ended (${row.status})`, {
+          extensions: { status: row.status },
+        });
+      }
+      const ended = await engine.hangupLive(tx, row, accountHangup(row));
+      if (!ended) throw new DomainError("invalid-state", "the call has already ended");
+      return ended;
+    }),
+  );
 }

@@ -7,15 +7,19 @@ const account = "acct_keys";
 const keyed = (key: string) => ({ "idempotency-key": key });
 
 /**
- * A create the gateway retries under its Idempotency-Key after losing the answer (its deadline
- * passed while the database was paused, a replica was killed after the commit): call-control
- * itself must answer with what the first attempt made, not make it twice or meet its own name
- * (the faults suite saw a keyed retry answered 409 "already has an agent named …").
+ * A create or a hangup the gateway retries under its Idempotency-Key after losing the answer
+ * (its deadline passed while the database was paused, a replica was killed after the commit):
+ * call-control itself must answer what the first attempt did, not do it twice or meet the state
+ * it left (the faults suite saw a keyed retry answered 409 "already has an agent named …").
  */
-describe("creates retried under their Idempotency-Key (real PostgreSQL)", () => {
+describe("creates and hangups retried under their Idempotency-Key (real PostgreSQL)", () => {
   let h: ServiceHarness;
   beforeAll(async () => {
-    h = await startServiceHarness({ name: "postgres", create: createRealTestDatabase });
+    // Sandbox calls stay ringing: only the hangups here end them.
+    h = await startServiceHarness(
+      { name: "postgres", create: createRealTestDatabase },
+      { SANDBOX_RING_DELAY_MS: "60000" },
+    );
   });
   afterAll(async () => h?.stop());
 
@@ -91,5 +95,26 @@ describe("creates retried under their Idempotency-Key (real PostgreSQL)", () => 
       keyed("agent-3"),
     );
     expect(fresh.agent!.name).toBe("new");
+  });
+
+  it("a hangup: the retry gets the call the first hangup ended, not 409 invalid-state", async () => {
+    const seat = await h.call(h.client.createSeat, { accountId: account, name: "hangup seat" });
+    const from = await h.assignNumber(account, seat.seat!.id);
+    const { call } = await h.call(h.client.createOutboundCall, {
+      accountId: account,
+      to: "+14155550123",
+      from,
+      agent: "retried",
+    });
+    const hangup = { accountId: account, callId: call!.id };
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => h.call(h.client.hangupCall, hangup, keyed("hangup-1"))),
+    );
+    for (const answer of answers) expect(answer).toEqual(answers[0]);
+    expect(answers[0]!.call!.endedAt).toBeTruthy();
+    // Without the key the ended call is 409 invalid-state, as the contract says.
+    await expect(h.call(h.client.hangupCall, hangup)).rejects.toMatchObject({
+      kind: "invalid-state",
+    });
   });
 });
