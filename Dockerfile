@@ -16,6 +16,7 @@ COPY package.json package-lock.json ./
 COPY packages/proto/package.json packages/proto/
 COPY packages/kit/package.json packages/kit/
 COPY packages/sdk/package.json packages/sdk/
+COPY packages/agent-smoke/package.json packages/agent-smoke/
 COPY services/inventory/package.json services/inventory/
 COPY services/call-control/package.json services/call-control/
 COPY services/messaging/package.json services/messaging/

@@ -65,11 +65,23 @@ export default tseslint.config(
       ]),
     },
   },
+  // packages/: the libraries (kit, proto, sdk) and the agent smoke (agent-smoke, which the
+  // gateway mounts and hands its ports: gateway/src/smoke/gateway-smoke.ts). No package imports
+  // a component; kit and proto, below all of them, import no other package either.
+  {
+    files: ["packages/*/src/**/*.ts"],
+    rules: {
+      "no-restricted-imports": restrictedImports([
+        packagePattern([...servicePackages, "gateway", "platform"]),
+        "a package never imports the gateway, a service or the platform: the component hands it what it needs (the agent smoke's ports)",
+      ]),
+    },
+  },
   {
     files: ["packages/kit/src/**/*.ts", "packages/proto/src/**/*.ts"],
     rules: {
       "no-restricted-imports": restrictedImports([
-        packagePattern([...servicePackages, "gateway", "platform", "sdk"]),
+        packagePattern([...servicePackages, "gateway", "platform", "sdk", "agent-smoke"]),
         "kit and proto are below every component: they import none",
       ]),
     },

@@ -34,7 +34,7 @@ import { usageRoutes } from "./routes/usage.js";
 import { messagingKeySource } from "./routes/message-keys.js";
 import { messageRoutes } from "./routes/messages.js";
 import { agentRoutes } from "./routes/agent.js";
-import { gatewaySmoke } from "./smoke/index.js";
+import { gatewaySmoke } from "./smoke/gateway-smoke.js";
 import { createRecordPath, usageKeySource, type RecordPath } from "./records/index.js";
 import { appendRecordsTo } from "./records/usage-append.js";
 import type { RouteSpec } from "./http/route-spec.js";

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import { smokeStepNames } from "@switchboard/gateway/schemas/agent";
+import { smokeStepNames } from "@switchboard/agent-smoke";
 import {
   startTestPlatform,
   type DatabaseKind,

@@ -1,5 +1,5 @@
 import { smokeRun } from "../schemas/agent.js";
-import type { Smoke } from "../smoke/index.js";
+import type { Smoke } from "@switchboard/agent-smoke";
 import { ok } from "./replies.js";
 import { defineRoute, type RouteSpec } from "../http/route-spec.js";
 

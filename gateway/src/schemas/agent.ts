@@ -1,25 +1,8 @@
+import { smokeStepNames, smokeStepStatuses } from "@switchboard/agent-smoke";
 import { z } from "zod";
 import { timestamp } from "./common.js";
 
-/** The agent smoke's steps, in the order the response lists them (stable names). */
-export const smokeStepNames = [
-  "gateway",
-  "numbers.search",
-  "numbers.hold",
-  "numbers.release",
-  "resources",
-  "calls.outbound",
-  "calls.inbound",
-  "messages.send",
-  "webhooks.delivery",
-  "usage.records",
-  "cleanup",
-] as const;
-export type SmokeStepName = (typeof smokeStepNames)[number];
-
-export const smokeStepStatuses = ["pass", "fail", "skipped"] as const;
-export type SmokeStepStatus = (typeof smokeStepStatuses)[number];
-
+/** A step of the report: its name and status are the smoke's own (@switchboard/agent-smoke). */
 export const smokeStep = z
   .object({
     name: z.enum(smokeStepNames).describe("The step, named after what it drives"),

@@ -1,11 +1,25 @@
+import type { Client } from "@grpc/grpc-js";
+import {
+  createSmoke,
+  smokeFactPublisher,
+  type Smoke,
+  type SmokeBackend,
+} from "@switchboard/agent-smoke";
 import { isDatabaseReady, type EventBus, type Logger, type Pool } from "@switchboard/kit";
-import type { Backends } from "../backends.js";
+import { call, type Backend, type Backends } from "../backends.js";
 import type { GatewayConfig } from "../config.js";
 import type { ExtraCheck } from "../health.js";
-import { smokeFactPublisher } from "./run-fact.js";
-import { createSmoke, type Smoke } from "./smoke.js";
+import { recordVerifier } from "./record-signature.js";
 
-/** The gateway's smoke: its backends, settings, own stores and the queue of its usage fact. */
+/** A backend as the smoke calls it: the gateway's own backend call (deadline, request id, key). */
+const smokeBackend = <C extends Client>(backend: Backend<C>): SmokeBackend<C> => ({
+  call: (method, request, options) => call(backend, method, request, options),
+});
+
+/**
+ * The gateway's smoke (@switchboard/agent-smoke, mounted as POST /api/agent/smoke): the ports it
+ * runs on, built from the gateway's backends, settings, own stores and the queue of its usage fact.
+ */
 export function gatewaySmoke(options: {
   config: GatewayConfig;
   backends: Backends;
@@ -16,9 +30,15 @@ export function gatewaySmoke(options: {
   bus: EventBus | undefined;
   logger: Logger;
 }): Smoke {
-  const { config, logger } = options;
+  const { config, backends, logger } = options;
   return createSmoke({
-    backends: options.backends,
+    backends: {
+      inventory: smokeBackend(backends.inventory),
+      callControl: smokeBackend(backends.callControl),
+      messaging: smokeBackend(backends.messaging),
+      webhook: smokeBackend(backends.webhook),
+      usage: smokeBackend(backends.usage),
+    },
     settings: config.smoke,
     grpcDeadlineMs: config.grpcDeadlineMs,
     carriers: config.carriers,
@@ -30,6 +50,7 @@ export function gatewaySmoke(options: {
       ...options.checks,
     },
     recordsOn: config.usageRecords.enabled,
+    verifyRecords: recordVerifier,
     publishFact: smokeFactPublisher({
       bus: options.bus,
       logger,

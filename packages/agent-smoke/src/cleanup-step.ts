@@ -1,4 +1,4 @@
-import type { SmokeStepName } from "../schemas/agent.js";
+import type { SmokeStepName } from "./step-names.js";
 import type { SmokeState } from "./smoke-state.js";
 import { StepFailure } from "./step-scope.js";
 import type { StepSpec } from "./step-runner.js";

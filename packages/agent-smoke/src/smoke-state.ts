@@ -1,5 +1,5 @@
 import type { callcontrol, inventory, messaging, webhook, wire } from "@switchboard/proto";
-import type { Backends } from "../backends.js";
+import type { SmokeBackends } from "./ports.js";
 import type { StepScope } from "./step-scope.js";
 
 /** The smoke resources kept across runs (found by their `smoke` marker, created when missing). */
@@ -29,7 +29,7 @@ export interface PendingUndo {
 export interface SmokeState {
   smokeId: string;
   accountId: string;
-  backends: Backends;
+  backends: SmokeBackends;
   candidates: inventory.PhoneNumber[];
   hold?: inventory.Hold;
   resources?: SmokeResources;
@@ -46,7 +46,7 @@ export interface SmokeState {
 export function newSmokeState(options: {
   smokeId: string;
   accountId: string;
-  backends: Backends;
+  backends: SmokeBackends;
 }): SmokeState {
   return { ...options, candidates: [], records: new Map(), pending: new Map() };
 }

@@ -1,6 +1,5 @@
 import type { Client } from "@grpc/grpc-js";
-import type { Backend } from "../backends.js";
-import type { RpcMethod } from "../backend-rpc.js";
+import type { RpcMethod, SmokeBackend } from "./ports.js";
 import type { StepScope } from "./step-scope.js";
 
 /** Pages a smoke looks through for its marked resources before it creates new ones. */
@@ -20,7 +19,7 @@ export async function findListed<
 >(
   scope: StepScope,
   listing: {
-    backend: Backend<C>;
+    backend: SmokeBackend<C>;
     method: RpcMethod<C, Req, Res>;
     request: Omit<Req, "cursor" | "limit">;
     items: (response: Res) => readonly T[];

@@ -1,45 +1,17 @@
-import { newId, type Logger } from "@switchboard/kit";
-import type { Backends } from "../backends.js";
-import type { ExtraCheck } from "../health.js";
-import { smokeStepNames, type SmokeStepName } from "../schemas/agent.js";
+import { newId } from "@switchboard/kit";
 import { callSteps } from "./call-steps.js";
 import { cleanupStep } from "./cleanup-step.js";
 import { gatewayStep } from "./gateway-step.js";
 import { messageStep } from "./message-step.js";
 import { numberSteps } from "./number-steps.js";
-import type { SmokeFactPublisher } from "./run-fact.js";
+import type { SmokePorts } from "./ports.js";
 import { resourcesStep } from "./smoke-resources.js";
 import { newSmokeState } from "./smoke-state.js";
 import { createStepScope } from "./step-scope.js";
+import { smokeStepNames, type SmokeStepName } from "./step-names.js";
 import { runSteps, type StepResult } from "./step-runner.js";
 import { usageStep } from "./usage-step.js";
 import { webhookStep } from "./webhook-step.js";
-
-export interface SmokeSettings {
-  /** SMOKE_TIMEOUT_MS: the whole run, cleanup included. */
-  timeoutMs: number;
-  /** SMOKE_STEP_TIMEOUT_MS: one step (the call steps get SANDBOX_CALL_SECONDS on top). */
-  stepTimeoutMs: number;
-  /** SANDBOX_CALL_SECONDS: how long an answered sandbox call lasts. */
-  sandboxCallSeconds: number;
-  /** SMOKE_MESSAGE_TO: the SMS recipient (delivered on the sandbox; a real handset on an SMSC). */
-  messageTo: string;
-  /** SMOKE_CALL_TO: the number the smoke calls over a SIP trunk (it must answer). */
-  callTo: string | undefined;
-}
-
-export interface SmokeDependencies {
-  backends: Backends;
-  settings: SmokeSettings;
-  grpcDeadlineMs: number;
-  /** Each side's carrier (undefined: none the gateway knows of, e.g. production without CARRIER). */
-  carriers: { voice: string | undefined; messaging: string | undefined };
-  /** The gateway's own stores (postgres, redis when configured). */
-  gatewayChecks: Record<string, ExtraCheck>;
-  recordsOn: boolean;
-  publishFact: SmokeFactPublisher;
-  logger: Logger;
-}
 
 export interface SmokeCaller {
   accountId: string;
@@ -68,7 +40,7 @@ const cleanupReserveMs = (timeoutMs: number) => Math.min(3_000, Math.floor(timeo
  * prerequisite did not pass is skipped; a backend that is down fails its own steps only; the
  * result is always a report, never an exception.
  */
-export function createSmoke(deps: SmokeDependencies): Smoke {
+export function createSmoke(deps: SmokePorts): Smoke {
   const { settings, logger } = deps;
   return {
     run: async (caller) => {
@@ -100,7 +72,7 @@ export function createSmoke(deps: SmokeDependencies): Smoke {
             to: settings.messageTo,
           }),
           webhookStep(state, budgetMs),
-          usageStep(state, budgetMs),
+          usageStep(state, { budgetMs, verifyRecords: deps.verifyRecords }),
           cleanupStep(state, { after: before, budgetMs, endsBy: end }),
         ],
         {

@@ -1,5 +1,5 @@
 import { wire, type usage } from "@switchboard/proto";
-import { recordKeySet, recordVerifies } from "./record-signature.js";
+import type { RecordVerifier } from "./ports.js";
 import type { ExpectedRecord, SmokeState } from "./smoke-state.js";
 import { StepFailure, StepSkipped } from "./step-scope.js";
 import type { StepSpec } from "./step-runner.js";
@@ -18,7 +18,10 @@ const matches = (record: usage.UsageRecord, e: ExpectedRecord) =>
  * a moment after their facts, so it polls. It checks the steps that passed and is skipped only
  * when none of them did.
  */
-export function usageStep(state: SmokeState, budgetMs: number): StepSpec {
+export function usageStep(
+  state: SmokeState,
+  options: { budgetMs: number; verifyRecords: RecordVerifier },
+): StepSpec {
   const ledger = state.backends.usage;
   return {
     name: "usage.records",
@@ -29,7 +32,7 @@ export function usageStep(state: SmokeState, budgetMs: number): StepSpec {
       "messages.send",
       "webhooks.delivery",
     ],
-    budgetMs,
+    budgetMs: options.budgetMs,
     run: async (scope) => {
       const expected = [...state.records.values()].flat();
       if (expected.length === 0) throw new StepSkipped("no step that lands a usage record passed");
@@ -57,9 +60,9 @@ export function usageStep(state: SmokeState, budgetMs: number): StepSpec {
         (left) => left === 0,
       );
       const { keys } = await scope.rpc(ledger, (c) => c.listSigningKeys, {});
-      const keySet = recordKeySet(keys);
+      const verifies = options.verifyRecords(keys);
       for (const [e, record] of found) {
-        if (!(await recordVerifies(record, keySet))) {
+        if (!(await verifies(record))) {
           throw new StepFailure(`the ${label(e)} record ${record.id} does not verify`);
         }
       }

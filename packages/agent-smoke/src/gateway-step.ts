@@ -1,4 +1,4 @@
-import type { ExtraCheck } from "../health.js";
+import type { DependencyCheck } from "@switchboard/kit";
 import { StepFailure } from "./step-scope.js";
 import type { StepSpec } from "./step-runner.js";
 
@@ -8,7 +8,7 @@ import type { StepSpec } from "./step-runner.js";
  * replies land their api.request records.
  */
 export function gatewayStep(options: {
-  checks: Record<string, ExtraCheck>;
+  checks: Record<string, DependencyCheck>;
   recordsOn: boolean;
   budgetMs: number;
 }): StepSpec {

@@ -1,4 +1,4 @@
-import type { SmokeStepName, SmokeStepStatus } from "../schemas/agent.js";
+import type { SmokeStepName, SmokeStepStatus } from "./step-names.js";
 import { failureDetail, StepSkipped, type StepScope } from "./step-scope.js";
 
 export interface StepResult {

@@ -1,7 +1,6 @@
 import type { Client } from "@grpc/grpc-js";
 import { DomainError } from "@switchboard/kit";
-import { call, type Backend } from "../backends.js";
-import type { RpcMethod } from "../backend-rpc.js";
+import type { RpcMethod, SmokeBackend } from "./ports.js";
 
 /** Ends a step as `fail` with a detail that is safe to show. */
 export class StepFailure extends Error {
@@ -26,7 +25,7 @@ export interface StepScope {
   waitingFor: string | undefined;
   /** A backend call as the public routes make it, with the step's remaining time as deadline. */
   rpc<C extends Client, Req, Res>(
-    backend: Backend<C>,
+    backend: SmokeBackend<C>,
     method: RpcMethod<C, Req, Res>,
     request: Req,
     idempotencyKey?: string,
@@ -54,7 +53,7 @@ export function createStepScope(options: {
     rpc: (backend, method, request, idempotencyKey) => {
       stopIfOver();
       const left = Math.max(minimumRpcMs, deadline - Date.now());
-      return call(backend, method, request, {
+      return backend.call(method, request, {
         deadlineMs: Math.min(options.grpcDeadlineMs, left),
         requestId: options.requestId,
         idempotencyKey,
