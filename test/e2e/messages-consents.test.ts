@@ -106,6 +106,29 @@ describe("consents and keywords through the gateway (PostgreSQL + Redis)", () =>
     expect((await p.request(`/v1/api/consents/${consent.id}`, { token: other })).status).toBe(404);
   });
 
+  it("a keyed revocation whose answer the gateway lost: the retry gets the consent it revoked", async () => {
+    const consent = await createConsent(p, token, sandboxNumber(0), ["sms"]);
+    const revoke = () =>
+      p.request(`/v1/api/consents/${consent.id}/revoke`, {
+        method: "POST",
+        token,
+        headers: { "Idempotency-Key": `revoke-${consent.id}` },
+      });
+    const first = await revoke();
+    expect(first.status).toBe(200);
+    // What a 5xx leaves behind (a deadline passed after messaging committed): no kept answer.
+    // (One database: the gateway's schema is reached through messaging's pool.)
+    await p.test.pools.messaging!.query(
+      "DELETE FROM gateway.idempotency_keys WHERE idempotency_key = $1",
+      [`revoke-${consent.id}`],
+    );
+    const retried = await revoke();
+    expect(retried.status).toBe(200);
+    expect(await json(retried)).toEqual(await json(first));
+    const types = (await eventsOf(p, consent.id)).map((e) => e.type);
+    expect(types).toEqual(["consent.granted", "consent.revoked"]);
+  });
+
   it("refuses bad consents with pointers", async () => {
     const response = await p.request("/v1/api/consents", {
       method: "POST",

@@ -142,8 +142,8 @@ export function createCallControlService(options: CallControlServiceOptions): Gr
     hangupCall: unary(logger, async (r: callcontrol.HangupCallRequest, context) => ({
       call: toCall(await hangupCall(engine, r, context.idempotencyKey)),
     })),
-    answerInboundCall: unary(logger, async (r: callcontrol.AnswerInboundCallRequest) => ({
-      call: toCall(await answerInboundCall(engine, r)),
+    answerInboundCall: unary(logger, async (r: callcontrol.AnswerInboundCallRequest, context) => ({
+      call: toCall(await answerInboundCall(engine, r, context.idempotencyKey)),
     })),
     deliverSandboxInboundCall: unary(
       logger,

@@ -82,6 +82,32 @@ describe("creates and hangups retried under their Idempotency-Key (real PostgreS
     expect(await count("routes", "keyed route")).toBe(1);
   });
 
+  it("an inbound answer: the retry gets the call it answered, not 409 invalid-state", async () => {
+    const number = await h.assignNumber(account);
+    await h.call(h.client.createRoute, {
+      accountId: account,
+      name: "answered route",
+      numbers: [number],
+      agent: "routed",
+    });
+    const { call } = await h.call(h.client.deliverSandboxInboundCall, {
+      accountId: account,
+      from: "+14155550177",
+      to: number,
+    });
+    const answer = { accountId: account, callId: call!.id };
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        h.call(h.client.answerInboundCall, answer, keyed("answer-1")),
+      ),
+    );
+    for (const a of answers) expect(a).toEqual(answers[0]);
+    expect(answers[0]!.call!.answeredAt).toBeTruthy();
+    await expect(h.call(h.client.answerInboundCall, answer)).rejects.toMatchObject({
+      kind: "invalid-state",
+    });
+  });
+
   it("a key older than 24 hours is free again", async () => {
     await h.call(h.client.createAgent, { accountId: account, name: "old" }, keyed("agent-3"));
     await h.pool.query(

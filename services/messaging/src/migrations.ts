@@ -6,4 +6,8 @@ export const migrationsDir = fileURLToPath(new URL("../migrations", import.meta.
 
 /** Applies the messaging migrations to its `messaging` schema; returns the names applied. */
 export const migrateMessaging = (pool: Pool): Promise<string[]> =>
-  migrate(pool, { schema: "messaging", dir: migrationsDir, kitTables: ["signing_keys", "outbox"] });
+  migrate(pool, {
+    schema: "messaging",
+    dir: migrationsDir,
+    kitTables: ["signing_keys", "outbox", "operation_keys"],
+  });

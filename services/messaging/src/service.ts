@@ -51,8 +51,8 @@ export function createMessagingService(ctx: MessagingContext, keys: SigningKeySt
     listConsents: unary(logger, (request: messaging.ListConsentsRequest) =>
       listConsents(ctx, request),
     ),
-    revokeConsent: unary(logger, async (request: messaging.RevokeConsentRequest) => ({
-      consent: await revokeConsent(ctx, request),
+    revokeConsent: unary(logger, async (request: messaging.RevokeConsentRequest, context) => ({
+      consent: await revokeConsent(ctx, request, context.idempotencyKey),
     })),
     receiveSandboxMessage: unary(
       logger,

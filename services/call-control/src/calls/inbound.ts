@@ -1,4 +1,11 @@
-import { checkE164, DomainError, newId, requireAccount, validationFailed } from "@switchboard/kit";
+import {
+  checkE164,
+  DomainError,
+  newId,
+  requireAccount,
+  runOnce,
+  validationFailed,
+} from "@switchboard/kit";
 import { outboundCallLimits, type callcontrol } from "@switchboard/proto";
 import type { NumberDirectory } from "../inventory-directory.js";
 import { findAgentByName } from "../resources/agents.js";
@@ -9,7 +16,7 @@ import { checkAgentName } from "../validation.js";
 import { emitCallEvent } from "./call-events.js";
 import type { CallEngine } from "./call-engine.js";
 import { findCall } from "./call-queries.js";
-import { callColumns, type CallRow } from "./call-rows.js";
+import { callColumns, callRowCodec, type CallRow } from "./call-rows.js";
 import { claimSeat } from "./seat-claims.js";
 import { afterAnswer, callTimerKinds } from "./transitions.js";
 
@@ -98,11 +105,13 @@ export async function receiveInboundCall(
 /**
  * AnswerInboundCall: a ringing inbound call is answered under its route, by `agent` or the
  * route's agent, on the route's seat (which must have room: seat-busy). Of concurrent answers
- * one wins; the others find the call no longer ringing (409 invalid-state).
+ * one wins; the others find the call no longer ringing (409 invalid-state). Under an
+ * Idempotency-Key the retry of the answer that won gets that call (kit runOnce).
  */
 export async function answerInboundCall(
   engine: CallEngine,
   request: callcontrol.AnswerInboundCallRequest,
+  idempotencyKey?: string,
 ): Promise<CallRow> {
   const errors = requireAccount(request.accountId);
   if (request.routeId !== undefined && !/^rte_[0-9a-z]{26}$/.test(request.routeId)) {
@@ -112,44 +121,54 @@ export async function answerInboundCall(
   if (!/^call_[0-9a-z]{26}$/.test(request.callId))
     errors.add("#/call_id", "must be a call id (call_…)");
   errors.throwIfAny();
-  return engine.transaction(async (tx) => {
-    const call = await findCall(tx.client, request.accountId, request.callId, { lock: true });
-    if (call.direction !== "inbound" || call.status !== "ringing") {
-      throw new DomainError(
-        "invalid-state",
-        `only a ringing inbound call can be answered; this one is ${call.direction} and ${call.status}`,
-        {
-          extensions: { status: call.status },
-        },
-      );
-    }
-    if (request.routeId !== undefined && request.routeId !== call.route_id) {
-      throw new DomainError(
-        "invalid-state",
-        `the call rings under the route ${call.route_id}, not ${request.routeId}`,
-      );
-    }
-    const route = call.route_id
-      ? await findRoute(tx.client, request.accountId, call.route_id)
-      : undefined;
-    const agent = await answeringAgent(tx, request, route?.agent ?? call.agent);
-    const seatId = route ? route.seat_id : call.seat_id;
-    const seat = seatId ? await findSeat(tx.client, request.accountId, seatId) : undefined;
-    if (seat) await claimSeat(tx, request.accountId, seat.id, { pointer: "#/route_id" });
-    const { rows } = await tx.client.query<CallRow>(
-      `UPDATE call_control.calls c
+  const once = {
+    schema: "call_control",
+    operation: "answer-inbound-call",
+    accountId: request.accountId,
+    key: idempotencyKey,
+    request,
+    codec: callRowCodec,
+  };
+  return engine.transaction((tx) =>
+    runOnce(tx.client, once, async () => {
+      const call = await findCall(tx.client, request.accountId, request.callId, { lock: true });
+      if (call.direction !== "inbound" || call.status !== "ringing") {
+        throw new DomainError(
+          "invalid-state",
+          `only a ringing inbound call can be answered; this one is ${call.direction} and ${call.status}`,
+          {
+            extensions: { status: call.status },
+          },
+        );
+      }
+      if (request.routeId !== undefined && request.routeId !== call.route_id) {
+        throw new DomainError(
+          "invalid-state",
+          `the call rings under the route ${call.route_id}, not ${request.routeId}`,
+        );
+      }
+      const route = call.route_id
+        ? await findRoute(tx.client, request.accountId, call.route_id)
+        : undefined;
+      const agent = await answeringAgent(tx, request, route?.agent ?? call.agent);
+      const seatId = route ? route.seat_id : call.seat_id;
+      const seat = seatId ? await findSeat(tx.client, request.accountId, seatId) : undefined;
+      if (seat) await claimSeat(tx, request.accountId, seat.id, { pointer: "#/route_id" });
+      const { rows } = await tx.client.query<CallRow>(
+        `UPDATE call_control.calls c
           SET status = 'in_progress', answered_at = now(), agent = $2, seat_id = $3, seat_claimed = $4
         WHERE c.id = $1 AND c.status = 'ringing'
        RETURNING ${callColumns}`,
-      [call.id, agent, seat?.id ?? null, seat !== undefined],
-    );
-    const row = rows[0];
-    if (!row) throw new DomainError("invalid-state", "the call is no longer ringing");
-    await afterAnswer(tx, row);
-    await emitCallEvent(tx, "call.answered", row);
-    await engine.carrier.answer(tx, { callId: row.id, accountId: row.account_id });
-    return row;
-  });
+        [call.id, agent, seat?.id ?? null, seat !== undefined],
+      );
+      const row = rows[0];
+      if (!row) throw new DomainError("invalid-state", "the call is no longer ringing");
+      await afterAnswer(tx, row);
+      await emitCallEvent(tx, "call.answered", row);
+      await engine.carrier.answer(tx, { callId: row.id, accountId: row.account_id });
+      return row;
+    }),
+  );
 }
 
 async function answeringAgent(

@@ -3,34 +3,49 @@ import {
   notFound,
   type PoolClient,
   requireAccount,
+  runOnce,
   withTransaction,
 } from "@switchboard/kit";
-import type { messaging, wire } from "@switchboard/proto";
+import { messaging, type wire } from "@switchboard/proto";
 import type { MessagingContext } from "../context.js";
 import { consentColumns, consentEventData, toConsent, type ConsentRow } from "./rows.js";
 
-/** RevokeConsent: granted → revoked (`consent.revoked`); a revoked consent is 409 invalid-state. */
+/**
+ * RevokeConsent: granted → revoked (`consent.revoked`); a revoked consent is 409 invalid-state.
+ * Under an Idempotency-Key the retry of the revocation gets the consent it revoked (kit runOnce).
+ */
 export async function revokeConsent(
   ctx: MessagingContext,
   request: messaging.RevokeConsentRequest,
+  idempotencyKey?: string,
 ): Promise<messaging.Consent> {
   requireAccount(request.accountId).throwIfAny();
-  const consent = await withTransaction(ctx.pool, async (client) => {
-    const revoked = await revokeWhere(
-      ctx,
-      client,
-      "c.id = $1 AND c.account_id = $2",
-      [request.consentId, request.accountId],
-      { source: "api", keyword: null },
-    );
-    if (revoked[0]) return toConsent(revoked[0]);
-    const existing = await client.query<{ status: string }>(
-      "SELECT status FROM messaging.consents WHERE id = $1 AND account_id = $2",
-      [request.consentId, request.accountId],
-    );
-    if (!existing.rows[0]) throw notFound("the consent");
-    throw new DomainError("invalid-state", "the consent is already revoked");
-  });
+  const once = {
+    schema: "messaging",
+    operation: "revoke-consent",
+    accountId: request.accountId,
+    key: idempotencyKey,
+    request,
+    codec: messaging.Consent,
+  };
+  const consent = await withTransaction(ctx.pool, (client) =>
+    runOnce(client, once, async () => {
+      const revoked = await revokeWhere(
+        ctx,
+        client,
+        "c.id = $1 AND c.account_id = $2",
+        [request.consentId, request.accountId],
+        { source: "api", keyword: null },
+      );
+      if (revoked[0]) return toConsent(revoked[0]);
+      const existing = await client.query<{ status: string }>(
+        "SELECT status FROM messaging.consents WHERE id = $1 AND account_id = $2",
+        [request.consentId, request.accountId],
+      );
+      if (!existing.rows[0]) throw notFound("the consent");
+      throw new DomainError("invalid-state", "the consent is already revoked");
+    }),
+  );
   ctx.outbox.wake();
   return consent;
 }
