@@ -22,26 +22,24 @@ export interface MessagesReport {
   };
 }
 
-/** The sends straight to the messaging service over gRPC (the sandbox run's). */
-export interface ServiceAlone {
+/** A load's sends: how many, their answers, how fast and how long they took. */
+export interface SendSummary {
   requests: number;
   statuses: Record<string, number>;
   accepted: number;
   elapsed_ms: number;
   accepted_per_second: number;
   latency_ms: LatencySummary;
+}
+
+/** The sends straight to the messaging service over gRPC (the sandbox run's). */
+export interface ServiceAlone extends SendSummary {
   process_cpu_ms_per_accepted: number;
 }
 
 /** One carrier's measured run (phases.ts), before its name and network are added. */
 export interface CarrierRow {
-  send: {
-    requests: number;
-    statuses: Record<string, number>;
-    accepted: number;
-    elapsed_ms: number;
-    accepted_per_second: number;
-    latency_ms: LatencySummary;
+  send: SendSummary & {
     goal: { accepted_per_second: number; p99_ms: number };
     goal_met: boolean;
   };
