@@ -101,7 +101,7 @@ async function oneRound(round) {
       )
     : undefined;
   const messages = wholeLife.includes("messages")
-    ? await runBenchmark("bench/messages-bench.mjs", [], "messages.json")
+    ? await runBenchmark("bench/dist/messaging/messages-bench.js", [], "messages.json")
     : undefined;
 
   const anchorRow = (label, connections) => {

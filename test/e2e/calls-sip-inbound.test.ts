@@ -1,40 +1,26 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  eventually,
-  startCallPlatform,
-  type CallPlatform,
-} from "@switchboard/test-support/fixtures/calls";
-import {
-  freeSipPort,
-  runSipp,
-  startSippServer,
-  type Baresip,
-  type SippRun,
-} from "@switchboard/test-support/sip-peers";
+import { eventually, type CallPlatform } from "@switchboard/test-support/fixtures/calls";
+import { freeSipPort, runSipp, type Baresip } from "@switchboard/test-support/sip-peers";
 import {
   createSeat as createSipSeat,
-  jsonApi,
-  registeredPhone,
-  sipCarrierEnv,
-  type JsonApi,
-  type SipSeat,
+  phoneSaw,
+  registerPhone,
+  sipListener,
+  sippPassed,
+  sippPhone,
+  startSipPlatform,
+  suiteApi,
+  type SipSuiteSeat as Seat,
 } from "@switchboard/test-support/fixtures/sip";
+import {
+  answerInbound,
+  callWhen,
+  getCall,
+  inboundCallTo,
+  inboundCalls,
+  sipDialog,
+} from "@switchboard/test-support/fixtures/sip-calls";
 import { skipWithoutTools } from "@switchboard/test-support/tools";
-
-interface Call {
-  id: string;
-  direction: string;
-  status: string;
-  to: string;
-  from: string;
-  hangup_cause: string | null;
-  hangup_source: string | null;
-  sip_code: number | null;
-  early_media: boolean;
-  answered_at: string | null;
-  ended_at: string | null;
-}
-type Seat = SipSeat;
 
 const host = "127.0.0.1";
 
@@ -62,7 +48,10 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
     let hangingUpPhone: Baresip | undefined;
     let unroutedDid: string;
 
-    let api: JsonApi;
+    const api = suiteApi(
+      () => p,
+      () => token,
+    );
     const createSeat = (name: string) => createSipSeat(api, name);
     const route = async (name: string, numbers: string[], seat: Seat) => {
       const created = await api("POST", "/api/routes", {
@@ -75,18 +64,13 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
     };
 
     beforeAll(async () => {
-      p = await startCallPlatform({
+      ({ p, token } = await startSipPlatform({
         seed: 40,
-        env: {
-          // The trunk is 127.0.0.1: its INVITEs (and only those) are inbound calls.
-          ...sipCarrierEnv(await freeSipPort()),
-          INBOUND_RING_TIMEOUT_SECONDS: "30",
-        },
-      });
-      token = await p.token();
-      api = jsonApi(p, token);
-      sipPort = p.callControl().sip!.endpoint.transport.port;
-      expect((await api("POST", "/api/agents", { name: "alice" })).status).toBe(201);
+        // The trunk is 127.0.0.1: its INVITEs (and only those) are inbound calls.
+        trunkPort: await freeSipPort(),
+        env: { INBOUND_RING_TIMEOUT_SECONDS: "30" },
+      }));
+      sipPort = sipListener(p, host).port;
       answering = await createSeat("desk answering");
       const offline = await createSeat("desk offline");
       const ringing = await createSeat("desk ringing");
@@ -101,7 +85,7 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
       hangingUpDid = await p.assignNumber(token);
       await route("hanging up line", [hangingUpDid], hangingUp);
       const register = (seat: Seat, answermode: "auto" | "manual") =>
-        registeredPhone(p, api, seat, answermode, host);
+        registerPhone(api, seat, { registrar: sipListener(p, host), answermode });
       [phone, ringingPhone, hangingUpPhone] = await Promise.all([
         register(answering, "auto"),
         register(ringing, "manual"),
@@ -127,59 +111,38 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
         timeoutMs: 45_000,
         ...extra,
       });
-    const finished = async (run: Promise<SippRun>) => {
-      const result = await run;
-      expect(result.code, result.output).toBe(0);
-      return result;
-    };
-    const get = async (id: string) => (await api<Call>("GET", `/api/calls/${id}`)).body;
-    /** The inbound call to `did`, once it is listed. */
-    const callTo = (did: string) =>
+    /** Once the trunk's leg of the call is ACKed (its dialog confirmed both ways). */
+    const trunkAcked = (id: string) =>
       eventually(
-        async () =>
-          (await api<{ data: Call[] }>("GET", "/api/calls?direction=inbound&limit=100")).body.data,
-        (calls) => calls.some((c) => c.to === did),
-        20_000,
-      ).then((calls) => calls.find((c) => c.to === did));
-    const ended = (id: string) =>
-      eventually(
-        () => get(id),
-        (c) => c.ended_at !== null,
-        25_000,
-      );
-    const answer = (callId: string) =>
-      api<Call>("POST", "/api/calls/inbound/answer", { call_id: callId });
-    const phoneSaw = (text: string) =>
-      eventually(
-        async () => phone.output(),
-        (output) => output.includes(text),
-        10_000,
+        () => sipDialog(p, id, "trunk"),
+        (dialog) => dialog?.acked === true,
+        15_000,
       );
 
     it("rings, the API answer INVITEs the phone with the trunk's offer and the trunk gets the phone's answer; the trunk's BYE ends the call", async () => {
       const did = dids[0]!;
       const run = trunk("inbound-answer.xml", did, { fill: { after_ack: "trunk_bye" } });
-      const ringing = await callTo(did);
+      const ringing = await inboundCallTo(api, did);
       expect(ringing).toMatchObject({
         direction: "inbound",
         status: "ringing",
         from: "+442071838750",
       });
-      const answered = await answer(ringing!.id);
+      const answered = await answerInbound(api, ringing!.id);
       expect(answered.status, JSON.stringify(answered.body)).toBe(200);
-      await finished(run);
+      await sippPassed(run);
       // The phone's INVITE carried the trunk's offer.
-      expect(await phoneSaw("o=trunk-offer")).toMatch(
+      expect(await phoneSaw(phone, "o=trunk-offer")).toMatch(
         /INVITE sip:[^\n]*\n(?:[^\n]*\n)*?[^\n]*o=trunk-offer/,
       );
-      const done = await ended(ringing!.id);
+      const done = await callWhen(api, ringing!.id);
       expect(done).toMatchObject({
         status: "completed",
         hangup_cause: "normal_clearing",
         hangup_source: "caller",
         sip_code: 200,
       });
-      await phoneSaw("BYE sip:");
+      await phoneSaw(phone, "BYE sip:");
       const { rows } = await p.db.query<{ leg: string; state: string; acked: boolean }>(
         `SELECT leg, state, acked FROM call_control.sip_dialogs WHERE call_id = $1 ORDER BY leg`,
         [ringing!.id],
@@ -193,13 +156,13 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
     it("a caller who withholds the number (anonymous, Privacy: id): rings as `anonymous`, answered and completed; the P-Asserted-Identity kept, never shown", async () => {
       const did = dids[7]!;
       const run = trunk("inbound-anonymous.xml", did);
-      const ringing = await callTo(did);
+      const ringing = await inboundCallTo(api, did);
       expect(ringing).toMatchObject({ direction: "inbound", status: "ringing", from: "anonymous" });
-      const answered = await answer(ringing!.id);
+      const answered = await answerInbound(api, ringing!.id);
       expect(answered.status, JSON.stringify(answered.body)).toBe(200);
       expect(answered.body.from).toBe("anonymous");
-      await finished(run);
-      const done = await ended(ringing!.id);
+      await sippPassed(run);
+      const done = await callWhen(api, ringing!.id);
       expect(done).toMatchObject({
         status: "completed",
         from: "anonymous",
@@ -219,7 +182,7 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
       expect(events.rows.map((e) => e.type)).toEqual(
         expect.arrayContaining(["call.incoming", "call.answered", "call.completed"]),
       );
-      const shown = JSON.stringify([await get(ringing!.id), events.rows]);
+      const shown = JSON.stringify([await getCall(api, ringing!.id), events.rows]);
       expect(shown).toContain('"from":"anonymous"');
       expect(shown).not.toContain("2071838750");
     });
@@ -228,37 +191,26 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
       const seat = await createSeat("desk early media");
       const did = await p.assignNumber(token);
       await route("early media line", [did], seat);
-      const phonePort = await freeSipPort();
-      const registered = await runSipp({
-        scenario: "phone-register.xml",
-        target: { host, port: sipPort },
-        port: phonePort,
-        keys: { user: seat.sip.username, domain: host },
-        args: ["-au", seat.sip.username, "-ap", seat.sip.password!],
-      });
-      expect(registered.code, registered.output).toBe(0);
-      const earlyPhone = await startSippServer({
-        scenario: "phone-early-media.xml",
-        port: phonePort,
+      const earlyPhone = await sippPhone(p, seat, "phone-early-media.xml", {
         fill: { ring: "2000" },
         timeoutMs: 30_000,
       });
       const run = trunk("inbound-early-media.xml", did);
-      const ringing = await callTo(did);
-      expect((await answer(ringing!.id)).status).toBe(200);
+      const ringing = await inboundCallTo(api, did);
+      expect((await answerInbound(api, ringing!.id)).status).toBe(200);
       const early = await eventually(
-        () => get(ringing!.id),
+        () => getCall(api, ringing!.id),
         (c) => c.early_media,
         10_000,
       );
       expect(early).toMatchObject({ status: "in_progress", early_media: true });
-      const result = await finished(run);
+      const result = await sippPassed(run);
       expect(result.logs.find((line) => line.startsWith("early="))).toMatch(
         /^early=o=phone-early 1 1/,
       );
       const phoneRun = await earlyPhone.done;
       expect(phoneRun.code, phoneRun.output).toBe(0);
-      expect(await ended(ringing!.id)).toMatchObject({
+      expect(await callWhen(api, ringing!.id)).toMatchObject({
         status: "completed",
         hangup_source: "caller",
         early_media: true,
@@ -270,23 +222,13 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
       const run = trunk("inbound-answer.xml", did.slice(1), {
         fill: { after_ack: "platform_bye" },
       });
-      const ringing = await callTo(did);
-      expect((await answer(ringing!.id)).status).toBe(200);
-      await eventually(
-        async () =>
-          (
-            await p.db.query<{ acked: boolean }>(
-              `SELECT acked FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'trunk'`,
-              [ringing!.id],
-            )
-          ).rows[0]?.acked,
-        (acked) => acked === true,
-        15_000,
-      );
-      const hungUp = await api<Call>("POST", `/api/calls/${ringing!.id}/hangup`);
+      const ringing = await inboundCallTo(api, did);
+      expect((await answerInbound(api, ringing!.id)).status).toBe(200);
+      await trunkAcked(ringing!.id);
+      const hungUp = await api("POST", `/api/calls/${ringing!.id}/hangup`);
       expect(hungUp.status).toBe(200);
-      await finished(run);
-      expect(await ended(ringing!.id)).toMatchObject({
+      await sippPassed(run);
+      expect(await callWhen(api, ringing!.id)).toMatchObject({
         status: "completed",
         hangup_cause: "normal_clearing",
         hangup_source: "callee",
@@ -295,8 +237,8 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
     });
 
     it("a DID with no route: 404, the call rejected / no_route", async () => {
-      await finished(trunk("inbound-refused.xml", unroutedDid, { fill: { status: "404" } }));
-      const call = await callTo(unroutedDid);
+      await sippPassed(trunk("inbound-refused.xml", unroutedDid, { fill: { status: "404" } }));
+      const call = await inboundCallTo(api, unroutedDid);
       expect(call).toMatchObject({
         status: "rejected",
         hangup_cause: "no_route",
@@ -307,18 +249,16 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
 
     it("a DID no account has: 404 and no call", async () => {
       const unknown = "+15550199999";
-      await finished(trunk("inbound-refused.xml", unknown, { fill: { status: "404" } }));
-      const calls = (await api<{ data: Call[] }>("GET", "/api/calls?direction=inbound&limit=100"))
-        .body.data;
+      await sippPassed(trunk("inbound-refused.xml", unknown, { fill: { status: "404" } }));
+      const calls = await inboundCalls(api);
       expect(calls.some((c) => c.to === unknown)).toBe(false);
     });
 
     it("an INVITE whose Content-Length runs past its datagram: 400 and no call (RFC 3261 §18.3)", async () => {
       const did = dids[6]!;
-      const run = await finished(trunk("inbound-overlong.xml", did));
+      const run = await sippPassed(trunk("inbound-overlong.xml", did));
       expect(run.code).toBe(0);
-      const calls = (await api<{ data: Call[] }>("GET", "/api/calls?direction=inbound&limit=100"))
-        .body.data;
+      const calls = await inboundCalls(api);
       expect(calls.some((c) => c.to === did)).toBe(false);
       const { rows } = await p.db.query(`SELECT 1 FROM call_control.calls WHERE to_number = $1`, [
         did,
@@ -328,25 +268,24 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
 
     it("an INVITE from a source not allowed: 403 and no call", async () => {
       const did = dids[2]!;
-      await finished(
+      await sippPassed(
         trunk("inbound-refused.xml", did, { fill: { status: "403" }, localHost: "127.0.0.2" }),
       );
-      const calls = (await api<{ data: Call[] }>("GET", "/api/calls?direction=inbound&limit=100"))
-        .body.data;
+      const calls = await inboundCalls(api);
       expect(calls.some((c) => c.to === did)).toBe(false);
     });
 
     it("not answered within the ring timeout: 480 to the trunk, no_answer / timeout", async () => {
       const did = dids[3]!;
       const run = trunk("inbound-refused.xml", did, { fill: { status: "480" } });
-      const ringing = await callTo(did);
+      const ringing = await inboundCallTo(api, did);
       // The ring timeout falls due now (its length is the setting's business, not this test's).
       await p.db.query(
         "UPDATE call_control.scheduled_actions SET due_at = now() WHERE call_id = $1 AND kind = 'call.timeout'",
         [ringing!.id],
       );
-      await finished(run);
-      expect(await ended(ringing!.id)).toMatchObject({
+      await sippPassed(run);
+      expect(await callWhen(api, ringing!.id)).toMatchObject({
         status: "no_answer",
         hangup_cause: "timeout",
         hangup_source: "platform",
@@ -357,9 +296,9 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
     it("the trunk's CANCEL while ringing: 200, then 487 to the INVITE; the call canceled", async () => {
       const did = dids[4]!;
       const run = trunk("inbound-cancel.xml", did);
-      const ringing = await callTo(did);
-      await finished(run);
-      expect(await ended(ringing!.id)).toMatchObject({
+      const ringing = await inboundCallTo(api, did);
+      await sippPassed(run);
+      expect(await callWhen(api, ringing!.id)).toMatchObject({
         status: "canceled",
         hangup_cause: "originator_cancel",
         hangup_source: "caller",
@@ -369,10 +308,10 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
 
     it("answered for a seat whose phone is not registered: 480 to the trunk, failed / seat_unavailable", async () => {
       const run = trunk("inbound-refused.xml", offlineDid, { fill: { status: "480" } });
-      const ringing = await callTo(offlineDid);
-      expect((await answer(ringing!.id)).status).toBe(200);
-      await finished(run);
-      expect(await ended(ringing!.id)).toMatchObject({
+      const ringing = await inboundCallTo(api, offlineDid);
+      expect((await answerInbound(api, ringing!.id)).status).toBe(200);
+      await sippPassed(run);
+      expect(await callWhen(api, ringing!.id)).toMatchObject({
         status: "failed",
         hangup_cause: "seat_unavailable",
         hangup_source: "platform",
@@ -383,13 +322,9 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
 
     it("answered, but the seat's phone keeps ringing: it is CANCELled, 480 to the trunk, no_answer", async () => {
       const run = trunk("inbound-refused.xml", ringingDid, { fill: { status: "480" } });
-      const ringing = await callTo(ringingDid);
-      expect((await answer(ringing!.id)).status).toBe(200);
-      await eventually(
-        async () => ringingPhone.output(),
-        (output) => output.includes("o=trunk-offer"),
-        10_000,
-      );
+      const ringing = await inboundCallTo(api, ringingDid);
+      expect((await answerInbound(api, ringing!.id)).status).toBe(200);
+      await phoneSaw(ringingPhone, "o=trunk-offer");
       // The phone's ringing bound (32 s) falls due now.
       await eventually(
         async () =>
@@ -403,39 +338,29 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
         (count) => count === 1,
         10_000,
       );
-      await finished(run);
-      expect(await ended(ringing!.id)).toMatchObject({
+      await sippPassed(run);
+      expect(await callWhen(api, ringing!.id)).toMatchObject({
         status: "no_answer",
         hangup_cause: "no_answer",
         hangup_source: "callee",
         sip_code: 408,
         answered_at: null,
       });
-      await eventually(
-        async () => ringingPhone.output(),
-        (output) => output.includes("CANCEL sip:"),
-        10_000,
-      );
+      await phoneSaw(ringingPhone, "CANCEL sip:");
     });
 
     it("declined through the API while ringing: 603 to the trunk, rejected / call_rejected", async () => {
       const did = dids[5]!;
       const run = trunk("inbound-refused.xml", did, { fill: { status: "603" } });
-      const ringing = await callTo(did);
+      const ringing = await inboundCallTo(api, did);
       await eventually(
-        async () =>
-          (
-            await p.db.query(
-              `SELECT 1 FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'trunk'`,
-              [ringing!.id],
-            )
-          ).rowCount,
-        (count) => count === 1,
+        () => sipDialog(p, ringing!.id, "trunk"),
+        (dialog) => dialog !== undefined,
         10_000,
       );
-      expect((await api<Call>("POST", `/api/calls/${ringing!.id}/hangup`)).status).toBe(200);
-      await finished(run);
-      expect(await ended(ringing!.id)).toMatchObject({
+      expect((await api("POST", `/api/calls/${ringing!.id}/hangup`)).status).toBe(200);
+      await sippPassed(run);
+      expect(await callWhen(api, ringing!.id)).toMatchObject({
         status: "rejected",
         hangup_cause: "call_rejected",
         hangup_source: "callee",
@@ -447,25 +372,15 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
       const run = trunk("inbound-answer.xml", hangingUpDid, {
         fill: { after_ack: "platform_bye" },
       });
-      const ringing = await callTo(hangingUpDid);
-      expect((await answer(ringing!.id)).status).toBe(200);
-      await eventually(
-        async () =>
-          (
-            await p.db.query<{ acked: boolean }>(
-              `SELECT acked FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'trunk'`,
-              [ringing!.id],
-            )
-          ).rows[0]?.acked,
-        (acked) => acked === true,
-        15_000,
-      );
+      const ringing = await inboundCallTo(api, hangingUpDid);
+      expect((await answerInbound(api, ringing!.id)).status).toBe(200);
+      await trunkAcked(ringing!.id);
       // On SIGTERM baresip hangs up its calls (BYE) before it unregisters.
       const stopping = hangingUpPhone!;
       hangingUpPhone = undefined;
       await stopping.stop();
-      await finished(run);
-      expect(await ended(ringing!.id)).toMatchObject({
+      await sippPassed(run);
+      expect(await callWhen(api, ringing!.id)).toMatchObject({
         status: "completed",
         hangup_cause: "normal_clearing",
         hangup_source: "callee",

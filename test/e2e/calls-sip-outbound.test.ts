@@ -5,39 +5,28 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   eventually,
   PUBLIC_URL,
-  startCallPlatform,
   type CallPlatform,
 } from "@switchboard/test-support/fixtures/calls";
-import {
-  freeSipPort,
-  runSipp,
-  startSippServer,
-  type Baresip,
-  type SippRun,
-} from "@switchboard/test-support/sip-peers";
+import { freeSipPort, startSippServer, type Baresip } from "@switchboard/test-support/sip-peers";
 import {
   createSeat as createSipSeat,
-  jsonApi,
-  registeredPhone,
-  sipCarrierEnv,
-  type JsonApi,
-  type SipSeat,
+  phoneSaw,
+  seatWithPhone,
+  sipListener,
+  sippLogged as logged,
+  sippPassed,
+  sippPhone as sippPhoneOf,
+  startSipPlatform,
+  suiteApi,
+  type SipSuiteSeat as Seat,
 } from "@switchboard/test-support/fixtures/sip";
+import {
+  callWhen,
+  getCall,
+  placeOutbound,
+  sipDialog,
+} from "@switchboard/test-support/fixtures/sip-calls";
 import { skipWithoutTools } from "@switchboard/test-support/tools";
-
-interface Call {
-  id: string;
-  status: string;
-  hangup_cause: string | null;
-  hangup_source: string | null;
-  sip_code: number | null;
-  stir_shaken: { attestation: string; identity: string } | null;
-  early_media: boolean;
-  created_at: string;
-  answered_at: string | null;
-  ended_at: string | null;
-}
-type Seat = SipSeat;
 
 const host = "127.0.0.1";
 const md5 = (text: string) => createHash("md5").update(text).digest("hex");
@@ -58,26 +47,21 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
     let ringing: { seat: Seat; phone: Baresip };
     let offline: Seat;
 
-    let api: JsonApi;
+    const api = suiteApi(
+      () => p,
+      () => token,
+    );
     const createSeat = (name: string) => createSipSeat(api, name);
-    const phoneFor = async (name: string, answermode: "auto" | "manual") => {
-      const seat = await createSeat(name);
-      return { seat, phone: await registeredPhone(p, api, seat, answermode, host) };
-    };
+    const phoneFor = (name: string, answermode: "auto" | "manual") =>
+      seatWithPhone(api, name, { registrar: sipListener(p, host), answermode });
 
     beforeAll(async () => {
       trunkPort = await freeSipPort();
-      p = await startCallPlatform({
+      ({ p, token } = await startSipPlatform({
         seed: 12,
-        env: {
-          ...sipCarrierEnv(trunkPort),
-          SIP_TRUNK_USERNAME: "trunkuser",
-          SIP_TRUNK_PASSWORD: "trunksecret",
-        },
-      });
-      token = await p.token();
-      api = jsonApi(p, token);
-      expect((await api("POST", "/api/agents", { name: "alice" })).status).toBe(201);
+        trunkPort,
+        env: { SIP_TRUNK_USERNAME: "trunkuser", SIP_TRUNK_PASSWORD: "trunksecret" },
+      }));
       from = await p.assignNumber(token);
       [answering, ringing] = await Promise.all([
         phoneFor("desk answering", "auto"),
@@ -91,45 +75,15 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
       await p?.stop();
     });
 
-    const place = async (seat: Seat, to: string, extra: Record<string, unknown> = {}) => {
-      const placed = await api<Call>("POST", "/api/calls/outbound", {
-        to,
-        from,
-        agent: "alice",
-        seat_id: seat.id,
-        ...extra,
-      });
-      expect(placed.status, JSON.stringify(placed.body)).toBe(201);
-      return placed.body;
-    };
-    const get = async (id: string) => (await api<Call>("GET", `/api/calls/${id}`)).body;
+    const place = (seat: Seat, to: string, extra: { timeout_seconds?: number } = {}) =>
+      placeOutbound(api, { to, from, seat, ...extra });
     const statusBecomes = (id: string, status: string, timeoutMs = 15_000) =>
-      eventually(
-        () => get(id),
-        (c) => c.status === status,
-        timeoutMs,
-      );
-    const ended = (id: string, timeoutMs = 20_000) =>
-      eventually(
-        () => get(id),
-        (c) => c.ended_at !== null,
-        timeoutMs,
-      );
+      callWhen(api, id, (c) => c.status === status, timeoutMs);
+    const ended = (id: string) => callWhen(api, id, undefined, 20_000);
     const trunk = (scenario: string, fill: Record<string, string> = {}, timeoutMs = 20_000) =>
       startSippServer({ scenario, port: trunkPort, fill, timeoutMs });
-    const finished = async (run: Promise<SippRun>) => {
-      const result = await run;
-      expect(result.code, result.output).toBe(0);
-      return result;
-    };
-    const logged = (run: SippRun, name: string) =>
-      run.logs.find((line) => line.startsWith(`${name}=`))?.slice(name.length + 1);
-    const phoneSaw = (phone: Baresip, text: string) =>
-      eventually(
-        async () => phone.output(),
-        (output) => output.includes(text),
-        10_000,
-      );
+    /** The CSeq of the platform's last request on the call's phone leg. */
+    const phoneCseq = async (id: string) => (await sipDialog(p, id, "phone"))?.local_cseq;
 
     it("fails a call whose seat has no registered phone: failed / seat_unavailable", async () => {
       const call = await place(offline, "+15550107001");
@@ -151,9 +105,9 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
       const output = await phoneSaw(answering.phone, "o=trunk-answer");
       expect(output).toMatch(/INVITE sip:[^\n]*\n(?:[^\n]*\n)*?[^\n]*o=trunk-answer/);
 
-      const hungUp = await api<Call>("POST", `/api/calls/${call.id}/hangup`);
+      const hungUp = await api("POST", `/api/calls/${call.id}/hangup`);
       expect(hungUp.status).toBe(200);
-      const run = await finished(sipp.done);
+      const run = await sippPassed(sipp.done);
       const done = await ended(call.id);
       expect(done).toMatchObject({
         status: "completed",
@@ -189,14 +143,7 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
       const sipp = await trunk("trunk-answer-late.xml", { ring: String(ringMs) }, ringMs + 20_000);
       const call = await place(answering.seat, "+15550107011", { timeout_seconds: 90 });
       await statusBecomes(call.id, "ringing");
-      const phoneLeg = () =>
-        p.db
-          .query<{ state: string; acked: boolean; local_cseq: number }>(
-            `SELECT state, acked, local_cseq::int AS local_cseq FROM call_control.sip_dialogs
-            WHERE call_id = $1 AND leg = 'phone'`,
-            [call.id],
-          )
-          .then((r) => r.rows[0]);
+      const phoneLeg = () => sipDialog(p, call.id, "phone");
       expect(await eventually(phoneLeg, (leg) => leg?.acked === true)).toMatchObject({
         state: "confirmed",
         acked: true,
@@ -211,7 +158,7 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
         local_cseq: 2,
       });
       expect((await api("POST", `/api/calls/${call.id}/hangup`)).status).toBe(200);
-      await finished(sipp.done);
+      await sippPassed(sipp.done);
       const done = await ended(call.id);
       expect(done).toMatchObject({
         status: "completed",
@@ -228,38 +175,24 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
       const call = await place(answering.seat, "+15550107012");
       // The phone gets the 183's SDP in a re-INVITE while the call still rings.
       await phoneSaw(answering.phone, "o=trunk-early");
-      expect((await get(call.id)).status).toBe("ringing");
+      expect((await getCall(api, call.id)).status).toBe("ringing");
       const early = await eventually(
-        () => get(call.id),
+        () => getCall(api, call.id),
         (c) => c.early_media,
       );
       expect(early).toMatchObject({ status: "ringing", early_media: true });
       await statusBecomes(call.id, "in_progress");
       // The 200's SDP is the 183's: the phone has it, no second re-INVITE.
-      const { rows } = await p.db.query<{ n: number }>(
-        `SELECT local_cseq::int AS n FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'phone'`,
-        [call.id],
-      );
-      expect(rows[0]!.n).toBe(2);
+      expect(await phoneCseq(call.id)).toBe(2);
       expect((await api("POST", `/api/calls/${call.id}/hangup`)).status).toBe(200);
-      await finished(sipp.done);
+      await sippPassed(sipp.done);
       expect(await ended(call.id)).toMatchObject({ status: "completed", early_media: true });
     });
 
     /** A new seat whose phone is SIPp running `scenario` (registered as the seat first). */
     const sippPhone = async (name: string, scenario: string, fill: Record<string, string> = {}) => {
       const seat = await createSeat(name);
-      const phonePort = await freeSipPort();
-      const registered = await runSipp({
-        scenario: "phone-register.xml",
-        target: { host, port: p.callControl().sip!.endpoint.transport.port },
-        port: phonePort,
-        keys: { user: seat.sip.username, domain: host },
-        args: ["-au", seat.sip.username, "-ap", seat.sip.password!],
-      });
-      expect(registered.code, registered.output).toBe(0);
-      const phone = await startSippServer({ scenario, port: phonePort, fill, timeoutMs: 20_000 });
-      return { seat, phone };
+      return { seat, phone: await sippPhoneOf(p, seat, scenario, { fill, timeoutMs: 20_000 }) };
     };
 
     it("fails the call when the phone refuses the trunk's answer in the re-INVITE: failed / network_error, nothing billable, both legs BYEd", async () => {
@@ -268,8 +201,8 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
       });
       const sipp = await trunk("trunk-answer-late.xml", { ring: "0" });
       const call = await place(seat, "+15550107013");
-      await finished(sipp.done);
-      await finished(phone.done);
+      await sippPassed(sipp.done);
+      await sippPassed(phone.done);
       expect(await ended(call.id)).toMatchObject({
         status: "failed",
         hangup_cause: "network_error",
@@ -285,29 +218,23 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
       const call = await place(seat, "+15550107014");
       await statusBecomes(call.id, "in_progress");
       const cseq = await eventually(
-        async () =>
-          (
-            await p.db.query<{ n: number }>(
-              `SELECT local_cseq::int AS n FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'phone'`,
-              [call.id],
-            )
-          ).rows[0]?.n,
+        () => phoneCseq(call.id),
         (n) => n === 3,
         10_000,
       );
       expect(cseq).toBe(3);
       await new Promise((resolve) => setTimeout(resolve, 500));
-      expect((await get(call.id)).status).toBe("in_progress");
+      expect((await getCall(api, call.id)).status).toBe("in_progress");
       expect((await api("POST", `/api/calls/${call.id}/hangup`)).status).toBe(200);
-      await finished(phone.done);
-      await finished(sipp.done);
+      await sippPassed(phone.done);
+      await sippPassed(sipp.done);
       expect(await ended(call.id)).toMatchObject({ status: "completed", sip_code: 200 });
     });
 
     it("ends the call when the trunk hangs up first, and BYEs the phone", async () => {
       const sipp = await trunk("trunk-answer-bye.xml", { hold: "500" });
       const call = await place(answering.seat, "+15550107003");
-      await finished(sipp.done);
+      await sippPassed(sipp.done);
       const done = await ended(call.id);
       expect(done).toMatchObject({
         status: "completed",
@@ -325,19 +252,13 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
       // The phone receives the trunk's offer in a re-INVITE of its own dialog (CSeq 3: the
       // re-INVITE that gave it the trunk's answer was 2).
       await phoneSaw(answering.phone, "a=sendonly");
-      const phoneCseq = await eventually(
-        async () =>
-          (
-            await p.db.query<{ n: number }>(
-              `SELECT local_cseq::int AS n FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'phone'`,
-              [call.id],
-            )
-          ).rows[0]?.n,
+      const cseq = await eventually(
+        () => phoneCseq(call.id),
         (n) => n === 3,
       );
-      expect(phoneCseq).toBe(3);
+      expect(cseq).toBe(3);
       expect((await api("POST", `/api/calls/${call.id}/hangup`)).status).toBe(200);
-      const run = await finished(sipp.done);
+      const run = await sippPassed(sipp.done);
       expect(logged(run, "reanswer")).toMatch(/^recvonly /);
       expect(await ended(call.id)).toMatchObject({ status: "completed", hangup_source: "caller" });
     });
@@ -350,7 +271,7 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
         if (status && status !== "100") statuses.push(Number(status));
       });
       await new Promise<void>((resolve) => socket.bind(0, host, resolve));
-      const port = p.callControl().sip!.endpoint.transport.port;
+      const port = sipListener(p, host).port;
       const request = (method: string, toTag: string, n: number) =>
         [
           `${method} sip:anyone@${host}:${port} SIP/2.0`,
@@ -395,7 +316,7 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
         // On SIGTERM baresip hangs up its calls (BYE) before it unregisters.
         await agent.phone.stop();
         stopped = true;
-        await finished(sipp.done);
+        await sippPassed(sipp.done);
         expect(await ended(call.id)).toMatchObject({
           status: "completed",
           hangup_cause: "normal_clearing",
@@ -416,20 +337,11 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
         await statusBecomes(call.id, "ringing");
         // The test sends the BYE of the phone's dialog itself (its Call-ID and tags, from the
         // dialog row), so it can also send one out of order.
-        const { rows } = await p.db.query<{
-          sip_call_id: string;
-          local_tag: string;
-          remote_tag: string;
-        }>(
-          `SELECT sip_call_id, local_tag, remote_tag FROM call_control.sip_dialogs
-          WHERE call_id = $1 AND leg = 'phone'`,
-          [call.id],
-        );
-        const dialog = rows[0]!;
+        const dialog = (await sipDialog(p, call.id, "phone"))!;
         const answers: string[] = [];
         socket.on("message", (data) => answers.push(data.toString()));
         await new Promise<void>((resolve) => socket.bind(0, host, resolve));
-        const port = p.callControl().sip!.endpoint.transport.port;
+        const port = sipListener(p, host).port;
         const bye = (cseq: number) =>
           [
             `BYE sip:switchboard@${host}:${port} SIP/2.0`,
@@ -458,7 +370,7 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
           5_000,
         );
         expect(answers[1]).toMatch(/^SIP\/2\.0 500 /);
-        await finished(sipp.done);
+        await sippPassed(sipp.done);
         expect(await ended(call.id)).toMatchObject({
           status: "canceled",
           hangup_cause: "originator_cancel",
@@ -486,7 +398,7 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
           reason: c.reason,
         });
         const call = await place(answering.seat, `+1555010710${index}`);
-        await finished(sipp.done);
+        await sippPassed(sipp.done);
         const done = await ended(call.id);
         expect(done, `${c.status}`).toMatchObject({
           status: c.call,
@@ -508,7 +420,7 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
       const call = await place(answering.seat, to);
       await statusBecomes(call.id, "in_progress");
       await api("POST", `/api/calls/${call.id}/hangup`);
-      const run = await finished(sipp.done);
+      const run = await sippPassed(sipp.done);
       expect(run.logs.some((line) => line.startsWith("auth=ok"))).toBe(true);
       expect(await ended(call.id)).toMatchObject({ status: "completed" });
     });
@@ -517,7 +429,7 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
       const sipp = await trunk("trunk-ring.xml");
       const call = await place(answering.seat, "+15550107005", { timeout_seconds: 5 });
       await statusBecomes(call.id, "ringing");
-      await finished(sipp.done);
+      await sippPassed(sipp.done);
       expect(await ended(call.id)).toMatchObject({
         status: "no_answer",
         hangup_cause: "timeout",
@@ -530,7 +442,7 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
       const call = await place(answering.seat, "+15550107006");
       await statusBecomes(call.id, "ringing");
       expect((await api("POST", `/api/calls/${call.id}/hangup`)).status).toBe(200);
-      await finished(sipp.done);
+      await sippPassed(sipp.done);
       expect(await ended(call.id)).toMatchObject({
         status: "canceled",
         hangup_cause: "originator_cancel",

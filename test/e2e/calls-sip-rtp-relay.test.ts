@@ -1,29 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  eventually,
-  startCallPlatform,
-  type CallPlatform,
-} from "@switchboard/test-support/fixtures/calls";
+import { eventually, type CallPlatform } from "@switchboard/test-support/fixtures/calls";
 import { startRtpengine, type Rtpengine } from "@switchboard/test-support/rtpengine";
 import { freeSipPort, startSippServer, type Baresip } from "@switchboard/test-support/sip-peers";
 import {
   createSeat,
-  jsonApi,
-  registeredPhone,
-  sipCarrierEnv,
-  type JsonApi,
-  type SipSeat,
+  registerPhone,
+  sipListener,
+  sippLogged,
+  startSipPlatform,
+  suiteApi,
+  type SipSuiteSeat as Seat,
 } from "@switchboard/test-support/fixtures/sip";
+import { callWhen, liveOrEnded, placeOutbound } from "@switchboard/test-support/fixtures/sip-calls";
 import { skipWithoutTools } from "@switchboard/test-support/tools";
-
-interface Call {
-  id: string;
-  status: string;
-  hangup_cause: string | null;
-  sip_code: number | null;
-  ended_at: string | null;
-}
-type Seat = SipSeat;
 
 const host = "127.0.0.1";
 
@@ -44,24 +33,25 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["rtpengine", "sipp", "baresip
     let seat: Seat;
     let phone: Baresip;
 
-    let api: JsonApi;
+    const api = suiteApi(
+      () => p,
+      () => token,
+    );
 
     beforeAll(async () => {
       relay = await startRtpengine();
       trunkPort = await freeSipPort();
-      p = await startCallPlatform({
+      ({ p, token } = await startSipPlatform({
         seed: 12,
-        env: {
-          ...sipCarrierEnv(trunkPort),
-          SIP_RTP_RELAY: `${relay.host}:${relay.port}`,
-        },
-      });
-      token = await p.token();
-      api = jsonApi(p, token);
-      expect((await api("POST", "/api/agents", { name: "alice" })).status).toBe(201);
+        trunkPort,
+        env: { SIP_RTP_RELAY: `${relay.host}:${relay.port}` },
+      }));
       from = await p.assignNumber(token);
       seat = await createSeat(api, "desk", 2);
-      phone = await registeredPhone(p, api, seat, "auto", host);
+      phone = await registerPhone(api, seat, {
+        registrar: sipListener(p, host),
+        answermode: "auto",
+      });
     }, 60_000);
     afterAll(async () => {
       await phone?.stop();
@@ -78,19 +68,8 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["rtpengine", "sipp", "baresip
         port: trunkPort,
         timeoutMs: 30_000,
       });
-      const placed = await api<Call>("POST", "/api/calls/outbound", {
-        to: "+15550107101",
-        from,
-        agent: "alice",
-        seat_id: seat.id,
-      });
-      expect(placed.status, JSON.stringify(placed.body)).toBe(201);
-      const callId = placed.body.id;
-      const live = await eventually(
-        async () => (await api<Call>("GET", `/api/calls/${callId}`)).body,
-        (c) => c.status === "in_progress" || c.ended_at !== null,
-        20_000,
-      );
+      const callId = (await placeOutbound(api, { to: "+15550107101", from, seat })).id;
+      const live = await callWhen(api, callId, liveOrEnded, 20_000);
       expect(live.status, phone.output().slice(-6_000)).toBe("in_progress");
       // The phone's re-INVITE (its ACK had a held answer) carries the trunk's answer as the relay
       // rewrote it: the SDP of an INVITE, not crossing into the next message.
@@ -105,11 +84,10 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["rtpengine", "sipp", "baresip
       expect(inRelayRange(reinviteAudio), output.slice(-4_000)).toBe(true);
       expect(reinviteAudio).not.toBe(40000);
 
-      expect((await api<Call>("POST", `/api/calls/${callId}/hangup`)).status).toBe(200);
+      expect((await api("POST", `/api/calls/${callId}/hangup`)).status).toBe(200);
       const run = await sipp.done;
       expect(run.code, run.output).toBe(0);
-      const logged = (name: string) =>
-        run.logs.find((line) => line.startsWith(`${name}=`))?.slice(name.length + 1);
+      const logged = (name: string) => sippLogged(run, name);
       expect(logged("offer_address")).toBe(relay.host);
       expect(inRelayRange(Number(logged("offer_port")))).toBe(true);
 

@@ -1,17 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCallPlatform, type CallPlatform } from "@switchboard/test-support/fixtures/calls";
+import type { CallPlatform } from "@switchboard/test-support/fixtures/calls";
 import { freeSipPort, startSippServer, type Baresip } from "@switchboard/test-support/sip-peers";
+import {
+  seatWithPhone,
+  sipListener,
+  sippLogged,
+  startSipPlatform,
+  suiteApi,
+  type SipSuiteSeat,
+} from "@switchboard/test-support/fixtures/sip";
 import {
   callWhen,
   completedByCaller,
   legTransports,
   liveOrEnded,
   placeOutbound,
-  seatWithPhone,
-  sipCarrierEnv,
-  suiteApi,
-  type SipSuiteSeat,
-} from "@switchboard/test-support/fixtures/sip";
+} from "@switchboard/test-support/fixtures/sip-calls";
 
 const host = "127.0.0.1";
 
@@ -34,18 +38,14 @@ describe("outbound calls to a TCP trunk", () => {
 
   beforeAll(async () => {
     trunkPort = await freeSipPort();
-    p = await startCallPlatform({
+    ({ p, token } = await startSipPlatform({
       seed: 35,
-      env: {
-        ...sipCarrierEnv(trunkPort),
-        SIP_TRUNK_URI: `sip:${host}:${trunkPort};transport=tcp`,
-      },
-    });
-    token = await p.token();
-    expect((await api("POST", "/api/agents", { name: "alice" })).status).toBe(201);
+      trunkPort,
+      env: { SIP_TRUNK_URI: `sip:${host}:${trunkPort};transport=tcp` },
+    }));
     from = await p.assignNumber(token);
     ({ seat, phone } = await seatWithPhone(api, "desk", {
-      registrar: { host, port: p.callControl().sip!.endpoint.transport.port },
+      registrar: sipListener(p, host),
       answermode: "auto",
     }));
   }, 60_000);
@@ -54,7 +54,7 @@ describe("outbound calls to a TCP trunk", () => {
     await p?.stop();
   });
 
-  const place = (to: string) => placeOutbound(api, { to, from, seat });
+  const place = async (to: string) => (await placeOutbound(api, { to, from, seat })).id;
 
   it("INVITEs the trunk over TCP, the trunk's answer connects the call, the hangup's BYE goes on the same connection", async () => {
     const sipp = await startSippServer({
@@ -69,8 +69,7 @@ describe("outbound calls to a TCP trunk", () => {
     expect((await api("POST", `/api/calls/${callId}/hangup`)).status).toBe(200);
     const run = await sipp.done;
     expect(run.code, run.output).toBe(0);
-    const logged = (name: string) =>
-      run.logs.find((line) => line.startsWith(`${name}=`))?.slice(name.length + 1);
+    const logged = (name: string) => sippLogged(run, name);
     expect(logged("via")).toBe("TCP");
     expect(logged("ruri")).toBe(`sip:+15550133101@${host}:${trunkPort};transport=tcp;user=phone`);
     expect(await callWhen(api, callId)).toMatchObject(completedByCaller);

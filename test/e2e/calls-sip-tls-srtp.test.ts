@@ -1,29 +1,31 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  eventually,
-  startCallPlatform,
-  type CallPlatform,
-} from "@switchboard/test-support/fixtures/calls";
+import type { CallPlatform } from "@switchboard/test-support/fixtures/calls";
 import { startRtpengine, type Rtpengine } from "@switchboard/test-support/rtpengine";
 import {
   freeSipPort,
   runSipp,
   startSippServer,
   type Baresip,
-  type SippRun,
 } from "@switchboard/test-support/sip-peers";
 import {
+  phoneSaw as baresipSaw,
+  seatWithPhone,
+  sipListener,
+  sippLogged as logged,
+  sippPassed as finished,
+  startSipPlatform,
+  suiteApi,
+  type SipSuiteSeat,
+} from "@switchboard/test-support/fixtures/sip";
+import {
+  answerInbound,
   callWhen,
   completedByCaller,
+  inboundCallTo,
   legTransports,
   liveOrEnded,
   placeOutbound,
-  seatWithPhone,
-  sipCarrierEnv,
-  suiteApi,
-  type SipSuiteCall,
-  type SipSuiteSeat,
-} from "@switchboard/test-support/fixtures/sip";
+} from "@switchboard/test-support/fixtures/sip-calls";
 import {
   selfSignedCertificate,
   type TestCertificate,
@@ -39,17 +41,20 @@ const srtpInvite = (uri: string) =>
     String.raw`INVITE sip:${uri}[^\n]*\n${sameMessage}m=audio \d+ RTP\/SAVP [^\n]*\n${sameMessage}a=crypto:\d+ [A-Z0-9_]+ inline:`,
   );
 
-/** The platform with a TLS listener presenting `certificate` (and the RTP relay if given). */
+/**
+ * The platform with a TLS listener presenting `certificate` (and the RTP relay if given), its
+ * token and agent `alice`.
+ */
 const tlsPlatform = async (
   seed: number,
   certificate: TestCertificate,
   trunkPort: number,
   relay?: Rtpengine,
 ) =>
-  startCallPlatform({
+  startSipPlatform({
     seed,
+    trunkPort,
     env: {
-      ...sipCarrierEnv(trunkPort),
       SIP_TLS_PORT: "0",
       SIP_TLS_CERT_FILE: certificate.certFile,
       SIP_TLS_KEY_FILE: certificate.keyFile,
@@ -87,28 +92,14 @@ describe("a phone on TLS with SRTP, through the RTP relay", () => {
     () => p,
     () => token,
   );
-  const finished = async (run: Promise<SippRun>) => {
-    const result = await run;
-    expect(result.code, result.output).toBe(0);
-    return result;
-  };
-  const logged = (run: SippRun, name: string) =>
-    run.logs.find((line) => line.startsWith(`${name}=`))?.slice(name.length + 1);
-  const phoneSaw = (pattern: RegExp) =>
-    eventually(
-      async () => phone.output(),
-      (output) => pattern.test(output),
-      10_000,
-    );
+  const phoneSaw = (pattern: RegExp) => baresipSaw(phone, pattern);
 
   beforeAll(async () => {
     certificate = selfSignedCertificate();
     relay = await startRtpengine();
     trunkPort = await freeSipPort();
-    p = await tlsPlatform(33, certificate, trunkPort, relay);
-    token = await p.token();
+    ({ p, token } = await tlsPlatform(33, certificate, trunkPort, relay));
     expect(p.callControl().sip!.endpoint.transport.tlsPort).toBeGreaterThan(0);
-    expect((await api("POST", "/api/agents", { name: "alice" })).status).toBe(201);
     from = await p.assignNumber(token);
     ({ seat, phone } = await seatWithPhone(api, "desk tls", tlsPhone(p, certificate)));
     did = await p.assignNumber(token);
@@ -138,7 +129,7 @@ describe("a phone on TLS with SRTP, through the RTP relay", () => {
       port: trunkPort,
       timeoutMs: 30_000,
     });
-    const callId = await placeOutbound(api, { to: "+15550133001", from, seat });
+    const callId = (await placeOutbound(api, { to: "+15550133001", from, seat })).id;
     const live = await callWhen(api, callId, liveOrEnded, 20_000);
     expect(live.status, phone.output().slice(-8_000)).toBe("in_progress");
     // The re-INVITE giving the phone the trunk's answer: SRTP, with the relay's key.
@@ -155,21 +146,13 @@ describe("a phone on TLS with SRTP, through the RTP relay", () => {
   it("takes an inbound call: the trunk's RTP/AVP offer reaches the phone over TLS as RTP/SAVP with an SDES key, the phone's answer reaches the trunk as RTP/AVP", async () => {
     const run = runSipp({
       scenario: "inbound-answer-plain-rtp.xml",
-      target: { host, port: p.callControl().sip!.endpoint.transport.port },
+      target: sipListener(p, host),
       keys: { did },
       timeoutMs: 45_000,
     });
-    const ringing = await eventually(
-      async () =>
-        (await api<{ data: SipSuiteCall[] }>("GET", "/api/calls?direction=inbound&limit=100")).body
-          .data,
-      (calls) => calls.some((c) => c.to === did),
-      20_000,
-    ).then((calls) => calls.find((c) => c.to === did)!);
+    const ringing = (await inboundCallTo(api, did))!;
     expect(ringing).toMatchObject({ status: "ringing" });
-    const answered = await api<SipSuiteCall>("POST", "/api/calls/inbound/answer", {
-      call_id: ringing.id,
-    });
+    const answered = await answerInbound(api, ringing.id);
     expect(answered.status, JSON.stringify(answered.body)).toBe(200);
     const done = await finished(run);
     expect(logged(done, "profile")).toBe("RTP/AVP");
@@ -199,9 +182,7 @@ describe("a phone on TLS with SRTP, without the RTP relay", () => {
 
   beforeAll(async () => {
     certificate = selfSignedCertificate();
-    p = await tlsPlatform(34, certificate, await freeSipPort());
-    token = await p.token();
-    expect((await api("POST", "/api/agents", { name: "alice" })).status).toBe(201);
+    ({ p, token } = await tlsPlatform(34, certificate, await freeSipPort()));
     from = await p.assignNumber(token);
     ({ seat, phone } = await seatWithPhone(api, "desk", tlsPhone(p, certificate)));
   }, 60_000);
@@ -212,7 +193,7 @@ describe("a phone on TLS with SRTP, without the RTP relay", () => {
   });
 
   it("refuses the phone's SRTP offer: failed / network_error with 488, the phone's leg ended with a BYE", async () => {
-    const callId = await placeOutbound(api, { to: "+15550133002", from, seat });
+    const callId = (await placeOutbound(api, { to: "+15550133002", from, seat })).id;
     expect(await callWhen(api, callId)).toMatchObject({
       status: "failed",
       hangup_cause: "network_error",
@@ -224,10 +205,6 @@ describe("a phone on TLS with SRTP, without the RTP relay", () => {
       [callId],
     );
     expect(rows).toEqual([{ leg: "phone", state: "terminated" }]);
-    await eventually(
-      async () => phone.output(),
-      (output) => output.includes("BYE sip:"),
-      10_000,
-    );
+    await baresipSaw(phone, "BYE sip:");
   });
 });

@@ -9,7 +9,7 @@ import {
   type CallPlatform,
 } from "@switchboard/test-support/fixtures/calls";
 import { runSipp, startBaresip } from "@switchboard/test-support/sip-peers";
-import { jsonApi, type JsonApi } from "@switchboard/test-support/fixtures/sip";
+import { suiteApi } from "@switchboard/test-support/fixtures/sip";
 import { skipWithoutTools } from "@switchboard/test-support/tools";
 
 interface SeatSip {
@@ -80,7 +80,10 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
       if (!stopped) await p?.stop();
     });
 
-    const api: JsonApi = (method, path, json) => jsonApi(p, token)(method, path, json);
+    const api = suiteApi(
+      () => p,
+      () => token,
+    );
     const createSeat = async (name: string) => {
       const created = await api<Seat>("POST", "/api/seats", { name });
       expect(created.status).toBe(201);
