@@ -39,7 +39,7 @@ export interface ServiceHarness {
   /** Assigns a seeded number to the account (and seat); returns its E.164 form. */
   assignNumber(accountId: string, seatId?: string): Promise<string>;
   restart(env?: Record<string, string>): Promise<void>;
-  /** Another call-control replica on the same database (stopped with the harness). */
+  /** Another call-control replica on the same database (stopped with the harness, unless it was). */
   startReplica(env?: Record<string, string>): Promise<RunningCallControl>;
   stop(): Promise<void>;
 }
@@ -110,7 +110,13 @@ export async function startServiceHarness(
       client = createClient(callcontrol.CallControlServiceClient, `127.0.0.1:${running.port}`);
     },
     async startReplica(overrides = {}) {
-      const replica = await start(overrides);
+      const started = await start(overrides);
+      // A test may stop it first (a replica draining): the harness then stops it no second time.
+      let stopped: Promise<void> | undefined;
+      const replica: RunningCallControl = {
+        ...started,
+        stop: (options) => (stopped ??= started.stop(options)),
+      };
       replicas.push(replica);
       return replica;
     },

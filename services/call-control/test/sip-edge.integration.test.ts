@@ -8,8 +8,8 @@ import {
   startBaresip,
   type Baresip,
 } from "@switchboard/test-support/sip-peers";
-import { ofKind, renderObjects } from "../../../test/chart/support/render.js";
 import type { RunningCallControl } from "../src/server.js";
+import { chartEdgeConfig } from "./sip-edge-config.js";
 import {
   endedCall,
   eventually,
@@ -22,17 +22,6 @@ import { skipWithoutTools } from "@switchboard/test-support/tools";
 const account = "acct_sip_edge";
 const host = "127.0.0.1";
 const postgres = testDatabaseKinds.find((kind) => kind.name === "postgres")!;
-
-/** The edge's kamailio.cfg exactly as the chart ships it (sipEdge.enabled). */
-function chartEdgeConfig(): string {
-  const objects = renderObjects({ set: ["sip.enabled=true", "sipEdge.enabled=true"] });
-  const configMap = ofKind<{ data?: Record<string, string> }>(objects, "ConfigMap").find(
-    (object) => object.metadata.name === "switchboard-sip-edge",
-  );
-  const config = configMap?.data?.["kamailio.cfg"];
-  if (!config) throw new Error("the chart rendered no kamailio.cfg for the SIP edge");
-  return config;
-}
 
 /** Final responses call-control's SIP endpoints (both replicas, this process) gave REGISTERs. */
 async function registerResponses(): Promise<number> {
