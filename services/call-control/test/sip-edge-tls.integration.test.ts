@@ -1,8 +1,7 @@
 import { createSocket } from "node:dgram";
-import { testDatabaseKinds } from "@switchboard/kit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRtpengine, type Rtpengine } from "@switchboard/test-support/rtpengine";
-import { startSipEdge, type SipEdge } from "@switchboard/test-support/sip-edge";
+import type { SipEdge } from "@switchboard/test-support/sip-edge";
 import {
   freeSipPort,
   runSipp,
@@ -18,19 +17,19 @@ import {
 import { skipWithoutTools } from "@switchboard/test-support/tools";
 import type { RunningCallControl } from "../src/server.js";
 import { parseMessage, type SipResponse } from "../src/sip/stack/message.js";
-import { chartEdgeConfig } from "./sip-edge-config.js";
+import { startEdgeWithReplicas } from "./sip-edge-replicas.js";
 import {
   endedCall,
   eventually,
   inboundCallTo,
+  phoneLegOf,
+  routedSipSeat,
   spelledCall,
-  startServiceHarness,
   type ServiceHarness,
 } from "./harness.js";
 
 const account = "acct_sip_edge_tls";
 const host = "127.0.0.1";
-const postgres = testDatabaseKinds.find((kind) => kind.name === "postgres")!;
 
 /** Lines of one message in baresip's SIP trace: none starting another message. */
 const sameMessage = String.raw`(?:(?!SIP\/2\.0 |ACK |BYE )[^\n]*\n)*?`;
@@ -101,52 +100,22 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["kamailio", "sipp", "baresip"
     beforeAll(async () => {
       certificate = selfSignedCertificate();
       relay = await startRtpengine();
-      sipPortA = await freeSipPort();
-      sipPortB = await freeSipPort();
       trunkPort = await freeSipPort();
-      corePort = await freeSipPort();
-      const phonePort = await freeSipPort();
       const tlsPort = await freeSipPort();
-      const env = {
-        VOICE_CARRIER: "sip",
-        SIP_DOMAIN: host,
-        SIP_DIGEST_ALGORITHMS: "MD5",
-        SIP_TRUNK_URI: `sip:${host}:${trunkPort};transport=udp`,
-        SIP_PATH_ALLOW: host,
-        SIP_RTP_RELAY: `${relay.host}:${relay.port}`,
-      };
-      h = await startServiceHarness(postgres, { ...env, SIP_LISTEN: `${host}:${sipPortA}` });
-      b = await h.startReplica({ SIP_LISTEN: `${host}:${sipPortB}` });
-      edge = await startSipEdge({
-        config: chartEdgeConfig(),
-        phonePort,
-        corePort,
-        replicas: [
-          { host, port: sipPortA },
-          { host, port: sipPortB },
-        ],
-        tls: { port: tlsPort, certificate: certificate.certFile, key: certificate.keyFile },
-        probeSeconds: 1,
-      });
-      await h.call(h.client.createAgent, { accountId: account, name: "front-desk" });
-      const created = await h.call(h.client.createSeat, {
-        accountId: account,
-        name: "desk",
-        maxConcurrentCalls: 5,
-      });
-      seatId = created.seat!.id;
+      ({ h, b, edge, sipPortA, sipPortB, corePort } = await startEdgeWithReplicas(
+        {
+          SIP_TRUNK_URI: `sip:${host}:${trunkPort};transport=udp`,
+          SIP_RTP_RELAY: `${relay.host}:${relay.port}`,
+        },
+        { tls: { port: tlsPort, certificate: certificate.certFile, key: certificate.keyFile } },
+      ));
       from = await h.assignNumber(account);
-      for (let i = 0; i < 2; i++) dids.push(await h.assignNumber(account));
-      await h.call(h.client.createRoute, {
-        accountId: account,
-        name: "main",
-        numbers: dids,
-        agent: "front-desk",
-        seatId,
-      });
+      const routed = await routedSipSeat(h, account, 2);
+      seatId = routed.seat.id;
+      dids.push(...routed.dids);
       phone = await startBaresip({
         username: seatId,
-        password: created.sipPassword,
+        password: routed.seat.password,
         registrar: { host, port: tlsPort },
         transport: "tls",
         cafile: certificate.certFile,
@@ -177,21 +146,7 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["kamailio", "sipp", "baresip"
         20_000,
       ).then((rows) => rows[0]!);
 
-    /** The phone leg's row: which replica INVITEd the phone, and over which hop. */
-    const phoneLeg = async (callId: string) => {
-      const { rows } = await h.pool.query<{
-        owner_address: string;
-        flow_transport: string;
-        flow_port: number;
-        route_set: string[];
-        acked: boolean;
-      }>(
-        `SELECT owner_address, flow_transport, flow_port, route_set, acked
-           FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'phone'`,
-        [callId],
-      );
-      return rows[0];
-    };
+    const phoneLeg = (callId: string) => phoneLegOf(h, callId);
     const diagnosis = () =>
       `--- phone\n${phone.output().slice(-6000)}\n--- edge\n${edge.output().slice(-6000)}`;
     const finished = async (run: Promise<SippRun>) => {
@@ -203,6 +158,20 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["kamailio", "sipp", "baresip"
       run.logs.find((line) => line.startsWith(`${name}=`))?.slice(name.length + 1);
     /** How many SRTP INVITEs (with `uri` in their request line) the phone has seen. */
     const srtpInvites = (uri = "") => (phone.output().match(srtpInvite(uri)) ?? []).length;
+
+    /** The API places a call from the seat's phone to `to` (agent front-desk); its id. */
+    const placeOutbound = async (to: string) => {
+      const request = { accountId: account, to, from, agent: "front-desk", seatId };
+      return (await h.call(h.client.createOutboundCall, request)).call!.id;
+    };
+    /** The replica on `replicaPort` INVITEd the phone, over UDP to the edge, and it answered. */
+    const invitedThroughEdgeBy = async (callId: string, replicaPort: number) =>
+      expect(await phoneLeg(callId)).toMatchObject({
+        owner_address: `${host}:${replicaPort}`,
+        flow_transport: "udp",
+        flow_port: corePort,
+        acked: true,
+      });
 
     /** The trunk (SIPp from 127.0.0.1) calls `did` at `replicaPort`; the account answers. */
     const inboundCall = (did: string, replicaPort: number) => {
@@ -237,14 +206,7 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["kamailio", "sipp", "baresip"
         port: trunkPort,
         timeoutMs: 30_000,
       });
-      const placed = await h.call(h.client.createOutboundCall, {
-        accountId: account,
-        to: "+15550133011",
-        from,
-        agent: "front-desk",
-        seatId,
-      });
-      const callId = placed.call!.id;
+      const callId = await placeOutbound("+15550133011");
       const live = await eventually(
         () => spelledCall(h, account, callId),
         (call) => call.status === "in_progress" || call.endedAt !== undefined,
@@ -265,12 +227,7 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["kamailio", "sipp", "baresip"
         status: "completed",
         hangupCause: "normal_clearing",
       });
-      expect(await phoneLeg(callId)).toMatchObject({
-        owner_address: `${host}:${sipPortB}`,
-        flow_transport: "udp",
-        flow_port: corePort,
-        acked: true,
-      });
+      await invitedThroughEdgeBy(callId, sipPortB);
     });
 
     it("relays the trunk's re-INVITE (hold) to the phone as SRTP through the edge, and the phone's answer back", async () => {
@@ -280,14 +237,7 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["kamailio", "sipp", "baresip"
         port: trunkPort,
         timeoutMs: 30_000,
       });
-      const placed = await h.call(h.client.createOutboundCall, {
-        accountId: account,
-        to: "+15550133012",
-        from,
-        agent: "front-desk",
-        seatId,
-      });
-      const callId = placed.call!.id;
+      const callId = await placeOutbound("+15550133012");
       const before = srtpInvites();
       // The phone's re-INVITEs: the trunk's answer, then its hold (a=sendonly), both SRTP.
       const reinvites = await eventually(
@@ -322,12 +272,7 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["kamailio", "sipp", "baresip"
         hangupCause: "normal_clearing",
         sipCode: 200,
       });
-      expect(await phoneLeg(callId)).toMatchObject({
-        owner_address: `${host}:${sipPortA}`,
-        flow_transport: "udp",
-        flow_port: corePort,
-        acked: true,
-      });
+      await invitedThroughEdgeBy(callId, sipPortA);
     });
 
     it("answers OPTIONS 503 with Retry-After while a replica drains, and the edge's dispatcher takes it out", async () => {
