@@ -43,9 +43,9 @@ export interface RunningCallControl extends RunningService {
   /** The SIP endpoint and registrar, when SIP_LISTEN is set. */
   sip: RunningSip | undefined;
   /**
-   * Drains gRPC (no new calls), lets the calls live by then run on here for up to
-   * `callDrainMs` (default 0: none), then stops the timers, the SIP listener and the relay. The
-   * pool stays open (the caller owns it).
+   * Drains gRPC (no new calls) and SIP (OPTIONS answered 503, so a SIP edge takes this replica
+   * out), lets the calls live by then run on here for up to `callDrainMs` (default 0: none), then
+   * stops the timers, the SIP listener and the relay. The pool stays open (the caller owns it).
    */
   stop(options?: { callDrainMs?: number }): Promise<void>;
 }
@@ -148,6 +148,9 @@ export async function startCallControl(options: CallControlOptions): Promise<Run
     sip,
     stop: async ({ callDrainMs = 0 } = {}) => {
       health.stop();
+      // A SIP edge's OPTIONS probes now get 503: it sends this replica nothing new while the
+      // calls here finish (Retry-After: the drain window, after which this process is gone).
+      sip?.endpoint.drain(Math.max(1, Math.ceil(callDrainMs / 1000)));
       untrackCalls();
       await server.drain();
       await drainLiveCalls({ pool, logger, windowMs: callDrainMs }).catch((error: unknown) =>

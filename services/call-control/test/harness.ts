@@ -39,7 +39,7 @@ export interface ServiceHarness {
   /** Assigns a seeded number to the account (and seat); returns its E.164 form. */
   assignNumber(accountId: string, seatId?: string): Promise<string>;
   restart(env?: Record<string, string>): Promise<void>;
-  /** Another call-control replica on the same database (stopped with the harness). */
+  /** Another call-control replica on the same database (stopped with the harness, unless it was). */
   startReplica(env?: Record<string, string>): Promise<RunningCallControl>;
   stop(): Promise<void>;
 }
@@ -110,7 +110,13 @@ export async function startServiceHarness(
       client = createClient(callcontrol.CallControlServiceClient, `127.0.0.1:${running.port}`);
     },
     async startReplica(overrides = {}) {
-      const replica = await start(overrides);
+      const started = await start(overrides);
+      // A test may stop it first (a replica draining): the harness then stops it no second time.
+      let stopped: Promise<void> | undefined;
+      const replica: RunningCallControl = {
+        ...started,
+        stop: (options) => (stopped ??= started.stop(options)),
+      };
       replicas.push(replica);
       return replica;
     },
@@ -159,6 +165,25 @@ export async function createSipSeat(h: ServiceHarness, accountId: string, name: 
   return { id: created.seat!.id, password: created.sipPassword };
 }
 
+/**
+ * The agent `front-desk`, a SIP seat (`createSipSeat`) and the route `main` sending `count` new
+ * numbers to both: what an inbound call to one of those numbers rings.
+ */
+export async function routedSipSeat(h: ServiceHarness, accountId: string, count: number) {
+  await h.call(h.client.createAgent, { accountId, name: "front-desk" });
+  const seat = await createSipSeat(h, accountId, "desk");
+  const dids: string[] = [];
+  for (let i = 0; i < count; i++) dids.push(await h.assignNumber(accountId));
+  await h.call(h.client.createRoute, {
+    accountId,
+    name: "main",
+    numbers: dids,
+    agent: "front-desk",
+    seatId: seat.id,
+  });
+  return { seat, dids };
+}
+
 /** A baresip registered for the seat with call-control's SIP listener (waits for its binding). */
 export async function registeredPhone(
   h: ServiceHarness,
@@ -183,6 +208,23 @@ export async function registeredPhone(
     15_000,
   );
   return phone;
+}
+
+/** A call's phone leg: who INVITEd the phone (`owner_address`), over which hop, through which route set. */
+export async function phoneLegOf(h: ServiceHarness, callId: string) {
+  const { rows } = await h.pool.query<{
+    owner_address: string;
+    flow_transport: string;
+    flow_address: string;
+    flow_port: number;
+    route_set: string[];
+    acked: boolean;
+  }>(
+    `SELECT owner_address, flow_transport, flow_address, flow_port, route_set, acked
+       FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'phone'`,
+    [callId],
+  );
+  return rows[0];
 }
 
 /** The id of the inbound call to `did` once its SIP trunk leg is recorded. */

@@ -1,38 +1,26 @@
 import { metricsRegistry } from "@switchboard/kit";
-import { testDatabaseKinds } from "@switchboard/kit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSipEdge, type SipEdge } from "@switchboard/test-support/sip-edge";
+import type { SipEdge } from "@switchboard/test-support/sip-edge";
 import {
   freeSipPort,
   runSipp,
   startBaresip,
   type Baresip,
 } from "@switchboard/test-support/sip-peers";
-import { ofKind, renderObjects } from "../../../test/chart/support/render.js";
 import type { RunningCallControl } from "../src/server.js";
+import { startEdgeWithReplicas } from "./sip-edge-replicas.js";
 import {
   endedCall,
   eventually,
   inboundCallTo,
-  startServiceHarness,
+  phoneLegOf,
+  routedSipSeat,
   type ServiceHarness,
 } from "./harness.js";
 import { skipWithoutTools } from "@switchboard/test-support/tools";
 
 const account = "acct_sip_edge";
 const host = "127.0.0.1";
-const postgres = testDatabaseKinds.find((kind) => kind.name === "postgres")!;
-
-/** The edge's kamailio.cfg exactly as the chart ships it (sipEdge.enabled). */
-function chartEdgeConfig(): string {
-  const objects = renderObjects({ set: ["sip.enabled=true", "sipEdge.enabled=true"] });
-  const configMap = ofKind<{ data?: Record<string, string> }>(objects, "ConfigMap").find(
-    (object) => object.metadata.name === "switchboard-sip-edge",
-  );
-  const config = configMap?.data?.["kamailio.cfg"];
-  if (!config) throw new Error("the chart rendered no kamailio.cfg for the SIP edge");
-  return config;
-}
 
 /** Final responses call-control's SIP endpoints (both replicas, this process) gave REGISTERs. */
 async function registerResponses(): Promise<number> {
@@ -68,50 +56,16 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["kamailio", "sipp", "baresip"
     const requestsPerTwoSeconds = 20;
 
     beforeAll(async () => {
-      sipPortA = await freeSipPort();
-      sipPortB = await freeSipPort();
-      phonePort = await freeSipPort();
-      corePort = await freeSipPort();
-      const env = {
-        VOICE_CARRIER: "sip",
-        SIP_DOMAIN: host,
-        SIP_DIGEST_ALGORITHMS: "MD5",
-        SIP_TRUNK_URI: `sip:${host}:${await freeSipPort()}`,
-        SIP_PATH_ALLOW: host,
-      };
-      h = await startServiceHarness(postgres, { ...env, SIP_LISTEN: `${host}:${sipPortA}` });
-      b = await h.startReplica({ SIP_LISTEN: `${host}:${sipPortB}` });
-      edge = await startSipEdge({
-        config: chartEdgeConfig(),
-        phonePort,
-        corePort,
-        replicas: [
-          { host, port: sipPortA },
-          { host, port: sipPortB },
-        ],
-        requestsPerTwoSeconds,
-        authFailures,
-        banSeconds: 120,
-        probeSeconds: 1,
-      });
-      await h.call(h.client.createAgent, { accountId: account, name: "front-desk" });
-      const created = await h.call(h.client.createSeat, {
-        accountId: account,
-        name: "desk",
-        maxConcurrentCalls: 5,
-      });
-      seatId = created.seat!.id;
-      for (let i = 0; i < 2; i++) dids.push(await h.assignNumber(account));
-      await h.call(h.client.createRoute, {
-        accountId: account,
-        name: "main",
-        numbers: dids,
-        agent: "front-desk",
-        seatId,
-      });
+      ({ h, b, edge, sipPortA, sipPortB, phonePort, corePort } = await startEdgeWithReplicas(
+        { SIP_TRUNK_URI: `sip:${host}:${await freeSipPort()}` },
+        { requestsPerTwoSeconds, authFailures, banSeconds: 120 },
+      ));
+      const routed = await routedSipSeat(h, account, 2);
+      seatId = routed.seat.id;
+      dids.push(...routed.dids);
       phone = await startBaresip({
         username: seatId,
-        password: created.sipPassword,
+        password: routed.seat.password,
         registrar: { host, port: phonePort },
         transport: "tcp",
         answermode: "auto",
@@ -147,21 +101,7 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["kamailio", "sipp", "baresip"
     const callTo = (did: string) => inboundCallTo(h, did);
     const ended = (callId: string) => endedCall(h, account, callId, 25_000);
 
-    /** The phone leg's row: who INVITEd the phone, where to, through which route set. */
-    const phoneLeg = async (callId: string) => {
-      const { rows } = await h.pool.query<{
-        owner_address: string;
-        flow_address: string;
-        flow_port: number;
-        route_set: string[];
-        acked: boolean;
-      }>(
-        `SELECT owner_address, flow_address, flow_port, route_set, acked
-         FROM call_control.sip_dialogs WHERE call_id = $1 AND leg = 'phone'`,
-        [callId],
-      );
-      return rows[0];
-    };
+    const phoneLeg = (callId: string) => phoneLegOf(h, callId);
 
     /** The trunk (SIPp from 127.0.0.1) calls `did` at `replicaPort`; the account answers. */
     const inboundCall = async (did: string, replicaPort: number) => {

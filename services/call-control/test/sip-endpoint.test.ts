@@ -43,13 +43,17 @@ describe("the SIP endpoint on loopback (UDP and TCP)", () => {
   afterAll(() => endpoint?.stop());
 
   /** Sends datagrams from one socket; resolves with the responses received in `waitMs`. */
-  async function overUdp(datagrams: string[], waitMs = 300): Promise<SipResponse[]> {
+  async function overUdp(
+    datagrams: string[],
+    waitMs = 300,
+    port = endpoint.transport.port,
+  ): Promise<SipResponse[]> {
     const socket = createSocket("udp4");
     const responses: SipResponse[] = [];
     socket.on("message", (data) => responses.push(parseMessage(data) as SipResponse));
     await new Promise<void>((resolve) => socket.bind(0, "127.0.0.1", resolve));
     for (const datagram of datagrams) {
-      socket.send(datagram, endpoint.transport.port, "127.0.0.1");
+      socket.send(datagram, port, "127.0.0.1");
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     await new Promise((resolve) => setTimeout(resolve, waitMs));
@@ -68,6 +72,32 @@ describe("the SIP endpoint on loopback (UDP and TCP)", () => {
     const counted = await metricsRegistry.getSingleMetricAsString("sip_responses_total");
     expect(counted).toMatch(/sip_responses_total\{method="OPTIONS",status="200"\} [1-9]/);
     expect(counted).toMatch(/sip_responses_total\{method="INVITE",status="405"\} 1/);
+  });
+
+  it("answers OPTIONS 503 with Retry-After once draining, every other request as before", async () => {
+    const draining = await startSipEndpoint({
+      host: "127.0.0.1",
+      port: 0,
+      logger,
+      handlers: { REGISTER: async (rq, { respond }) => respond(responseTo(rq, 200)) },
+    });
+    try {
+      const port = draining.transport.port;
+      const [before] = await overUdp([request("OPTIONS", "z9hG4bKdrain0")], 300, port);
+      expect(before).toMatchObject({ status: 200 });
+      draining.drain(42);
+      const [options] = await overUdp([request("OPTIONS", "z9hG4bKdrain1")], 300, port);
+      expect(options).toMatchObject({ status: 503, reason: "Service Unavailable" });
+      expect(options!.headers["retry-after"]).toBe("42");
+      const [register] = await overUdp([request("REGISTER", "z9hG4bKdrain2")], 300, port);
+      expect(register).toMatchObject({ status: 200 });
+      const [invite] = await overUdp([request("INVITE", "z9hG4bKdrain3")], 300, port);
+      expect(invite).toMatchObject({ status: 405 });
+      const counted = await metricsRegistry.getSingleMetricAsString("sip_responses_total");
+      expect(counted).toMatch(/sip_responses_total\{method="OPTIONS",status="503"\} 1/);
+    } finally {
+      await draining.stop();
+    }
   });
 
   it("answers a retransmitted request from its transaction, without handling it twice", async () => {

@@ -11,6 +11,7 @@ import {
   endedCall,
   eventually,
   inboundCallTo,
+  routedSipSeat,
   startServiceHarness,
   type ServiceHarness,
 } from "./harness.js";
@@ -50,24 +51,12 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["sipp", "baresip"]))(
       b = await h.startReplica({ SIP_LISTEN: `${host}:${sipPortB}` });
       // Replica A takes SIP and the API; replica B runs every durable action.
       await h.running.timers.stop();
-      await h.call(h.client.createAgent, { accountId: account, name: "front-desk" });
-      const created = await h.call(h.client.createSeat, {
-        accountId: account,
-        name: "desk",
-        maxConcurrentCalls: 5,
-      });
-      const seatId = created.seat!.id;
-      for (let i = 0; i < 3; i++) dids.push(await h.assignNumber(account));
-      await h.call(h.client.createRoute, {
-        accountId: account,
-        name: "main",
-        numbers: dids,
-        agent: "front-desk",
-        seatId,
-      });
+      const routed = await routedSipSeat(h, account, 3);
+      const seatId = routed.seat.id;
+      dids.push(...routed.dids);
       phone = await startBaresip({
         username: seatId,
-        password: created.sipPassword,
+        password: routed.seat.password,
         registrar: { host, port: sipPortA },
         answermode: "auto",
       });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { pathOf, phoneRoute, supportsPath } from "../src/sip/registrar/path.js";
+import {
+  pathOf,
+  phoneDialogOnTls,
+  phoneOrigin,
+  phoneRoute,
+  supportsPath,
+} from "../src/sip/registrar/path.js";
 import { parseMessage, type SipRequest } from "../src/sip/stack/message.js";
 import type { PhoneAddress } from "../src/sip/registrar/registrations.js";
 
@@ -79,5 +85,74 @@ describe("Path (RFC 3327) at the registrar", () => {
       flow: { transport: "udp", address: "10.1.0.5", port: 5080 },
       routeSet: [],
     });
+  });
+
+  it("knows the phone behind the edge by its Path's received: on TLS there, from its own address", () => {
+    const edge = "<sip:10.1.0.9:5080;lr;received=sip:198.51.100.7:40123%3Btransport%3Dtls>";
+    expect(phoneOrigin({ ...phone, path: [edge] })).toEqual({
+      transport: "tls",
+      address: "198.51.100.7",
+    });
+    // The entry nearest the phone (the last) is the one that saw it.
+    expect(
+      phoneOrigin({
+        ...phone,
+        path: ["<sip:10.1.0.2:5080;lr;received=sip:10.1.0.9:5080>", edge],
+      }),
+    ).toEqual({ transport: "tls", address: "198.51.100.7" });
+    expect(
+      phoneOrigin({
+        ...phone,
+        path: ["<sip:10.1.0.9:5080;lr;received=sip:198.51.100.7:40123%3Btransport%3Dtcp>"],
+      }),
+    ).toEqual({ transport: "tcp", address: "198.51.100.7" });
+  });
+
+  it("takes the registration's source for the phone without a Path, or a Path that does not say", () => {
+    expect(phoneOrigin(phone)).toEqual({ transport: "udp", address: "10.1.0.5" });
+    expect(phoneOrigin({ ...phone, transport: "tls" })).toEqual({
+      transport: "tls",
+      address: "10.1.0.5",
+    });
+    for (const entry of [
+      "<sip:10.1.0.9:5080;lr>",
+      "<sip:10.1.0.9:5080;lr;received=sip:phone.example.test:5061%3Btransport%3Dtls>",
+      "<sip:10.1.0.9:5080;lr;received=sip:198.51.100.7%3Btransport%3Dsctp>",
+      "<sip:10.1.0.9:5080;lr;received=%E0%A4%A>",
+      "<sip:10.1.0.9:5080;lr;received>",
+    ]) {
+      expect(phoneOrigin({ ...phone, path: [entry] }), entry).toEqual({
+        transport: "udp",
+        address: "10.1.0.5",
+      });
+    }
+  });
+
+  it("knows a dialog's phone is on TLS by our hop, or by the edge's Record-Route on the phone's side", () => {
+    const core = "<sip:10.1.0.9:5080;r2=on;lr>";
+    expect(phoneDialogOnTls({ flow_transport: "tls", route_set: [] })).toBe(true);
+    expect(phoneDialogOnTls({ flow_transport: "udp", route_set: [] })).toBe(false);
+    expect(
+      phoneDialogOnTls({
+        flow_transport: "udp",
+        route_set: [core, "<sip:203.0.113.5:5061;transport=tls;r2=on;lr>"],
+      }),
+    ).toBe(true);
+    expect(
+      phoneDialogOnTls({ flow_transport: "udp", route_set: [core, "<sips:203.0.113.5;lr>"] }),
+    ).toBe(true);
+    expect(
+      phoneDialogOnTls({
+        flow_transport: "udp",
+        route_set: [core, "<sip:203.0.113.5:5060;transport=tcp;r2=on;lr>"],
+      }),
+    ).toBe(false);
+    // Only the entry nearest the phone counts.
+    expect(
+      phoneDialogOnTls({
+        flow_transport: "udp",
+        route_set: ["<sip:203.0.113.5:5061;transport=tls;lr>", core],
+      }),
+    ).toBe(false);
   });
 });

@@ -22,7 +22,7 @@ import type { NameAddress, SipResponse } from "../../sip/stack/message.js";
 import type { SipFlow, SipTransportName } from "../../sip/stack/transport.js";
 import { carriesSdp, heldAnswer } from "../../sip/stack/sdp.js";
 import { latestLiveBinding } from "../../sip/registrar/registrations.js";
-import { phoneRoute } from "../../sip/registrar/path.js";
+import { phoneOrigin, phoneRoute } from "../../sip/registrar/path.js";
 import type { RunningSip } from "../../sip/sip-service.js";
 import type { SipTrunk } from "../../sip/sip-settings.js";
 import type {
@@ -207,7 +207,9 @@ export function createSipCarrier(options: {
     if (!(await insertDialog(tx.client, dialog))) return; // a repeat of the dial
     tx.afterCommit(() =>
       legs.invite(dialog, inviteOf(dialog as Dialog, { contact: contact(phone.transport) }), {
-        onResponse: (response) => onPhoneResponse(callId, dial, response, phone.source_address),
+        // Its media comes from the phone itself (behind the edge: as the edge saw it).
+        onResponse: (response) =>
+          onPhoneResponse(callId, dial, response, phoneOrigin(phone).address),
         onFailure: (reason) => onLegFailed(callId, "phone", hangupForFailure(reason, "caller")),
       }),
     );

@@ -9,6 +9,7 @@ import {
   type DialogLeg,
 } from "../../sip/dialogs/dialogs.js";
 import { fromDialogPeer } from "../../sip/dialogs/dialog-peer.js";
+import { phoneDialogOnTls } from "../../sip/registrar/path.js";
 import type { SipEndpoint, SipRequestContext } from "../../sip/stack/endpoint.js";
 import { responseTo, type NameAddress, type SipRequest } from "../../sip/stack/message.js";
 import type { SipTransportName } from "../../sip/stack/transport.js";
@@ -144,7 +145,8 @@ export function handleInDialogRequests(options: {
       try {
         const callId = dialog.call_id;
         const legs = { offerer: dialog.leg, answerer: other.leg };
-        const secure = other.leg === "phone" && other.flow_transport === "tls";
+        // A phone on TLS (to us, or to the edge its dialog goes through) is offered SRTP.
+        const secure = other.leg === "phone" && phoneDialogOnTls(other);
         const relayed = await media
           .offer({ callId, offerer: legs.offerer, sdp: offer, flow: dialog.flow_address, secure })
           .catch((error: unknown) => (error instanceof MediaRefused ? error : undefined));

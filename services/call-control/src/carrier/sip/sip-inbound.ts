@@ -23,7 +23,7 @@ import {
   type SipResponse,
 } from "../../sip/stack/message.js";
 import { latestLiveBinding } from "../../sip/registrar/registrations.js";
-import { phoneRoute } from "../../sip/registrar/path.js";
+import { phoneOrigin, phoneRoute } from "../../sip/registrar/path.js";
 import type { SipTransportName } from "../../sip/stack/transport.js";
 import { carriesSdp } from "../../sip/stack/sdp.js";
 import { responseFromRow, serverInviteOf } from "../../sip/dialogs/server-responses.js";
@@ -278,6 +278,8 @@ export function createSipInbound(options: {
     });
     if (!(await insertDialog(tx.client, dialog))) return;
     await tx.schedule({ callId, kind: inboundKinds.phoneTimeout, delayMs: phoneAnswerMs });
+    // The phone itself (behind the edge: as the edge saw it), not the hop to it.
+    const origin = phoneOrigin(phone);
     tx.afterCommit(() => {
       void media
         .offer({
@@ -285,15 +287,15 @@ export function createSipInbound(options: {
           offerer: "trunk",
           sdp: trunk.remote_sdp!,
           flow: trunk.flow_address,
-          // A phone on TLS gets SRTP (SDES) from the relay; others plain RTP.
-          secure: phone.transport === "tls",
+          // A phone on TLS (to us or to the edge) gets SRTP (SDES) from the relay; others plain RTP.
+          secure: origin.transport === "tls",
         })
         .then((offer) =>
           legs.invite(
             dialog,
             inviteOf(dialog as Dialog, { contact: contact(phone.transport) }, offer),
             {
-              onResponse: (response) => onPhoneResponse(callId, response, phone.source_address),
+              onResponse: (response) => onPhoneResponse(callId, response, origin.address),
               onFailure: (reason) =>
                 options.react(callId, (next) =>
                   fail(next, callId, hangupForFailure(reason, "callee")),

@@ -2,7 +2,7 @@ import { isIP } from "node:net";
 import sip from "sip";
 import { routeEntries } from "../dialogs/dialog-requests.js";
 import { textHeader, type SipRequest } from "../stack/message.js";
-import type { SipFlow } from "../stack/transport.js";
+import type { SipFlow, SipTransportName } from "../stack/transport.js";
 import type { PhoneAddress } from "./registrations.js";
 
 /**
@@ -53,17 +53,64 @@ export function phoneRoute(phone: PhoneAddress): { flow: SipFlow; routeSet: stri
   return { flow: nextHopOf(first) ?? source, routeSet: phone.path };
 }
 
-function nextHopOf(entry: string): SipFlow | undefined {
-  const uri = /^<([^>]*)>/.exec(entry)?.[1];
-  let parsed: sip.SipUri | undefined;
+/**
+ * The phone itself, as seen by whoever it talks to: behind an edge, its transport and address at
+ * the edge that holds its connection (the `received` of the Path entry nearest the phone, the last:
+ * `received=sip:<ip>:<port>;transport=tls`, escaped, as the chart's edge writes it); without a
+ * Path (or without `received`), the registration's source. It says whether the phone is on TLS
+ * (its media then SRTP) and where its media comes from (the RTP relay's source).
+ */
+export function phoneOrigin(phone: PhoneAddress): { transport: SipTransportName; address: string } {
+  const source = { transport: phone.transport, address: phone.source_address };
+  const last = phone.path.at(-1);
+  const received = last === undefined ? undefined : uriOf(last)?.params.received;
+  if (!received) return source;
+  let flow: SipFlow | undefined;
   try {
-    parsed = uri === undefined ? undefined : sip.parseUri(uri);
+    flow = flowOf(sip.parseUri(decodeURIComponent(received)));
+  } catch {
+    return source;
+  }
+  return flow ? { transport: flow.transport, address: flow.address } : source;
+}
+
+/**
+ * Whether the phone of a dialog we opened (its leg's flow and route set) is on TLS: our own hop
+ * to it, or behind the edge the edge's hop to it, which its Record-Route on the phone's side says
+ * (the route set's entry nearest the phone, the last: `transport=tls`, or a `sips:` URI).
+ */
+export function phoneDialogOnTls(leg: {
+  flow_transport: SipTransportName;
+  route_set: string[];
+}): boolean {
+  if (leg.flow_transport === "tls") return true;
+  const last = leg.route_set.at(-1);
+  const uri = last === undefined ? undefined : uriOf(last);
+  return uri?.schema === "sips" || uri?.params.transport?.toLowerCase() === "tls";
+}
+
+/** The next hop an entry names: an IPv4 address over UDP or TCP (we open no TLS to an edge). */
+function nextHopOf(entry: string): SipFlow | undefined {
+  const uri = uriOf(entry);
+  const flow = uri && flowOf(uri);
+  return flow?.transport === "tls" ? undefined : flow;
+}
+
+/** The entry's URI (between its angle brackets), parsed. */
+function uriOf(entry: string): sip.SipUri | undefined {
+  const uri = /^<([^>]*)>/.exec(entry)?.[1];
+  try {
+    return uri === undefined ? undefined : sip.parseUri(uri);
   } catch {
     return undefined;
   }
-  if (!parsed || isIP(parsed.host) !== 4) return undefined;
-  const transport = (parsed.params.transport ?? "udp").toLowerCase();
-  if (transport !== "udp" && transport !== "tcp") return undefined;
-  const port = Number.isInteger(parsed.port) && parsed.port > 0 ? parsed.port : 5060;
-  return { transport, address: parsed.host, port };
+}
+
+/** A SIP URI naming an IPv4 address over UDP, TCP or TLS, as a flow (port 5060 if unsaid). */
+function flowOf(uri: sip.SipUri | undefined): SipFlow | undefined {
+  if (!uri || isIP(uri.host) !== 4) return undefined;
+  const transport = (uri.params.transport ?? "udp").toLowerCase();
+  if (transport !== "udp" && transport !== "tcp" && transport !== "tls") return undefined;
+  const port = Number.isInteger(uri.port) && uri.port > 0 ? uri.port : 5060;
+  return { transport, address: uri.host, port };
 }

@@ -54,6 +54,12 @@ export interface SipEndpoint {
   sentBy(transport: SipTransportName): string;
   /** Adds (or replaces) the handler of a method. */
   handle(method: string, handler: SipRequestHandler): void;
+  /**
+   * The process is stopping (it finishes its calls, then goes): from now on OPTIONS is answered
+   * 503 with `Retry-After: retryAfterSeconds`, so that a SIP edge's dispatcher (which probes with
+   * OPTIONS) sends this replica no new requests; the rest is answered as before.
+   */
+  drain(retryAfterSeconds: number): void;
   /** Takes no more messages, lets the requests in hand be answered, then closes the sockets. */
   stop(): Promise<void>;
 }
@@ -62,7 +68,7 @@ export interface SipEndpoint {
  * The server side of RFC 3261 §17 on top of the transport: each request gets a server
  * transaction (the `sip` package's state machines: a retransmitted request is answered with the
  * last response, and the transaction lives on timer J), then its method's handler. OPTIONS is
- * answered 200 unless a handler takes it; ACK has no response.
+ * answered 200 unless a handler takes it (503 once draining); ACK has no response.
  */
 export async function startSipEndpoint(options: SipEndpointOptions): Promise<SipEndpoint> {
   const { logger } = options;
@@ -70,6 +76,8 @@ export async function startSipEndpoint(options: SipEndpointOptions): Promise<Sip
   const allow = () => [...new Set(["OPTIONS", ...Object.keys(handlers)])].join(", ");
   const inFlight = new Set<Promise<void>>();
   let accepting = true;
+  /** Set while draining: the Retry-After of the 503 to OPTIONS. */
+  let drainingRetryAfter: number | undefined;
   // Set once the sockets are bound (responses are only ever sent after that).
   const bound: { transport?: SipTransport } = {};
 
@@ -112,13 +120,18 @@ export async function startSipEndpoint(options: SipEndpointOptions): Promise<Sip
       transaction.send(response);
     };
     const handler = handlers[request.method];
-    const work = handler
-      ? handler(request, { flow, respond })
-      : Promise.resolve(
-          respond(
-            responseTo(request, request.method === "OPTIONS" ? 200 : 405, { allow: allow() }),
-          ),
-        );
+    const draining = request.method === "OPTIONS" && drainingRetryAfter !== undefined;
+    const work = draining
+      ? Promise.resolve(
+          respond(responseTo(request, 503, { "retry-after": String(drainingRetryAfter) })),
+        )
+      : handler
+        ? handler(request, { flow, respond })
+        : Promise.resolve(
+            respond(
+              responseTo(request, request.method === "OPTIONS" ? 200 : 405, { allow: allow() }),
+            ),
+          );
     const tracked = work
       .catch((error: unknown) => {
         logger.error({ err: error, method: request.method }, "sip: a request failed");
@@ -173,6 +186,9 @@ export async function startSipEndpoint(options: SipEndpointOptions): Promise<Sip
     sentBy,
     handle: (method, handler) => {
       handlers[method] = handler;
+    },
+    drain: (retryAfterSeconds) => {
+      drainingRetryAfter = Math.max(0, Math.round(retryAfterSeconds));
     },
     stop: async () => {
       accepting = false;
