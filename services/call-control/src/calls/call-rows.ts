@@ -1,4 +1,9 @@
-import { epochMillisecondsSql, isoTimestampSql, jsonCodec } from "@switchboard/kit";
+import {
+  epochMillisecondsSql,
+  isoTimestampSql,
+  jsonCodec,
+  type KeyedOperation,
+} from "@switchboard/kit";
 import { wire, type callcontrol } from "@switchboard/proto";
 import { isTerminal, liveStatuses } from "./states.js";
 
@@ -44,6 +49,20 @@ export const callRowCodec = jsonCodec<CallRow>((row) => ({
   answered_at: dateOrNull(row.answered_at),
   ended_at: dateOrNull(row.ended_at),
 }));
+
+/** A call's state change run once per Idempotency-Key (kit runOnce), its answer the call row. */
+export const keyedCallChange = (
+  operation: string,
+  request: { accountId: string },
+  key: string | undefined,
+): KeyedOperation<CallRow> => ({
+  schema: "call_control",
+  operation,
+  accountId: request.accountId,
+  key,
+  request,
+  codec: callRowCodec,
+});
 
 /** Billable seconds: answered to ended, rounded up; 0 for a call never answered; null while live. */
 export function durationSeconds(

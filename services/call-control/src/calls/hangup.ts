@@ -2,7 +2,7 @@ import { DomainError, requireAccount, runOnce } from "@switchboard/kit";
 import type { callcontrol } from "@switchboard/proto";
 import type { CallEngine } from "./call-engine.js";
 import { findCall } from "./call-queries.js";
-import { callRowCodec, type CallRow } from "./call-rows.js";
+import { keyedCallChange, type CallRow } from "./call-rows.js";
 import { isTerminal, type Hangup } from "./states.js";
 
 /**
@@ -32,14 +32,7 @@ export async function hangupCall(
   idempotencyKey?: string,
 ): Promise<CallRow> {
   requireAccount(request.accountId).throwIfAny();
-  const once = {
-    schema: "call_control",
-    operation: "hangup-call",
-    accountId: request.accountId,
-    key: idempotencyKey,
-    request,
-    codec: callRowCodec,
-  };
+  const once = keyedCallChange("hangup-call", request, idempotencyKey);
   return engine.transaction((tx) =>
     runOnce(tx.client, once, async () => {
       const row = await findCall(tx.client, request.accountId, request.callId, { lock: true });

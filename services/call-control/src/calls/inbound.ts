@@ -16,7 +16,7 @@ import { checkAgentName } from "../validation.js";
 import { emitCallEvent } from "./call-events.js";
 import type { CallEngine } from "./call-engine.js";
 import { findCall } from "./call-queries.js";
-import { callColumns, callRowCodec, type CallRow } from "./call-rows.js";
+import { callColumns, keyedCallChange, type CallRow } from "./call-rows.js";
 import { claimSeat } from "./seat-claims.js";
 import { afterAnswer, callTimerKinds } from "./transitions.js";
 
@@ -121,14 +121,7 @@ export async function answerInboundCall(
   if (!/^call_[0-9a-z]{26}$/.test(request.callId))
     errors.add("#/call_id", "must be a call id (call_…)");
   errors.throwIfAny();
-  const once = {
-    schema: "call_control",
-    operation: "answer-inbound-call",
-    accountId: request.accountId,
-    key: idempotencyKey,
-    request,
-    codec: callRowCodec,
-  };
+  const once = keyedCallChange("answer-inbound-call", request, idempotencyKey);
   return engine.transaction((tx) =>
     runOnce(tx.client, once, async () => {
       const call = await findCall(tx.client, request.accountId, request.callId, { lock: true });
