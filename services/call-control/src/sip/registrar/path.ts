@@ -1,7 +1,7 @@
 import { isIP } from "node:net";
-import sip from "sip";
 import { routeEntries } from "../dialogs/dialog-requests.js";
 import { textHeader, type SipRequest } from "../stack/message.js";
+import { parseSipUri } from "../stack/sip-host.js";
 import type { SipFlow } from "../stack/transport.js";
 import type { PhoneAddress } from "./registrations.js";
 
@@ -55,15 +55,10 @@ export function phoneRoute(phone: PhoneAddress): { flow: SipFlow; routeSet: stri
 
 function nextHopOf(entry: string): SipFlow | undefined {
   const uri = /^<([^>]*)>/.exec(entry)?.[1];
-  let parsed: sip.SipUri | undefined;
-  try {
-    parsed = uri === undefined ? undefined : sip.parseUri(uri);
-  } catch {
-    return undefined;
-  }
-  if (!parsed || isIP(parsed.host) !== 4) return undefined;
+  const parsed = uri === undefined ? undefined : parseSipUri(uri);
+  if (!parsed || isIP(parsed.address) === 0) return undefined;
   const transport = (parsed.params.transport ?? "udp").toLowerCase();
   if (transport !== "udp" && transport !== "tcp") return undefined;
-  const port = Number.isInteger(parsed.port) && parsed.port > 0 ? parsed.port : 5060;
-  return { transport, address: parsed.host, port };
+  const port = parsed.port !== undefined && parsed.port > 0 ? parsed.port : 5060;
+  return { transport, address: parsed.address, port };
 }
