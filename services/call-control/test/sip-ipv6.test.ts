@@ -1,5 +1,7 @@
 import { createSocket, type Socket } from "node:dgram";
+import { connect as connectTls } from "node:tls";
 import { createLogger } from "@switchboard/kit";
+import { selfSignedCertificate } from "@switchboard/test-support/tls-certificate";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callControlSettings } from "../src/config.js";
 import { recordRouteOf } from "../src/sip/dialogs/dialog-requests.js";
@@ -218,12 +220,10 @@ describe("IPv6 in the SIP settings", () => {
       ...base,
       SIP_LISTEN: "[::1]:5060",
       SIP_TRUNK_URI: "sip:[2001:DB8::7]:5070;transport=tcp, sip:192.0.2.10",
-      SIP_RTP_RELAY: "[::1]:2223",
     });
     expect(parsed.sip.listen).toEqual({ host: "::1", port: 5060 });
     expect(parsed.sip.publicAddress).toEqual({ host: "::1", port: 5060 });
     expect(parsed.sip.domain).toBe("[::1]");
-    expect(parsed.sip.rtpRelay).toEqual({ host: "::1", port: 2223 });
     expect(parsed.sip.trunk?.uris[0]).toEqual({
       scheme: "sip",
       host: "2001:db8::7",
@@ -273,6 +273,9 @@ describe("IPv6 in the SIP settings", () => {
         i.slice(0, 31),
       ),
     ).toEqual(["SIP_TRUNK_URI: must be SIP URIs"]);
+    expect(issues({ ...trunk, SIP_LISTEN: "[::1]:5060", SIP_RTP_RELAY: "[::1]:2223" })).toEqual([
+      "SIP_RTP_RELAY: must name rtpengine by an IPv4 address or a name: its ng client speaks over IPv4 only (the media it anchors may be IPv6)",
+    ]);
     expect(
       issues({ ...trunk, SIP_LISTEN: "[::1]:5060", SIP_TRUNK_ALLOW: "2001:db8::/129" }),
     ).toEqual(["SIP_TRUNK_ALLOW: must list IP addresses or CIDRs (a.b.c.d/n, 2001:db8::/n)"]);
@@ -402,6 +405,43 @@ describe("the SIP endpoint over IPv6 sockets", () => {
       );
     } finally {
       await v4.stop();
+    }
+  });
+
+  it("listens for TLS on the IPv6 host and answers over it, its Via stamped received=::1", async () => {
+    const certificate = selfSignedCertificate();
+    const tls = await startSipEndpoint({
+      host: "::1",
+      port: 0,
+      logger,
+      handlers: {},
+      tls: { listen: { port: 0, cert: certificate.cert, key: certificate.key } },
+    });
+    try {
+      expect(tls.sentBy("tls")).toBe(`[::1]:${tls.transport.tlsPort}`);
+      const socket = connectTls({
+        host: "::1",
+        port: tls.transport.tlsPort!,
+        servername: "localhost",
+        ca: certificate.cert,
+      });
+      await new Promise<void>((resolve, reject) => {
+        socket.once("secureConnect", () => resolve());
+        socket.once("error", reject);
+      });
+      const answer = new Promise<string>((resolve) =>
+        socket.once("data", (data: Buffer) => resolve(data.toString("latin1"))),
+      );
+      socket.write(options("[::1]:9").replace("SIP/2.0/UDP", "SIP/2.0/TLS"));
+      const text = await answer;
+      socket.destroy();
+      expect(text).toMatch(/^SIP\/2\.0 200 /);
+      expect(/^Via: (.*)$/m.exec(text)![1]).toMatch(
+        /^SIP\/2\.0\/TLS \[::1\]:9;branch=\S+;rport=\d+;received=::1$/,
+      );
+    } finally {
+      await tls.stop();
+      certificate.remove();
     }
   });
 });

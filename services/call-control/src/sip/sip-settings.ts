@@ -210,9 +210,13 @@ export const sipSettingsFields = {
       "comma-separated IPv4 or IPv6 addresses or CIDRs of the SIP edges (the chart's `sipEdge`) whose REGISTERs may carry a Path (RFC 3327): the phone is then reached through the edge that added it; a REGISTER with a Path from any other source is answered 403. Unset: a Path is taken from any source (set it when phones reach SIP_LISTEN directly)",
     ),
   SIP_RTP_RELAY: hostPortSetting({ port: "required", minPort: 1 })
+    .refine(
+      (v) => !hostPortOf(v)?.host.includes(":"),
+      "must name rtpengine by an IPv4 address or a name: its ng client speaks over IPv4 only (the media it anchors may be IPv6)",
+    )
     .optional()
     .describe(
-      "sip voice carrier: `host:port` of rtpengine's ng control port (UDP; an IPv6 address in brackets); every SDP passed from one leg to the other is anchored there. Unset: signalling only, media flows between the phone and the trunk",
+      "sip voice carrier: `host:port` of rtpengine's ng control port (UDP over IPv4: an IPv4 address or a name; the media it anchors may be IPv6); every SDP passed from one leg to the other is anchored there. Unset: signalling only, media flows between the phone and the trunk",
     ),
   SIP_REGISTER_MIN_EXPIRES: seconds(60, 86_400).describe(
     "a REGISTER asking for a shorter non-zero expiry is answered 423 with Min-Expires",
