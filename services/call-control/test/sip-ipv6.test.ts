@@ -340,7 +340,7 @@ describe("IPv6 media descriptions", () => {
 describe("the SIP endpoint over IPv6 sockets", () => {
   let v6: SipEndpoint;
   let dual: SipEndpoint;
-  let sockets: Socket[] = [];
+  const sockets: Socket[] = [];
 
   beforeAll(async () => {
     v6 = await startSipEndpoint({ host: "::1", port: 0, logger, handlers: {} });
