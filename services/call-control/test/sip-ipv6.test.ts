@@ -136,9 +136,15 @@ describe("IPv6 references in SIP messages (RFC 3261 §25.1, RFC 5118)", () => {
     ]);
   });
 
-  it("drops a message whose Via names a bracketed host that is no IPv6 address", () => {
+  it("drops a message whose Via names a bracketed host that is no IPv6 address, keeps a loose name", () => {
     const bad = ipv6Good.replace("[2001:db8::9:1]", "[2001:db8:::9:1]");
     expect(parseMessage(bad)).toBeUndefined();
+    const loose = ipv6Good.replace("[2001:db8::9:1]", "pbx_1.example:5062");
+    expect((parseMessage(loose) as SipRequest).headers.via[0]).toMatchObject({
+      host: "pbx_1.example",
+      port: 5062,
+      params: { branch: "z9hG4bKas3-111" },
+    });
   });
 
   it("writes a Via with an IPv6 sent-by and a bare received, and reads it back", () => {

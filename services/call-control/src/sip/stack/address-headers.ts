@@ -21,7 +21,7 @@ const param = new RegExp(
 );
 const comma = /\s*,\s*/y;
 const viaStart = new RegExp(
-  `\\s*SIP\\s*/\\s*(\\d+\\.\\d+)\\s*/\\s*(${tokenChars}+)\\s+(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+)(?:\\s*:\\s*(\\d{1,5}))?`,
+  `\\s*SIP\\s*/\\s*(\\d+\\.\\d+)\\s*/\\s*(${tokenChars}+)\\s+(\\[[0-9A-Fa-f:.]+\\]|[^\\s;:,[\\]]+)(?:\\s*:\\s*(\\d{1,5}))?`,
   "y",
 );
 const nameAddr =
@@ -60,7 +60,10 @@ function listOf<T>(value: string, entry: (cursor: Cursor) => T | undefined): T[]
   return entries;
 }
 
-/** One Via header's value (one via-parm or several): the host as written, brackets kept. */
+/**
+ * One Via header's value (one via-parm or several): the host as written, brackets kept (a name
+ * is taken as loosely as the `sip` package takes it; an IPv6 reference must be an address).
+ */
 export function parseVias(value: string): sip.Via[] | undefined {
   return listOf(value, (cursor) => {
     const start = take(viaStart, cursor);
