@@ -68,6 +68,29 @@ describe("voice over SIP in the chart (sip.enabled)", () => {
     expect(names).not.toContain("SIP_PUBLIC_ADDRESS");
   });
 
+  it("listens on [::], says the pod's IPv6 address in brackets and asks for a dual-stack Service with sip.ipv6", () => {
+    const ipv6 = renderObjects({ valuesFiles: sipValues, set: ["sip.ipv6=true"] });
+    const [configMap] = forCallControl(ofKind<IConfigMap>(ipv6, "ConfigMap"));
+    expect(configMap!.data).toMatchObject({ SIP_LISTEN: "[::]:5060" });
+    const [deployment] = forCallControl(ofKind<IDeployment>(ipv6, "Deployment"));
+    const env = deployment!.spec!.template.spec!.containers[0]!.env ?? [];
+    expect(env.find((e) => e.name === "SIP_PUBLIC_ADDRESS")?.value).toBe("[$(POD_IP)]:5060");
+    const [service] = ofKind<IService>(ipv6, "Service").filter((s) =>
+      s.metadata.name.endsWith("-sip"),
+    );
+    expect(service!.spec!.ipFamilyPolicy).toBe("PreferDualStack");
+    const [ipv4Service] = ofKind<IService>(objects, "Service").filter((s) =>
+      s.metadata.name.endsWith("-sip"),
+    );
+    expect(ipv4Service!.spec!.ipFamilyPolicy).toBeUndefined();
+    const fixed = renderObjects({
+      valuesFiles: sipValues,
+      set: ["sip.ipv6=true", "sip.publicAddress=[2001:db8::5]:5060"],
+    });
+    const [fixedConfig] = forCallControl(ofKind<IConfigMap>(fixed, "ConfigMap"));
+    expect(fixedConfig!.data).toMatchObject({ SIP_PUBLIC_ADDRESS: "[2001:db8::5]:5060" });
+  });
+
   it("opens SIP in call-control's NetworkPolicy only, from sip.allowFrom, and UDP out to the phones and the trunk", () => {
     const policies = ofKind<INetworkPolicy>(objects, "NetworkPolicy");
     const sipRules = (policy: INetworkPolicy) =>

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createSocket } from "node:dgram";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { createServer, isIPv6 } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -162,7 +162,8 @@ export async function runSipp(options: {
   timeoutMs?: number;
 }): Promise<SippRun> {
   const port = options.port ?? (await freeSipPort());
-  return spawnSipp(options, port, [`${options.target.host}:${options.target.port}`]).done;
+  const host = isIPv6(options.target.host) ? `[${options.target.host}]` : options.target.host;
+  return spawnSipp(options, port, [`${host}:${options.target.port}`]).done;
 }
 
 /**
@@ -179,13 +180,18 @@ export async function startSippServer(options: {
   calls?: number;
   /** Fills the scenario's `{{name}}` places SIPp reads as it loads it (a status line, a pause). */
   fill?: Record<string, string>;
+  /** The loopback address SIPp listens on (default 127.0.0.1; `::1` for IPv6). */
+  localHost?: string;
   timeoutMs?: number;
 }): Promise<{ done: Promise<SippRun>; stop(): Promise<SippRun> }> {
   const run = spawnSipp(options, options.port, []);
+  const host = options.localHost ?? "127.0.0.1";
   // Bound once the port cannot be bound here any more (or SIPp already gave up).
   for (let tries = 0; tries < 200; tries++) {
     const taken =
-      options.transport === "t1" ? await tcpTaken(options.port) : await udpTaken(options.port);
+      options.transport === "t1"
+        ? await tcpTaken(options.port, host)
+        : await udpTaken(options.port, host);
     if (taken || run.exited()) break;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
@@ -198,21 +204,21 @@ export async function startSippServer(options: {
   };
 }
 
-async function udpTaken(port: number): Promise<boolean> {
-  const udp = createSocket("udp4");
+async function udpTaken(port: number, host: string): Promise<boolean> {
+  const udp = createSocket(isIPv6(host) ? "udp6" : "udp4");
   const taken = await new Promise<boolean>((resolve) => {
     udp.once("error", () => resolve(true));
-    udp.bind(port, "127.0.0.1", () => resolve(false));
+    udp.bind(port, host, () => resolve(false));
   });
   await new Promise<void>((resolve) => udp.close(() => resolve()));
   return taken;
 }
 
-function tcpTaken(port: number): Promise<boolean> {
+function tcpTaken(port: number, host: string): Promise<boolean> {
   return new Promise((resolve) => {
     const server = createServer();
     server.once("error", () => resolve(true));
-    server.listen(port, "127.0.0.1", () => server.close(() => resolve(false)));
+    server.listen(port, host, () => server.close(() => resolve(false)));
   });
 }
 

@@ -58,9 +58,13 @@ declare module "sip" {
     "call-id"?: string;
     cseq?: CSeq;
     contact?: NameAddress[] | "*";
-    route?: Array<Omit<NameAddress, "uri"> & { uri: SipUri }>;
-    "record-route"?: Array<Omit<NameAddress, "uri"> & { uri: SipUri }>;
-    /** RFC 3327 (a REGISTER's proxies); a response's may be given as `{ uri: string }`. */
+    /**
+     * Route, Record-Route and Path: call-control reads them itself (their URIs as written, IPv6
+     * references too: services/call-control/src/sip/stack/address-headers.ts).
+     */
+    route?: Array<Omit<NameAddress, "uri"> & { uri: SipUri | string }>;
+    "record-route"?: Array<Omit<NameAddress, "uri"> & { uri: SipUri | string }>;
+    /** RFC 3327 (a REGISTER's proxies). */
     path?: Array<Omit<NameAddress, "uri"> & { uri: SipUri | string }>;
     "content-length"?: number;
     "www-authenticate"?: AuthHeader[];

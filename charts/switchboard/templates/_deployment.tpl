@@ -138,7 +138,11 @@ spec:
                 fieldRef:
                   fieldPath: status.podIP
             - name: SIP_PUBLIC_ADDRESS
+              {{- if $root.Values.sip.ipv6 }}
+              value: "[$(POD_IP)]:{{ $root.Values.sip.port }}"
+              {{- else }}
               value: "$(POD_IP):{{ $root.Values.sip.port }}"
+              {{- end }}
             {{- end }}
             {{- if $root.Values.telemetry.enabled }}
             - name: OTEL_RESOURCE_ATTRIBUTES

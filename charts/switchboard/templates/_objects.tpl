@@ -76,6 +76,9 @@ spec:
   loadBalancerSourceRanges:
     {{- toYaml $sip.service.loadBalancerSourceRanges | nindent 4 }}
   {{- end }}
+  {{- if $sip.ipv6 }}
+  ipFamilyPolicy: PreferDualStack
+  {{- end }}
   sessionAffinity: ClientIP
   selector:
     {{- include "switchboard.selectorLabels" . | nindent 4 }}

@@ -68,7 +68,7 @@ Argument: (dict "root" $ "name" "gateway" "component" <merged component values>)
 {{- end -}}
 {{- $sip := $root.Values.sip -}}
 {{- if and $sip.enabled (eq .name "call-control") -}}
-{{- $_ := set $settings "SIP_LISTEN" (printf "0.0.0.0:%d" (int $sip.port)) -}}
+{{- $_ := set $settings "SIP_LISTEN" (printf "%s:%d" (ternary "[::]" "0.0.0.0" (eq $sip.ipv6 true)) (int $sip.port)) -}}
 {{- with $sip.publicAddress -}}
 {{- $_ := set $settings "SIP_PUBLIC_ADDRESS" . -}}
 {{- end -}}

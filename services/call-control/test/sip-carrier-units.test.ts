@@ -274,7 +274,7 @@ describe("the sip carrier's settings", () => {
       "SIP_TRUNK_URI: transport must be udp, tcp or tls (sips: is tls)",
     ]);
     expect(issues({ ...listening, SIP_TRUNK_URI: "http://trunk" })).toEqual([
-      "SIP_TRUNK_URI: must be SIP URIs: sip:host[:port][;transport=udp|tcp|tls] or sips:host[:port], comma-separated",
+      "SIP_TRUNK_URI: must be SIP URIs: sip:host[:port][;transport=udp|tcp|tls] or sips:host[:port], comma-separated (an IPv6 host in brackets: sip:[2001:db8::1]:5060)",
     ]);
     expect(
       issues({ ...listening, SIP_TRUNK_URI: "sip:trunk:5060", SIP_TRUNK_USERNAME: "acme" }),

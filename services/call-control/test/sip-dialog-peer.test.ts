@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { fromDialogPeer, fromDialogPeerAddress } from "../src/sip/dialogs/dialog-peer.js";
-import { parseIpv4Block } from "../src/sip/trunk-allow.js";
+import { parseAddressBlock } from "../src/sip/trunk-allow.js";
 
-const allow = [parseIpv4Block("192.0.2.0/29")!];
+const allow = [parseAddressBlock("192.0.2.0/29")!];
 
 describe("whether a dialog's request came from the leg's peer", () => {
   it("the phone leg: only the address its INVITE went to (its registration's source)", () => {

@@ -9,7 +9,7 @@ import { startSipEndpoint, type SipEndpoint } from "../src/sip/stack/endpoint.js
 import { e164User, readInboundInvite } from "../src/sip/inbound-invite.js";
 import { parseMessage, type SipRequest, type SipResponse } from "../src/sip/stack/message.js";
 import { serverInviteOf } from "../src/sip/dialogs/server-responses.js";
-import { allowedSource, parseIpv4Block } from "../src/sip/trunk-allow.js";
+import { allowedSource, parseAddressBlock } from "../src/sip/trunk-allow.js";
 
 const logger = createLogger("sip-inbound-test", { level: "silent" });
 
@@ -35,16 +35,16 @@ const invite = (options: { uri?: string; from?: string; extra?: string[]; sdp?: 
 
 describe("SIP_TRUNK_ALLOW", () => {
   it("reads addresses and CIDR blocks and matches sources inside them", () => {
-    const blocks = ["10.1.2.0/24", "192.0.2.7"].map((b) => parseIpv4Block(b)!);
+    const blocks = ["10.1.2.0/24", "192.0.2.7"].map((b) => parseAddressBlock(b)!);
     expect(allowedSource(blocks, "10.1.2.200")).toBe(true);
     expect(allowedSource(blocks, "10.1.3.1")).toBe(false);
     expect(allowedSource(blocks, "192.0.2.7")).toBe(true);
     expect(allowedSource(blocks, "::ffff:192.0.2.7")).toBe(true);
     expect(allowedSource(blocks, "192.0.2.8")).toBe(false);
     expect(allowedSource(blocks, "::1")).toBe(false);
-    expect(allowedSource([parseIpv4Block("0.0.0.0/0")!], "203.0.113.9")).toBe(true);
+    expect(allowedSource([parseAddressBlock("0.0.0.0/0")!], "203.0.113.9")).toBe(true);
     for (const bad of ["10.1.2.0/33", "300.1.1.1", "10.1.2", "10.1.2.0/x", "a/b/c", ""]) {
-      expect(parseIpv4Block(bad), bad).toBeUndefined();
+      expect(parseAddressBlock(bad), bad).toBeUndefined();
     }
   });
 
@@ -55,7 +55,7 @@ describe("SIP_TRUNK_ALLOW", () => {
       SIP_LISTEN: "127.0.0.1:5060",
     };
     const byIp = callControlSettings.parse({ ...base, SIP_TRUNK_URI: "sip:192.0.2.10:5070" });
-    expect(byIp.sip.trunkAllow).toEqual([parseIpv4Block("192.0.2.10")]);
+    expect(byIp.sip.trunkAllow).toEqual([parseAddressBlock("192.0.2.10")]);
     const byName = callControlSettings.parse({ ...base, SIP_TRUNK_URI: "sip:trunk.example.net" });
     expect(byName.sip.trunkAllow).toEqual([]);
     const listed = callControlSettings.parse({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { callControlSettings } from "../src/config.js";
 import { orderTargets, resolveTrunkUri, type TrunkDns } from "../src/carrier/sip/trunk-resolver.js";
-import { parseIpv4Block } from "../src/sip/trunk-allow.js";
+import { parseAddressBlock } from "../src/sip/trunk-allow.js";
 import { parseTrunkUri } from "../src/sip/trunk-uris.js";
 
 /** A DNS answering from tables; every question it was asked is kept. */
@@ -248,8 +248,8 @@ describe("SIP_TRUNK_URI as a list", () => {
       resolveIntervalMs: 60_000,
     });
     expect(parsed.sip.trunkAllow).toEqual([
-      parseIpv4Block("192.0.2.10"),
-      parseIpv4Block("192.0.2.11"),
+      parseAddressBlock("192.0.2.10"),
+      parseAddressBlock("192.0.2.11"),
     ]);
   });
 
@@ -261,7 +261,7 @@ describe("SIP_TRUNK_URI as a list", () => {
         : parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`);
     };
     expect(issues({ SIP_TRUNK_URI: "sip:a.example.net, http://b" })).toEqual([
-      "SIP_TRUNK_URI: must be SIP URIs: sip:host[:port][;transport=udp|tcp|tls] or sips:host[:port], comma-separated",
+      "SIP_TRUNK_URI: must be SIP URIs: sip:host[:port][;transport=udp|tcp|tls] or sips:host[:port], comma-separated (an IPv6 host in brackets: sip:[2001:db8::1]:5060)",
     ]);
     expect(issues({ SIP_TRUNK_URI: "sip:a.example.net,sip:b:5060;transport=sctp" })).toEqual([
       "SIP_TRUNK_URI: transport must be udp, tcp or tls (sips: is tls)",

@@ -1,3 +1,4 @@
+import { isIPv6 } from "node:net";
 import { Client, type NgReply, type NgRequest } from "rtpengine-client";
 
 /** Where rtpengine's ng control protocol listens (`SIP_RTP_RELAY`). */
@@ -92,7 +93,7 @@ export function createRtpRelay(options: RtpRelayOptions): RtpRelay {
     replace: ["origin", "session-connection"],
     ICE: "remove",
     ...(description.receivedFrom
-      ? { "received-from": ["IP4", description.receivedFrom], flags: ["SIP-source-address"] }
+      ? { "received-from": receivedFrom(description.receivedFrom), flags: ["SIP-source-address"] }
       : {}),
   });
 
@@ -117,3 +118,9 @@ export function createRtpRelay(options: RtpRelayOptions): RtpRelay {
     close: () => client.close(),
   };
 }
+
+/** ng's `received-from`: the address family (`IP4`, `IP6`) and the address SIP came from. */
+export const receivedFrom = (address: string): [string, string] => [
+  isIPv6(address) ? "IP6" : "IP4",
+  address,
+];

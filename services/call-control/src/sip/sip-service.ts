@@ -6,7 +6,8 @@ import { NonceIssuer } from "./registrar/nonce.js";
 import { sweepNonceUses } from "./registrar/nonce-uses.js";
 import { createRegistrar } from "./registrar/registrar.js";
 import { sweepExpiredBindings } from "./registrar/registrations.js";
-import type { SipSettings } from "./sip-settings.js";
+import { unspecified, type SipSettings } from "./sip-settings.js";
+import { sipHost, sipHostPort } from "./stack/sip-host.js";
 import type { SipFlow, SipTlsOptions } from "./stack/transport.js";
 
 export interface RunningSip {
@@ -39,9 +40,10 @@ export async function startSip(options: {
   const { pool, logger, settings } = options;
   if (!settings.listen) return undefined;
   const nonces = new NonceIssuer(internalKey("sip-digest-nonce"), settings.nonceLifetimeMs);
+  // As a Request-URI writes them (`./stack/sip-host.ts`): an IPv6 address as `[canonical]`.
   const hosts = [settings.domain, settings.publicAddress.host, settings.listen.host]
-    .filter((host): host is string => host !== undefined && host !== "0.0.0.0")
-    .map((host) => host.toLowerCase());
+    .filter((host): host is string => host !== undefined && !unspecified(host))
+    .map(sipHost);
   // The registrar records the public address, whose port may be the one just bound.
   const bound: {
     registrar?: SipRequestHandler;
@@ -92,8 +94,8 @@ export async function startSip(options: {
   const tlsPort = endpoint.transport.tlsPort;
   logger.info(
     {
-      listen: `${endpoint.transport.host}:${endpoint.transport.port}`,
-      ...(tlsPort !== undefined ? { tls: `${endpoint.transport.host}:${tlsPort}` } : {}),
+      listen: sipHostPort(endpoint.transport.host, endpoint.transport.port),
+      ...(tlsPort !== undefined ? { tls: sipHostPort(endpoint.transport.host, tlsPort) } : {}),
       public: publicAddress,
     },
     tlsPort !== undefined ? "sip: listening (udp, tcp, tls)" : "sip: listening (udp, tcp)",

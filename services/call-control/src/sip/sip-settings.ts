@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { digestAlgorithm, type DigestAlgorithm } from "./stack/digest.js";
-import { ipv4Number, parseIpv4Block, type Ipv4Block } from "./trunk-allow.js";
+import { parseHostPort, sipHost } from "./stack/sip-host.js";
+import { addressBlock, parseAddressBlock, type AddressBlock } from "./trunk-allow.js";
 import {
   maxTrunkUris,
   parseTrunkUris,
@@ -9,20 +10,51 @@ import {
   type TrunkUri,
 } from "./trunk-uris.js";
 
-/** `host:port` (a name or an IPv4 address; IPv6 is not supported yet). */
-const hostPort = /^([A-Za-z0-9.-]+):(\d{1,5})$/;
-const hostAndOptionalPort = /^([A-Za-z0-9.-]+)(?::(\d{1,5}))?$/;
+/**
+ * `host:port` or `host[:port]` (a name, an IPv4 address, or an IPv6 address in brackets:
+ * `[::]:5060`, `[2001:db8::1]`), checked with a message saying what is wrong.
+ */
+const hostPortSetting = (options: { port: "required" | "optional"; minPort: number }) =>
+  z.string().superRefine((value, ctx) => {
+    const parsed = parseHostPort(value);
+    const shape = options.port === "required" ? "host:port" : "host or host:port";
+    if ("error" in parsed) {
+      ctx.addIssue({ code: "custom", message: `must be ${shape}: ${parsed.error}` });
+    } else if (parsed.port === undefined && options.port === "required") {
+      ctx.addIssue({
+        code: "custom",
+        message: `must be ${shape} (e.g. 0.0.0.0:5060 or [::]:5060): the port is missing`,
+      });
+    } else if (
+      parsed.port !== undefined &&
+      (parsed.port < options.minPort || parsed.port > 65535)
+    ) {
+      ctx.addIssue({ code: "custom", message: `the port must be ${options.minPort}–65535` });
+    }
+  });
 
-/** Comma-separated IPv4 addresses or CIDRs (SIP_TRUNK_ALLOW, SIP_PATH_ALLOW). */
-const ipv4Blocks = () =>
+/** The host (IPv6 without brackets) and port of a setting `hostPortSetting` checked. */
+const hostPortOf = (value: string | undefined) => {
+  const parsed = value === undefined ? undefined : parseHostPort(value);
+  return parsed && !("error" in parsed) ? parsed : undefined;
+};
+
+/** A wildcard address (`0.0.0.0`, `::`): every interface, which no peer can be told to reach. */
+export const unspecified = (host: string): boolean => host === "0.0.0.0" || host === "::";
+
+/** Comma-separated IPv4/IPv6 addresses or CIDRs (SIP_TRUNK_ALLOW, SIP_PATH_ALLOW). */
+const addressBlocks = () =>
   z.string().transform((value, ctx) => {
     const items = value.split(",").map((item) => item.trim());
-    const blocks = items.map(parseIpv4Block);
+    const blocks = items.map(parseAddressBlock);
     if (items.length === 0 || blocks.some((block) => block === undefined)) {
-      ctx.addIssue({ code: "custom", message: "must list IPv4 addresses or CIDRs (a.b.c.d/n)" });
+      ctx.addIssue({
+        code: "custom",
+        message: "must list IP addresses or CIDRs (a.b.c.d/n, 2001:db8::/n)",
+      });
       return z.NEVER;
     }
-    return blocks as Ipv4Block[];
+    return blocks as AddressBlock[];
   });
 const port = z.coerce.number().int().min(0).max(65_535);
 
@@ -31,13 +63,10 @@ const seconds = (fallback: number, max: number) =>
 
 /** The SIP variables of call-control (docs/api.md "Voice over SIP", docs/configuration.md). */
 export const sipSettingsFields = {
-  SIP_LISTEN: z
-    .string()
-    .regex(hostPort, "must be host:port")
-    .refine((v) => Number(hostPort.exec(v)?.[2]) <= 65535, "the port must be 0–65535")
+  SIP_LISTEN: hostPortSetting({ port: "required", minPort: 0 })
     .optional()
     .describe(
-      "`host:port` the SIP listener binds, UDP and TCP (e.g. `0.0.0.0:5060`; port 0 takes a free one, for tests); unset, no SIP listener starts",
+      "`host:port` the SIP listener binds, UDP and TCP (e.g. `0.0.0.0:5060`; an IPv6 address in brackets: `[::]:5060` takes IPv6 and IPv4 peers, `[2001:db8::5]:5060` IPv6 only; port 0 takes a free one, for tests); unset, no SIP listener starts",
     ),
   SIP_TLS_PORT: port
     .optional()
@@ -65,19 +94,20 @@ export const sipSettingsFields = {
     .describe(
       "path of PEM CA certificates a TLS trunk's certificate must chain to (default: the system's CAs); read at start",
     ),
-  SIP_PUBLIC_ADDRESS: z
-    .string()
-    .regex(hostAndOptionalPort, "must be host or host:port")
+  SIP_PUBLIC_ADDRESS: hostPortSetting({ port: "optional", minPort: 1 })
     .optional()
     .describe(
-      "`host[:port]` this replica is reached at, as Via and Contact say (default SIP_LISTEN; the port defaults to SIP_LISTEN's)",
+      "`host[:port]` this replica is reached at, as Via and Contact say (an IPv6 address in brackets: `[2001:db8::5]:5060`; default SIP_LISTEN; the port defaults to SIP_LISTEN's)",
     ),
   SIP_DOMAIN: z
     .string()
-    .regex(/^[A-Za-z0-9.-]{1,253}$/, "must be a host name or an IPv4 address")
+    .refine((v) => {
+      const parsed = parseHostPort(v);
+      return !("error" in parsed) && parsed.port === undefined;
+    }, "must be a host name, an IPv4 address or an IPv6 address in brackets ([2001:db8::5])")
     .optional()
     .describe(
-      "the seats' SIP domain and digest realm (`sip:<seat id>@<domain>`; default the host of SIP_PUBLIC_ADDRESS or SIP_LISTEN, else `localhost`); changing it invalidates every seat's credentials until rotated",
+      "the seats' SIP domain and digest realm (`sip:<seat id>@<domain>`; an IPv6 address in brackets; default the host of SIP_PUBLIC_ADDRESS or SIP_LISTEN, else `localhost`); changing it invalidates every seat's credentials until rotated",
     ),
   SIP_DIGEST_ALGORITHMS: z
     .string()
@@ -98,7 +128,7 @@ export const sipSettingsFields = {
     .string()
     .refine(
       (v) => parseTrunkUris(v) !== undefined,
-      "must be SIP URIs: sip:host[:port][;transport=udp|tcp|tls] or sips:host[:port], comma-separated",
+      "must be SIP URIs: sip:host[:port][;transport=udp|tcp|tls] or sips:host[:port], comma-separated (an IPv6 host in brackets: sip:[2001:db8::1]:5060)",
     )
     .refine(
       (v) => trunkUriTexts(v).length <= maxTrunkUris,
@@ -114,7 +144,7 @@ export const sipSettingsFields = {
     )
     .optional()
     .describe(
-      'sip voice carrier: the carrier\'s SIP trunk outbound calls go to: `sip:trunk.example.net:5060;transport=udp` (the default transport), `;transport=tcp`, or TLS as `sips:trunk.example.net` / `;transport=tls` (port 5061 unless named; its certificate is verified, SIP_TLS_CA_FILE); required with VOICE_CARRIER=sip. Several URIs, comma-separated, are tried in that order, each name resolved per RFC 3263 (SRV when it has no port: `_sip._udp`, `_sip._tcp` or `_sips._tcp`, then A); a call fails over to the next address (docs/operations.md "SIP trunk health and failover")',
+      'sip voice carrier: the carrier\'s SIP trunk outbound calls go to: `sip:trunk.example.net:5060;transport=udp` (the default transport; an IPv6 address in brackets, `sip:[2001:db8::1]:5060`), `;transport=tcp`, or TLS as `sips:trunk.example.net` / `;transport=tls` (port 5061 unless named; its certificate is verified, SIP_TLS_CA_FILE); required with VOICE_CARRIER=sip. Several URIs, comma-separated, are tried in that order, each name resolved per RFC 3263 (SRV when it has no port: `_sip._udp`, `_sip._tcp` or `_sips._tcp`, then A); a call fails over to the next address (docs/operations.md "SIP trunk health and failover")',
     ),
   SIP_TRUNK_FAILOVER_TIMEOUT_MS: z.coerce
     .number()
@@ -169,25 +199,24 @@ export const sipSettingsFields = {
     .describe(
       "sip voice carrier: the digest password for the trunk (a secret: never logged); required with SIP_TRUNK_USERNAME",
     ),
-  SIP_TRUNK_ALLOW: ipv4Blocks()
+  SIP_TRUNK_ALLOW: addressBlocks()
     .optional()
     .describe(
-      "sip voice carrier: comma-separated IPv4 addresses or CIDRs whose INVITEs are inbound calls (default: the SIP_TRUNK_URI hosts that are IPv4 addresses); an INVITE from any other source is answered 403",
+      "sip voice carrier: comma-separated IPv4 or IPv6 addresses or CIDRs (`192.0.2.0/24`, `2001:db8::/64`) whose INVITEs are inbound calls (default: the SIP_TRUNK_URI hosts that are IP addresses); an INVITE from any other source is answered 403",
     ),
-  SIP_PATH_ALLOW: ipv4Blocks()
+  SIP_PATH_ALLOW: addressBlocks()
     .optional()
     .describe(
-      "comma-separated IPv4 addresses or CIDRs of the SIP edges (the chart's `sipEdge`) whose REGISTERs may carry a Path (RFC 3327): the phone is then reached through the edge that added it; a REGISTER with a Path from any other source is answered 403. Unset: a Path is taken from any source (set it when phones reach SIP_LISTEN directly)",
+      "comma-separated IPv4 or IPv6 addresses or CIDRs of the SIP edges (the chart's `sipEdge`) whose REGISTERs may carry a Path (RFC 3327): the phone is then reached through the edge that added it; a REGISTER with a Path from any other source is answered 403. Unset: a Path is taken from any source (set it when phones reach SIP_LISTEN directly)",
     ),
-  SIP_RTP_RELAY: z
-    .string()
-    .refine((v) => {
-      const port = Number(hostPort.exec(v)?.[2]);
-      return port >= 1 && port <= 65535;
-    }, "must be host:port (port 1–65535)")
+  SIP_RTP_RELAY: hostPortSetting({ port: "required", minPort: 1 })
+    .refine(
+      (v) => !hostPortOf(v)?.host.includes(":"),
+      "must name rtpengine by an IPv4 address or a name: its ng client speaks over IPv4 only (the media it anchors may be IPv6)",
+    )
     .optional()
     .describe(
-      "sip voice carrier: `host:port` of rtpengine's ng control port (UDP); every SDP passed from one leg to the other is anchored there. Unset: signalling only, media flows between the phone and the trunk",
+      "sip voice carrier: `host:port` of rtpengine's ng control port (UDP over IPv4: an IPv4 address or a name; the media it anchors may be IPv6); every SDP passed from one leg to the other is anchored there. Unset: signalling only, media flows between the phone and the trunk",
     ),
   SIP_REGISTER_MIN_EXPIRES: seconds(60, 86_400).describe(
     "a REGISTER asking for a shorter non-zero expiry is answered 423 with Min-Expires",
@@ -207,19 +236,17 @@ type SipFieldValues = z.output<z.ZodObject<typeof sipSettingsFields>>;
 
 /** The listen address, public address, domain and registrar limits. */
 export function sipSettings(value: SipFieldValues) {
-  const listen = value.SIP_LISTEN ? hostPort.exec(value.SIP_LISTEN) : null;
-  const published = value.SIP_PUBLIC_ADDRESS
-    ? hostAndOptionalPort.exec(value.SIP_PUBLIC_ADDRESS)
-    : null;
-  const listenHost = listen?.[1];
-  const listenPort = listen ? Number(listen[2]) : undefined;
-  const publicHost = published?.[1] ?? listenHost;
-  const publicPort = published?.[2] ? Number(published[2]) : listenPort;
+  const listen = hostPortOf(value.SIP_LISTEN);
+  const published = hostPortOf(value.SIP_PUBLIC_ADDRESS);
+  const publicHost = published?.host ?? listen?.host;
+  const publicPort = published?.port ?? listen?.port;
   return {
-    listen: listenHost !== undefined ? { host: listenHost, port: listenPort ?? 5060 } : undefined,
-    /** What Via and Contact say; undefined port: the bound one. */
+    /** The address bound (an IPv6 one without brackets). */
+    listen: listen ? { host: listen.host, port: listen.port ?? 5060 } : undefined,
+    /** What Via and Contact say (the host bare: `sipHost` brackets IPv6); undefined port: the bound one. */
     publicAddress: { host: publicHost, port: publicPort },
-    domain: (value.SIP_DOMAIN ?? publicHost ?? "localhost").toLowerCase(),
+    /** As a URI writes it: an IPv6 address in brackets. */
+    domain: sipHost(value.SIP_DOMAIN ?? publicHost ?? "localhost"),
     minExpires: value.SIP_REGISTER_MIN_EXPIRES,
     maxExpires: value.SIP_REGISTER_MAX_EXPIRES,
     defaultExpires: Math.min(
@@ -278,19 +305,16 @@ function tlsOf(value: SipFieldValues) {
 }
 
 /** The sources whose INVITEs are inbound calls: SIP_TRUNK_ALLOW, else the trunk's IP addresses. */
-function trunkAllowOf(value: SipFieldValues): Ipv4Block[] {
+function trunkAllowOf(value: SipFieldValues): AddressBlock[] {
   if (value.SIP_TRUNK_ALLOW) return value.SIP_TRUNK_ALLOW;
   const uris = value.SIP_TRUNK_URI ? (parseTrunkUris(value.SIP_TRUNK_URI) ?? []) : [];
-  return uris.flatMap((uri) => {
-    const base = ipv4Number(uri.host);
-    return base === undefined ? [] : [{ base, bits: 32 }];
-  });
+  return uris.flatMap((uri) => addressBlock(uri.host) ?? []);
 }
 
-/** rtpengine's ng control address, if media is relayed. */
+/** rtpengine's ng control address (an IPv6 one without brackets), if media is relayed. */
 function rtpRelayOf(value: SipFieldValues): { host: string; port: number } | undefined {
-  const match = value.SIP_RTP_RELAY ? hostPort.exec(value.SIP_RTP_RELAY) : null;
-  return match ? { host: match[1]!, port: Number(match[2]) } : undefined;
+  const relay = hostPortOf(value.SIP_RTP_RELAY);
+  return relay?.port !== undefined ? { host: relay.host, port: relay.port } : undefined;
 }
 
 /** What the `sip` voice carrier cannot do without: a listener and a trunk. */
@@ -306,11 +330,20 @@ export type SipSettings = ReturnType<typeof sipSettings>;
 
 /** Reports expiry limits that contradict each other, and a wildcard listener nobody could name. */
 export function checkSipSettings(value: SipFieldValues, ctx: z.RefinementCtx): void {
-  if (hostPort.exec(value.SIP_LISTEN ?? "")?.[1] === "0.0.0.0" && !value.SIP_PUBLIC_ADDRESS) {
+  const listenHost = hostPortOf(value.SIP_LISTEN)?.host;
+  if (listenHost !== undefined && unspecified(listenHost) && !value.SIP_PUBLIC_ADDRESS) {
     ctx.addIssue({
       code: "custom",
       path: ["SIP_PUBLIC_ADDRESS"],
-      message: "is required when SIP_LISTEN binds every interface (0.0.0.0)",
+      message: "is required when SIP_LISTEN binds every interface (0.0.0.0 or [::])",
+    });
+  }
+  const publicHost = hostPortOf(value.SIP_PUBLIC_ADDRESS)?.host;
+  if (publicHost !== undefined && unspecified(publicHost)) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["SIP_PUBLIC_ADDRESS"],
+      message: "must be an address peers can reach, not 0.0.0.0 or [::]",
     });
   }
   if (value.SIP_TLS_PORT !== undefined) {

@@ -1,13 +1,19 @@
+import { hostAddress, sipHostPort } from "./stack/sip-host.js";
+
 /**
  * SIP_TRUNK_URI: one SIP URI of the carrier's trunk or several, comma-separated, tried in the
- * order written. Each names a host (an IPv4 address or a DNS name, resolved per RFC 3263 by
+ * order written. Each names a host (an IPv4 address, an IPv6 address in brackets, RFC 5118, or a
+ * DNS name, resolved per RFC 3263 by
  * `../carrier/sip/trunk-resolver.ts`), an optional port (without one a DNS name is looked up by
  * SRV) and optional parameters (`transport`: `udp`, `tcp` or `tls`; a `sips:` URI is TLS).
  */
 export interface TrunkUri {
   /** `sips` when the URI is one (its transport is then `tls`). */
   scheme: "sip" | "sips";
-  /** The host as written, lower-cased: the Request-URI's host. */
+  /**
+   * The host: a name or an IPv4 address lower-cased, an IPv6 address without its brackets
+   * (canonical): the address the network takes. `trunkHostPort` writes it for a Request-URI.
+   */
   host: string;
   /** The port written in the URI; undefined: SRV (a name) or 5060. */
   port: number | undefined;
@@ -17,7 +23,7 @@ export interface TrunkUri {
 
 /** `sip:` or `sips:`, `host[:port]`, optional parameters. */
 const trunkUri =
-  /^(sips?):([A-Za-z0-9.-]+)(?::(\d{1,5}))?((?:;[A-Za-z0-9_.!~*'()%+-]+(?:=[A-Za-z0-9_.!~*'()%+-]+)?)*)$/i;
+  /^(sips?):([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?((?:;[A-Za-z0-9_.!~*'()%+-]+(?:=[A-Za-z0-9_.!~*'()%+-]+)?)*)$/i;
 
 /** At most this many URIs: a list is a handful of addresses, not a directory. */
 export const maxTrunkUris = 16;
@@ -35,9 +41,11 @@ export function parseTrunkUri(text: string): TrunkUri | undefined {
   if (!match) return undefined;
   const scheme = match[1]!.toLowerCase() === "sips" ? "sips" : "sip";
   const transport = /;transport=([^;]*)/i.exec(match[4] ?? "")?.[1];
+  const host = hostAddress(match[2]!);
+  if (host === undefined) return undefined;
   return {
     scheme,
-    host: match[2]!.toLowerCase(),
+    host: host.toLowerCase(),
     port: match[3] ? Number(match[3]) : undefined,
     transport: (transport || (scheme === "sips" ? "tls" : "udp")).toLowerCase(),
   };
@@ -55,8 +63,7 @@ export function parseTrunkUris(value: string): TrunkUri[] | undefined {
 }
 
 /** `host[:port]` of a URI as its Request-URI writes it (the port only when written). */
-export const trunkHostPort = (uri: TrunkUri): string =>
-  uri.port === undefined ? uri.host : `${uri.host}:${uri.port}`;
+export const trunkHostPort = (uri: TrunkUri): string => sipHostPort(uri.host, uri.port);
 
 /** `;transport=` of a URI for TCP or TLS over `sip:` (none for UDP, nor for `sips:`: TLS already). */
 export const trunkTransportParam = (uri: TrunkUri): string =>

@@ -31,7 +31,7 @@ import type {
   CarrierTimers,
   DialRequest,
 } from "../../calls/carrier.js";
-import type { Ipv4Block } from "../../sip/trunk-allow.js";
+import type { AddressBlock } from "../../sip/trunk-allow.js";
 import { createAckWaits } from "./sip-ack-waits.js";
 import { handleInDialogRequests } from "./sip-in-dialog.js";
 import { createSipInbound, inboundKinds, type InboundDelivery } from "./sip-inbound.js";
@@ -79,7 +79,7 @@ export function createSipCarrier(options: {
   sip: RunningSip;
   trunk: SipTrunk;
   /** The sources whose INVITEs are inbound calls (SIP_TRUNK_ALLOW). */
-  trunkAllow: readonly Ipv4Block[];
+  trunkAllow: readonly AddressBlock[];
   delivery: InboundDelivery;
   /** Where the SDP passed between the legs goes (SIP_RTP_RELAY). */
   media: MediaRelay;

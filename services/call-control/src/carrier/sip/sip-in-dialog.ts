@@ -14,7 +14,7 @@ import type { SipEndpoint, SipRequestContext } from "../../sip/stack/endpoint.js
 import { responseTo, type NameAddress, type SipRequest } from "../../sip/stack/message.js";
 import type { SipTransportName } from "../../sip/stack/transport.js";
 import { carriesSdp } from "../../sip/stack/sdp.js";
-import type { Ipv4Block } from "../../sip/trunk-allow.js";
+import type { AddressBlock } from "../../sip/trunk-allow.js";
 import type { CarrierEvents } from "../../calls/carrier.js";
 import type { AckWaits } from "./sip-ack-waits.js";
 import { MediaRefused, type MediaRelay } from "./sip-media.js";
@@ -40,7 +40,7 @@ export function handleInDialogRequests(options: {
   /** The relayed offer and its answer go through the RTP relay. */
   media: MediaRelay;
   /** SIP_TRUNK_ALLOW: where the trunk leg's requests may come from. */
-  trunkAllow: readonly Ipv4Block[];
+  trunkAllow: readonly AddressBlock[];
   /** A new INVITE (no To tag): an inbound call. */
   onNewInvite(request: SipRequest, context: SipRequestContext): Promise<void>;
 }): void {

@@ -27,7 +27,7 @@ import { phoneOrigin, phoneRoute } from "../../sip/registrar/path.js";
 import type { SipTransportName } from "../../sip/stack/transport.js";
 import { carriesSdp } from "../../sip/stack/sdp.js";
 import { responseFromRow, serverInviteOf } from "../../sip/dialogs/server-responses.js";
-import { allowedSource, type Ipv4Block } from "../../sip/trunk-allow.js";
+import { allowedSource, type AddressBlock } from "../../sip/trunk-allow.js";
 import type { CarrierEvents } from "../../calls/carrier.js";
 import { hangupForFailure, hangupForStatus } from "./sip-causes.js";
 import type { SipLegs } from "./sip-legs.js";
@@ -85,7 +85,7 @@ export function createSipInbound(options: {
   legs: SipLegs;
   trunkResponses: TrunkResponses;
   media: MediaRelay;
-  allow: readonly Ipv4Block[];
+  allow: readonly AddressBlock[];
   delivery: InboundDelivery;
   attached(): CarrierEvents;
   react(callId: string, work: (tx: Tx) => Promise<void>): void;

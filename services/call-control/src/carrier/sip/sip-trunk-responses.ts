@@ -4,7 +4,7 @@ import { flowOf, type Dialog } from "../../sip/dialogs/dialogs.js";
 import type { SipEndpoint } from "../../sip/stack/endpoint.js";
 import type { SipHeaders, SipResponse } from "../../sip/stack/message.js";
 import { responseFromRow } from "../../sip/dialogs/server-responses.js";
-import type { Ipv4Block } from "../../sip/trunk-allow.js";
+import type { AddressBlock } from "../../sip/trunk-allow.js";
 import type { AckWaits } from "./sip-ack-waits.js";
 
 /** How long a held server transaction waits for its final response before it is let go. */
@@ -37,7 +37,7 @@ export function createTrunkResponses(options: {
   endpoint: SipEndpoint;
   ackWaits: AckWaits;
   /** SIP_TRUNK_ALLOW: where the trunk's ACK may come from (besides the INVITE's source). */
-  trunkAllow: readonly Ipv4Block[];
+  trunkAllow: readonly AddressBlock[];
   logger: Logger;
 }): TrunkResponses {
   const { endpoint, ackWaits, logger } = options;

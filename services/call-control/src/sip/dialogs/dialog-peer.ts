@@ -1,7 +1,7 @@
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import type { Dialog } from "./dialogs.js";
-import { allowedSource, type Ipv4Block } from "../trunk-allow.js";
+import { allowedSource, type AddressBlock } from "../trunk-allow.js";
 
 type Peer = Pick<Dialog, "leg" | "flow_address">;
 
@@ -22,7 +22,7 @@ const plain = (source: string) => source.replace(/^::ffff:/i, "");
 export function fromDialogPeerAddress(
   dialog: Peer,
   source: string,
-  trunkAllow: readonly Ipv4Block[],
+  trunkAllow: readonly AddressBlock[],
 ): boolean {
   const address = plain(source);
   if (address === dialog.flow_address) return true;
@@ -36,7 +36,7 @@ export function fromDialogPeerAddress(
 export async function fromDialogPeer(
   dialog: Peer,
   source: string,
-  trunkAllow: readonly Ipv4Block[],
+  trunkAllow: readonly AddressBlock[],
   resolve: AddressResolver = systemAddresses,
 ): Promise<boolean> {
   if (fromDialogPeerAddress(dialog, source, trunkAllow)) return true;

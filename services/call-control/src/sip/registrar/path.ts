@@ -1,7 +1,7 @@
 import { isIP } from "node:net";
-import sip from "sip";
 import { routeEntries } from "../dialogs/dialog-requests.js";
 import { textHeader, type SipRequest } from "../stack/message.js";
+import { parseSipUri, type SipUriParts } from "../stack/sip-host.js";
 import type { SipFlow, SipTransportName } from "../stack/transport.js";
 import type { PhoneAddress } from "./registrations.js";
 
@@ -67,9 +67,9 @@ export function phoneOrigin(phone: PhoneAddress): { transport: SipTransportName;
   if (!received) return source;
   let flow: SipFlow | undefined;
   try {
-    flow = flowOf(sip.parseUri(decodeURIComponent(received)));
+    flow = flowOf(parseSipUri(decodeURIComponent(received)));
   } catch {
-    return source;
+    return source; // not percent-encoding
   }
   return flow ? { transport: flow.transport, address: flow.address } : source;
 }
@@ -86,31 +86,27 @@ export function phoneDialogOnTls(leg: {
   if (leg.flow_transport === "tls") return true;
   const last = leg.route_set.at(-1);
   const uri = last === undefined ? undefined : uriOf(last);
-  return uri?.schema === "sips" || uri?.params.transport?.toLowerCase() === "tls";
+  return uri?.scheme === "sips" || uri?.params.transport?.toLowerCase() === "tls";
 }
 
-/** The next hop an entry names: an IPv4 address over UDP or TCP (we open no TLS to an edge). */
+/** The next hop an entry names: an IP address over UDP or TCP (we open no TLS to an edge). */
 function nextHopOf(entry: string): SipFlow | undefined {
   const uri = uriOf(entry);
   const flow = uri && flowOf(uri);
   return flow?.transport === "tls" ? undefined : flow;
 }
 
-/** The entry's URI (between its angle brackets), parsed. */
-function uriOf(entry: string): sip.SipUri | undefined {
+/** The entry's URI (between its angle brackets), parsed (IPv6 references too, RFC 5118). */
+function uriOf(entry: string): SipUriParts | undefined {
   const uri = /^<([^>]*)>/.exec(entry)?.[1];
-  try {
-    return uri === undefined ? undefined : sip.parseUri(uri);
-  } catch {
-    return undefined;
-  }
+  return uri === undefined ? undefined : parseSipUri(uri);
 }
 
-/** A SIP URI naming an IPv4 address over UDP, TCP or TLS, as a flow (port 5060 if unsaid). */
-function flowOf(uri: sip.SipUri | undefined): SipFlow | undefined {
-  if (!uri || isIP(uri.host) !== 4) return undefined;
+/** A SIP URI naming an IP address over UDP, TCP or TLS, as a flow (port 5060 if unsaid). */
+function flowOf(uri: SipUriParts | undefined): SipFlow | undefined {
+  if (!uri || isIP(uri.address) === 0) return undefined;
   const transport = (uri.params.transport ?? "udp").toLowerCase();
   if (transport !== "udp" && transport !== "tcp" && transport !== "tls") return undefined;
-  const port = Number.isInteger(uri.port) && uri.port > 0 ? uri.port : 5060;
-  return { transport, address: uri.host, port };
+  const port = uri.port !== undefined && uri.port > 0 ? uri.port : 5060;
+  return { transport, address: uri.address, port };
 }

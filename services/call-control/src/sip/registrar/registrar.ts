@@ -23,7 +23,7 @@ import type { NonceIssuer } from "./nonce.js";
 import { claimNonceUse, parseNonceCount } from "./nonce-uses.js";
 import { liveBindings, removeBindings, saveBinding, type Binding } from "./registrations.js";
 import type { SipFlow } from "../stack/transport.js";
-import { allowedSource, type Ipv4Block } from "../trunk-allow.js";
+import { allowedSource, type AddressBlock } from "../trunk-allow.js";
 import { pathOf, supportsPath } from "./path.js";
 
 export interface RegistrarSettings {
@@ -45,7 +45,7 @@ export interface RegistrarSettings {
    * The sources whose REGISTER may carry a Path (SIP_PATH_ALLOW: the SIP edges); a Path from
    * elsewhere is refused 403. Undefined: any source (only edges reach the SIP port).
    */
-  pathAllow?: readonly Ipv4Block[] | undefined;
+  pathAllow?: readonly AddressBlock[] | undefined;
 }
 
 export interface RegistrarOptions {

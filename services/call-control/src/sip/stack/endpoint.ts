@@ -8,6 +8,7 @@ import {
   type SipHeaders,
 } from "./message.js";
 import { createClientTransactions, type ClientTransactionLayer } from "./client-transactions.js";
+import { sipHostPort } from "./sip-host.js";
 import {
   startSipTransport,
   type SipFlow,
@@ -48,7 +49,7 @@ export interface SipEndpoint {
   readonly transport: SipTransport;
   /** The client transactions (requests we send); responses to them are dispatched here. */
   readonly client: ClientTransactionLayer;
-  /** `host:port` our Via and Contact say (over UDP and TCP). */
+  /** `host:port` our Via and Contact say (over UDP and TCP; an IPv6 host in brackets). */
   readonly publicAddress: string;
   /** `host:port` our Via and Contact say over `transport` (TLS: the TLS port). */
   sentBy(transport: SipTransportName): string;
@@ -176,8 +177,8 @@ export async function startSipEndpoint(options: SipEndpointOptions): Promise<Sip
   });
   bound.transport = running;
   const publicHost = options.publicAddress?.host ?? running.host;
-  publicAddress = `${publicHost}:${options.publicAddress?.port || running.port}`;
-  if (running.tlsPort !== undefined) tlsAddress = `${publicHost}:${running.tlsPort}`;
+  publicAddress = sipHostPort(publicHost, options.publicAddress?.port || running.port);
+  if (running.tlsPort !== undefined) tlsAddress = sipHostPort(publicHost, running.tlsPort);
 
   return {
     transport: running,

@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
 import sip from "sip";
+import { readAddressHeaders } from "./address-headers.js";
+import { parseSipUri } from "./sip-host.js";
 
 /**
  * SIP messages (RFC 3261 §7) as call-control handles them: the `sip` package parses and
@@ -43,7 +45,9 @@ export function parseMessage(data: Buffer | string): SipRequest | SipResponse | 
   } catch {
     return undefined;
   }
-  return message && checkMessage(message);
+  // Via and the route headers again, IPv6 references included (./address-headers.ts).
+  if (!message || !readAddressHeaders(data, message.headers)) return undefined;
+  return checkMessage(message);
 }
 
 /**
@@ -160,22 +164,15 @@ export const quote = (value: string): string => `"${value.replace(/(["\\])/g, "\
 /** The URI inside a name-addr's angle brackets as the library gives it, or the addr-spec. */
 export const addressUri = (address: NameAddress): string => address.uri.trim();
 
-/** The parts of a SIP URI the registrar reads, or undefined for another scheme or a bad URI. */
+/**
+ * The parts of a SIP URI the registrar reads, or undefined for another scheme or a bad URI; the
+ * host lower-cased, an IPv6 reference as `[canonical address]` (`./sip-host.ts`).
+ */
 export function sipUriParts(
   uri: string,
 ): { user: string | undefined; host: string; port: number | undefined } | undefined {
-  let parsed: sip.SipUri | undefined;
-  try {
-    parsed = sip.parseUri(uri);
-  } catch {
-    return undefined;
-  }
-  if (!parsed || !/^sips?$/i.test(parsed.schema)) return undefined;
-  return {
-    user: parsed.user,
-    host: parsed.host.toLowerCase(),
-    port: Number.isInteger(parsed.port) ? parsed.port : undefined,
-  };
+  const parsed = parseSipUri(uri);
+  return parsed && { user: parsed.user, host: parsed.host, port: parsed.port };
 }
 
 /** A new Via branch (RFC 3261 §8.1.1.7: the magic cookie, then random). */

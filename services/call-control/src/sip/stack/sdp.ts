@@ -43,6 +43,13 @@ function cryptoAnswer(offered: string[]): string | undefined {
 }
 
 /**
+ * The address type and unspecified address an answer to `offer` names (RFC 4566 §5.7): `IP6 ::`
+ * when the offer's connection is IPv6 (RFC 5118 §4.6), else `IP4 0.0.0.0`.
+ */
+const unspecifiedAddressOf = (offer: string): string =>
+  /^c=IN IP6 /m.test(offer) ? "IP6 ::" : "IP4 0.0.0.0";
+
+/**
  * An answer refusing every stream of `offer` (each m-line with port 0, RFC 3264 §6): what the
  * ACK of a 2xx whose offer cannot be taken carries before its BYE (RFC 3261 §13.2.2.4).
  */
@@ -55,11 +62,12 @@ export function refusingAnswer(offer: string): string {
       return `m=${kind} 0 ${proto} ${format}`;
     });
   const version = Date.now();
+  const unspecified = unspecifiedAddressOf(offer);
   return [
     "v=0",
-    `o=switchboard ${version} ${version} IN IP4 0.0.0.0`,
+    `o=switchboard ${version} ${version} IN ${unspecified}`,
     "s=-",
-    "c=IN IP4 0.0.0.0",
+    `c=IN ${unspecified}`,
     "t=0 0",
     ...(media.length > 0 ? media : ["m=audio 0 RTP/AVP 0"]),
     "",
@@ -101,11 +109,12 @@ export function heldAnswer(offer: string): string {
   }
   endStream();
   const session = Date.now();
+  const unspecified = unspecifiedAddressOf(offer);
   return [
     "v=0",
-    `o=switchboard ${session} ${session} IN IP4 0.0.0.0`,
+    `o=switchboard ${session} ${session} IN ${unspecified}`,
     "s=-",
-    "c=IN IP4 0.0.0.0",
+    `c=IN ${unspecified}`,
     "t=0 0",
     ...(lines.length > 0 ? lines : ["m=audio 0 RTP/AVP 0"]),
     "",

@@ -1,6 +1,7 @@
 import { connect as connectTcp, isIP, type Socket } from "node:net";
 import { connect as connectTls } from "node:tls";
 import { isRequest, maxMessageBytes, parseMessage } from "./message.js";
+import { unmappedAddress } from "./sip-host.js";
 import { createStreamFramer } from "./stream-framer.js";
 import type { SipFlow, SipTransportOptions } from "./transport.js";
 
@@ -67,7 +68,7 @@ export function createStreamConnections(options: StreamConnectionsOptions): Stre
    * refused (too many, or no peer address).
    */
   const serve = (socket: Socket, transport: "tcp" | "tls", extraKey?: string): boolean => {
-    const address = socket.remoteAddress;
+    const address = socket.remoteAddress && unmappedAddress(socket.remoteAddress);
     const port = socket.remotePort;
     if (!address || !port || streams.size >= maxStreamConnections) {
       socket.destroy();

@@ -1,5 +1,5 @@
 import { createSocket, type Socket as UdpSocket } from "node:dgram";
-import { createServer, isIPv6, type Server } from "node:net";
+import { createServer, isIPv4, isIPv6, type Server } from "node:net";
 import {
   createServer as createTlsServer,
   type Server as TlsServer,
@@ -15,6 +15,7 @@ import {
   type SipRequest,
   type SipResponse,
 } from "./message.js";
+import { unmappedAddress } from "./sip-host.js";
 import { createStreamConnections } from "./stream-connections.js";
 
 /** RFC 3261 §18's transports, as Via names them in lower case. */
@@ -23,6 +24,7 @@ export type SipTransportName = "udp" | "tcp" | "tls";
 /** Where a message came from or goes to: the peer's address as the network shows it. */
 export interface SipFlow {
   transport: SipTransportName;
+  /** An IPv4 or IPv6 address (no brackets; an IPv4-mapped one as its IPv4 address), or a name. */
   address: string;
   port: number;
 }
@@ -39,6 +41,7 @@ export interface SipTlsOptions {
 }
 
 export interface SipTransportOptions {
+  /** The address bound: IPv4, or IPv6 without brackets (`::` takes IPv4 peers too). */
   host: string;
   /** 0 picks a free port (the same for UDP and TCP). */
   port: number;
@@ -76,7 +79,7 @@ export interface SipTransport {
   /**
    * Sends over UDP to the flow's address, or over TCP/TLS on the connection open with it,
    * opening one when the flow is `dialable`. False when it cannot be sent at all (no connection
-   * to a peer we do not dial); `onFailed` runs when a connection being opened for it fails.
+   * to a peer we do not dial, an IPv6 peer of an IPv4 socket); `onFailed` runs when a connection being opened for it fails.
    */
   send(message: SipMessage, flow: SipFlow, onFailed?: () => void): boolean;
   /** Closes the sockets, the listeners and every TCP/TLS connection. */
@@ -117,7 +120,9 @@ export async function startSipTransport(options: SipTransportOptions): Promise<S
       logger.debug({ address: remote.address, port: remote.port }, "sip: dropped a datagram");
       return;
     }
-    const flow: SipFlow = { transport: "udp", address: remote.address, port: remote.port };
+    // An IPv4 peer of a dual-stack socket (`[::]`) is `::ffff:a.b.c.d` to it: its flow says a.b.c.d.
+    const address = unmappedAddress(remote.address);
+    const flow: SipFlow = { transport: "udp", address, port: remote.port };
     if (bodyCutShort(data, message)) {
       logger.debug({ address: remote.address, port: remote.port }, "sip: a datagram cut short");
       if (!isRequest(message)) return;
@@ -169,6 +174,7 @@ export async function startSipTransport(options: SipTransportOptions): Promise<S
     }
   }
   const { udp, port } = bound;
+  const udp6 = isIPv6(options.host);
   let tlsPort: number | undefined;
   if (tlsServer && tlsListen) {
     try {
@@ -192,7 +198,10 @@ export async function startSipTransport(options: SipTransportOptions): Promise<S
     send: (message, flow, onFailed) => {
       const wire = Buffer.from(serialize(message), "latin1");
       if (flow.transport === "udp") {
-        udp.send(wire, flow.port, flow.address, (error) => {
+        // A udp4 socket reaches no IPv6 peer; a udp6 one reaches IPv4 peers mapped (`[::]` only).
+        if (!udp6 && isIPv6(flow.address)) return false;
+        const address = udp6 && isIPv4(flow.address) ? `::ffff:${flow.address}` : flow.address;
+        udp.send(wire, flow.port, address, (error) => {
           if (error) logger.debug({ err: error }, "sip: a datagram could not be sent");
         });
         return true;
