@@ -150,7 +150,7 @@ describe("call-control transactions in few round trips (real PostgreSQL)", () =>
  * the outbox relay's batches, which serve every call at once (counted per call by the others).
  * Before: 13 (each timer step two round trips, the seat read and claimed on its own).
  */
-describe("a sandbox call's round trips in call-control (real PostgreSQL)", () => {
+describe("call-control's round trips per request (real PostgreSQL)", () => {
   const account = "acct_roundtrips";
   let h: ServiceHarness;
   let from: string;
@@ -182,6 +182,24 @@ describe("a sandbox call's round trips in call-control (real PostgreSQL)", () =>
     /^\s*UPDATE "?call_control"?\.outbox SET published_at/.test(text) ||
     /^\s*SELECT type, sequence, data FROM call_control\.outbox/.test(text) ||
     /^\s*(BEGIN|COMMIT|ROLLBACK)\s*$/.test(text);
+
+  /** What the floor's write sends: the agents table's statements and any lock on a key. */
+  const agentStatements = () =>
+    sent
+      .filter((s) => /call_control\.agents|pg_advisory/.test(s.text))
+      .map((s) => s.text.replace(/\s+/g, " ").slice(0, 60));
+
+  it("a keyed agent create is one statement; its retry adds one lookup", async () => {
+    sent.length = 0;
+    const request = { accountId: account, name: "keyed", description: "floor" };
+    const headers = { "idempotency-key": "floor-1" };
+    const first = await h.call(h.client.createAgent, request, headers);
+    expect(agentStatements()).toEqual([expect.stringMatching(/^INSERT INTO call_control\.agents/)]);
+    sent.length = 0;
+    const again = await h.call(h.client.createAgent, request, headers);
+    expect(again.agent).toEqual(first.agent);
+    expect(agentStatements()).toHaveLength(3); // the insert that did nothing, the key, the agent
+  });
 
   it("a sandbox call is 7 round trips of its own: 4 timer steps of one, the placement of two, a read", async () => {
     sent.length = 0;

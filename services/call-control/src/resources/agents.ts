@@ -12,12 +12,11 @@ import {
   type Queryable,
   requireAccount,
   requireId,
-  withTransaction,
 } from "@switchboard/kit";
 import type { callcontrol } from "@switchboard/proto";
 import { checkAgentName } from "../validation.js";
 import { hasPgCode, isStillReferenced, pgCodes, usedByRoute } from "./pg-errors.js";
-import { keyColumns, keyedCreate, resourceOfKey } from "./resource-keys.js";
+import { createOnce, keyColumns, keyedCreate, madeByKey, onKeyTaken } from "./resource-keys.js";
 
 export interface AgentRow {
   id: string;
@@ -62,8 +61,8 @@ const nameTaken = (name: string) =>
   new DomainError("conflict", `the account already has an agent named ${name}`);
 
 /**
- * CreateAgent. Under an Idempotency-Key the insert and the key's lookup share a transaction, so
- * the same request retried gets the agent it made (resource-keys.ts).
+ * CreateAgent: one INSERT, the key's lookup only when its key was taken (resource-keys.ts), so
+ * the same request retried gets the agent it made.
  */
 export async function createAgent(
   pool: Pool,
@@ -76,11 +75,11 @@ export async function createAgent(
   errors.throwIfAny();
   checkIdempotencyKey(idempotencyKey);
   const keyed = keyedCreate("create-agent", request, idempotencyKey);
-  const insert = async (db: Queryable) => {
-    const { rows } = await db.query<AgentRow>(
+  const insert = async () => {
+    const { rows } = await pool.query<AgentRow>(
       `INSERT INTO call_control.agents
          (id, account_id, name, description, idempotency_key, request_fingerprint)
-       VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${columns}`,
+       VALUES ($1, $2, $3, $4, $5, $6) ${onKeyTaken} RETURNING ${columns}`,
       [
         newId("agt"),
         request.accountId,
@@ -89,17 +88,18 @@ export async function createAgent(
         ...keyColumns(keyed),
       ],
     );
-    return rows[0]!;
+    return rows[0];
   };
+  const find = (id: string) => findAgent(pool, request.accountId, id);
   try {
-    if (idempotencyKey === undefined) return await insert(pool);
-    return await withTransaction(pool, async (client) => {
-      const made = await resourceOfKey(client, "agents", request.accountId, keyed);
-      return made ? (await findAgent(client, request.accountId, made))! : insert(client);
-    });
+    return (await createOnce(pool, "agents", request.accountId, keyed, insert, find)).row;
   } catch (error) {
-    if (hasPgCode(error, pgCodes.uniqueViolation)) throw nameTaken(request.name);
-    throw error;
+    if (!hasPgCode(error, pgCodes.uniqueViolation)) throw error;
+    // A retry racing its first attempt can meet the name before the key: what the key made.
+    const made = await madeByKey(pool, "agents", request.accountId, keyed);
+    const agent = made === undefined ? undefined : await find(made);
+    if (agent) return agent;
+    throw nameTaken(request.name);
   }
 }
 

@@ -1,7 +1,10 @@
-import { replayByKey, requestFingerprint, type Queryable } from "@switchboard/kit";
+import { replayOrMismatch, requestFingerprint, type Queryable } from "@switchboard/kit";
 
 /** How long a create's Idempotency-Key names what it made (docs/api.md: 24 hours). */
 export const keyWindow = "24 hours";
+
+/** The tables whose rows keep the Idempotency-Key of the create that made them. */
+export type KeyedTable = "agents" | "seats" | "routes";
 
 /** A create's Idempotency-Key (forwarded by the gateway) and its request's fingerprint. */
 export interface KeyedCreate {
@@ -16,41 +19,66 @@ export const keyedCreate = (
 ): KeyedCreate => ({ key, fingerprint: requestFingerprint(operation, request) });
 
 /** The key's columns for an insert: `[idempotency_key, request_fingerprint]`. */
-export const keyColumns = (keyed: KeyedCreate | undefined): [string | null, string | null] =>
-  keyed?.key === undefined ? [null, null] : [keyed.key, keyed.fingerprint];
+export const keyColumns = (keyed: KeyedCreate): [string | null, string | null] =>
+  keyed.key === undefined ? [null, null] : [keyed.key, keyed.fingerprint];
+
+/** Appended to a keyed create's INSERT: a key already taken inserts nothing. */
+export const onKeyTaken =
+  "ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING";
 
 /**
- * Inside a create's transaction, before its insert: the id of the resource the key made within
- * its window (the same request again: the gateway lost that answer), `idempotency-mismatch` for
- * another request, or undefined when the key is free. A key older than the window is released
- * here, so the request takes it. kit's advisory lock on the key serialises concurrent retries.
+ * A create under its Idempotency-Key, in one statement when the key is free: `insert` runs an
+ * INSERT ending in `onKeyTaken` and returns its row, or undefined when the key was taken. Only
+ * then is the key looked up: the same request again (the gateway lost that answer) gets what it
+ * made (`replayed`), another request is `idempotency-mismatch`, and a key older than its window
+ * is released and the insert tried once more. The unique index on the key serialises racing
+ * retries: an insert meeting an uncommitted one waits for it.
  */
-export async function resourceOfKey(
-  client: Queryable,
-  table: "agents" | "seats" | "routes",
+export async function createOnce<Row>(
+  db: Queryable,
+  table: KeyedTable,
   accountId: string,
-  keyed: KeyedCreate | undefined,
+  keyed: KeyedCreate,
+  insert: () => Promise<Row | undefined>,
+  find: (id: string) => Promise<Row | undefined>,
+): Promise<{ row: Row; replayed: boolean }> {
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    const inserted = await insert();
+    if (inserted) return { row: inserted, replayed: false };
+    const made = await madeByKey(db, table, accountId, keyed);
+    const row = made === undefined ? undefined : await find(made);
+    if (row) return { row, replayed: true };
+    await releaseStaleKey(db, table, accountId, keyed.key!);
+  }
+  throw new Error(`call_control.${table}: the Idempotency-Key stayed taken after its release`);
+}
+
+/**
+ * The id of the resource the key made within its window, when the request is the same one;
+ * `idempotency-mismatch` for another; undefined when no resource holds the key in its window.
+ */
+export async function madeByKey(
+  db: Queryable,
+  table: KeyedTable,
+  accountId: string,
+  keyed: KeyedCreate,
 ): Promise<string | undefined> {
-  if (keyed?.key === undefined) return undefined;
-  const key = keyed.key;
-  return replayByKey(client, {
-    scope: `call-control:${table}`,
-    accountId,
-    key,
-    fingerprint: keyed.fingerprint,
-    find: async () => {
-      const { rows } = await client.query<{ id: string; request_fingerprint: string | null }>(
-        `WITH released AS (
-           UPDATE call_control.${table} SET idempotency_key = NULL
-            WHERE account_id = $1 AND idempotency_key = $2
-              AND created_at <= now() - interval '${keyWindow}')
-         SELECT id, request_fingerprint FROM call_control.${table}
-          WHERE account_id = $1 AND idempotency_key = $2
-            AND created_at > now() - interval '${keyWindow}'`,
-        [accountId, key],
-      );
-      return rows[0];
-    },
-    toResource: (row) => row.id,
-  });
+  if (keyed.key === undefined) return undefined;
+  const { rows } = await db.query<{ id: string; request_fingerprint: string | null }>(
+    `SELECT id, request_fingerprint FROM call_control.${table}
+      WHERE account_id = $1 AND idempotency_key = $2
+        AND created_at > now() - interval '${keyWindow}'`,
+    [accountId, keyed.key],
+  );
+  const row = rows[0];
+  return row && replayOrMismatch(row, keyed.fingerprint, row.id);
+}
+
+async function releaseStaleKey(db: Queryable, table: KeyedTable, accountId: string, key: string) {
+  await db.query(
+    `UPDATE call_control.${table} SET idempotency_key = NULL
+      WHERE account_id = $1 AND idempotency_key = $2
+        AND created_at <= now() - interval '${keyWindow}'`,
+    [accountId, key],
+  );
 }

@@ -20,7 +20,7 @@ import type { NumberDirectory } from "../inventory-directory.js";
 import { checkAgentName, checkName } from "../validation.js";
 import { findAgentByName } from "./agents.js";
 import { hasPgCode, pgCodes } from "./pg-errors.js";
-import { keyColumns, keyedCreate, resourceOfKey } from "./resource-keys.js";
+import { createOnce, keyColumns, keyedCreate, onKeyTaken } from "./resource-keys.js";
 import { findRoute, routeSelect, type RouteRow } from "./route-rows.js";
 import { findSeat } from "./seats.js";
 
@@ -132,18 +132,28 @@ export async function createRoute(
   const keyed = keyedCreate("create-route", request, idempotencyKey);
   const owned = await ownedNumbers(directory, request.accountId, request.numbers);
   return withTransaction(pool, async (client) => {
-    const made = await resourceOfKey(client, "routes", request.accountId, keyed);
-    if (made) return (await findRoute(client, request.accountId, made))!;
     const { agentId } = await resolve(client, owned, request.accountId, request);
-    const id = newId("rte");
-    await client.query(
-      `INSERT INTO call_control.routes
-         (id, account_id, name, agent_id, seat_id, idempotency_key, request_fingerprint)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [id, request.accountId, request.name, agentId, request.seatId ?? null, ...keyColumns(keyed)],
-    );
-    await setNumbers(client, request.accountId, id, request.numbers);
-    return (await findRoute(client, request.accountId, id))!;
+    const insert = async () => {
+      const { rows } = await client.query<{ id: string }>(
+        `INSERT INTO call_control.routes
+           (id, account_id, name, agent_id, seat_id, idempotency_key, request_fingerprint)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ${onKeyTaken} RETURNING id`,
+        [
+          newId("rte"),
+          request.accountId,
+          request.name,
+          agentId,
+          request.seatId ?? null,
+          ...keyColumns(keyed),
+        ],
+      );
+      const id = rows[0]?.id;
+      if (id === undefined) return undefined;
+      await setNumbers(client, request.accountId, id, request.numbers);
+      return findRoute(client, request.accountId, id);
+    };
+    const find = (id: string) => findRoute(client, request.accountId, id);
+    return (await createOnce(client, "routes", request.accountId, keyed, insert, find)).row;
   });
 }
 

@@ -20,7 +20,7 @@ import { issueSipCredentials } from "../sip/registrar/credentials.js";
 import { liveContactSql } from "../sip/registrar/registrations.js";
 import { checkName } from "../validation.js";
 import { isStillReferenced, usedByRoute } from "./pg-errors.js";
-import { keyColumns, keyedCreate, resourceOfKey } from "./resource-keys.js";
+import { createOnce, keyColumns, keyedCreate, onKeyTaken } from "./resource-keys.js";
 
 export interface SeatRow {
   id: string;
@@ -89,7 +89,6 @@ function checkFields(
   return status;
 }
 
-/** Creates the seat with its SIP credentials; the password is returned to be shown once. */
 /**
  * CreateSeat. Under an Idempotency-Key the same request retried gets the seat it made
  * (resource-keys.ts) with a new SIP password: the first is stored only as a digest, and the
@@ -109,26 +108,35 @@ export async function createSeat(
   checkIdempotencyKey(idempotencyKey);
   const keyed = keyedCreate("create-seat", request, idempotencyKey);
   return withTransaction(pool, async (client) => {
-    const made = await resourceOfKey(client, "seats", request.accountId, keyed);
-    if (made) {
-      const sipPassword = await issueSipCredentials(client, made, sipRealm);
-      return { seat: (await findSeat(client, request.accountId, made))!, sipPassword };
-    }
-    const { rows } = await client.query<SeatRow>(
-      `INSERT INTO call_control.seats AS s
-         (id, account_id, name, max_concurrent_calls, status, idempotency_key, request_fingerprint)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${plainColumns}, NULL::text AS sip_contact`,
-      [
-        newId("seat"),
-        request.accountId,
-        request.name,
-        request.maxConcurrentCalls ?? 1,
-        status ?? "active",
-        ...keyColumns(keyed),
-      ],
+    const insert = async () => {
+      const { rows } = await client.query<SeatRow>(
+        `INSERT INTO call_control.seats AS s
+           (id, account_id, name, max_concurrent_calls, status, idempotency_key, request_fingerprint)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ${onKeyTaken}
+         RETURNING ${plainColumns}, NULL::text AS sip_contact`,
+        [
+          newId("seat"),
+          request.accountId,
+          request.name,
+          request.maxConcurrentCalls ?? 1,
+          status ?? "active",
+          ...keyColumns(keyed),
+        ],
+      );
+      return rows[0];
+    };
+    const find = (id: string) => findSeat(client, request.accountId, id);
+    const { row, replayed } = await createOnce(
+      client,
+      "seats",
+      request.accountId,
+      keyed,
+      insert,
+      find,
     );
-    const seat = rows[0]!;
-    return { seat, sipPassword: await issueSipCredentials(client, seat.id, sipRealm) };
+    const sipPassword = await issueSipCredentials(client, row.id, sipRealm);
+    // A replayed seat is read again: its registrations went with its old password.
+    return { seat: replayed ? (await find(row.id))! : row, sipPassword };
   });
 }
 
