@@ -9,7 +9,7 @@ import {
 } from "@switchboard/kit";
 import type { callcontrol } from "@switchboard/proto";
 import type { NumberDirectory } from "../inventory-directory.js";
-import { keyWindow } from "../resources/resource-keys.js";
+import { createOnce, keyWindow } from "../resources/resource-keys.js";
 import { timerTraceCarrier, type Tx } from "../scheduler/tx.js";
 import type { PassportSigner } from "../stir-shaken/passport.js";
 import { emitCallEvent } from "./call-events.js";
@@ -128,20 +128,11 @@ async function place(
         x5u,
         key: idempotencyKey,
       });
-    let row = await insert();
-    if (!row && idempotencyKey) {
-      // Another request with this key committed first (that call is the one), or the key was
-      // last used more than 24 hours ago (it is released and this request takes it).
-      const existing = await callByKey(tx.client, call, idempotencyKey);
-      if (existing) return { row: existing, replayed: true };
-      await tx.client.query(
-        `UPDATE call_control.calls SET idempotency_key = NULL
-          WHERE account_id = $1 AND idempotency_key = $2 AND created_at <= now() - interval '${keyWindow}'`,
-        [call.accountId, idempotencyKey],
-      );
-      row = await insert();
-    }
-    if (!row) throw new DomainError("conflict", "the Idempotency-Key is in use; retry the request");
+    const made = await createOnce(tx.client, "calls", call.accountId, idempotencyKey, insert, () =>
+      callByKey(tx.client, call, idempotencyKey!),
+    );
+    if (made.replayed) return { row: made.row, replayed: true };
+    const row = made.row;
     if (seatId !== undefined && !row.seat_claimed_now) {
       const refusal = await seatRefusal(tx, call.accountId, seatId, { pointer: "#/seat_id" });
       // The transaction rolls back (the call with it) whichever is thrown.

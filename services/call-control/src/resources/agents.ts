@@ -16,7 +16,7 @@ import {
 import type { callcontrol } from "@switchboard/proto";
 import { checkAgentName } from "../validation.js";
 import { hasPgCode, isStillReferenced, pgCodes, usedByRoute } from "./pg-errors.js";
-import { createOnce, keyColumns, keyedCreate, madeByKey, onKeyTaken } from "./resource-keys.js";
+import { createOnce, findByKey, keyColumns, keyedCreate, onKeyTaken } from "./resource-keys.js";
 
 export interface AgentRow {
   id: string;
@@ -90,14 +90,15 @@ export async function createAgent(
     );
     return rows[0];
   };
-  const find = (id: string) => findAgent(pool, request.accountId, id);
+  const byKey = findByKey(pool, "agents", request.accountId, keyed, (id) =>
+    findAgent(pool, request.accountId, id),
+  );
   try {
-    return (await createOnce(pool, "agents", request.accountId, keyed, insert, find)).row;
+    return (await createOnce(pool, "agents", request.accountId, keyed.key, insert, byKey)).row;
   } catch (error) {
     if (!hasPgCode(error, pgCodes.uniqueViolation)) throw error;
     // A retry racing its first attempt can meet the name before the key: what the key made.
-    const made = await madeByKey(pool, "agents", request.accountId, keyed);
-    const agent = made === undefined ? undefined : await find(made);
+    const agent = await byKey();
     if (agent) return agent;
     throw nameTaken(request.name);
   }

@@ -1,10 +1,15 @@
-import { replayOrMismatch, requestFingerprint, type Queryable } from "@switchboard/kit";
+import {
+  DomainError,
+  replayOrMismatch,
+  requestFingerprint,
+  type Queryable,
+} from "@switchboard/kit";
 
 /** How long a create's Idempotency-Key names what it made (docs/api.md: 24 hours). */
 export const keyWindow = "24 hours";
 
 /** The tables whose rows keep the Idempotency-Key of the create that made them. */
-export type KeyedTable = "agents" | "seats" | "routes";
+export type KeyedTable = "agents" | "seats" | "routes" | "calls";
 
 /** A create's Idempotency-Key (forwarded by the gateway) and its request's fingerprint. */
 export interface KeyedCreate {
@@ -29,29 +34,43 @@ export const onKeyTaken =
 /**
  * A create under its Idempotency-Key, in one statement when the key is free: `insert` runs an
  * INSERT ending in `onKeyTaken` and returns its row, or undefined when the key was taken. Only
- * then is the key looked up: the same request again (the gateway lost that answer) gets what it
- * made (`replayed`), another request is `idempotency-mismatch`, and a key older than its window
- * is released and the insert tried once more. The unique index on the key serialises racing
- * retries: an insert meeting an uncommitted one waits for it.
+ * then is the key looked up (`byKey`): the same request again (the gateway lost that answer)
+ * gets what it made (`replayed`), another request is `idempotency-mismatch`, and a key older
+ * than its window is released and the insert tried once more. The unique index on the key
+ * serialises racing retries: an insert meeting an uncommitted one waits for it.
  */
-export async function createOnce<Row>(
+export async function createOnce<Made, Found>(
   db: Queryable,
   table: KeyedTable,
   accountId: string,
-  keyed: KeyedCreate,
-  insert: () => Promise<Row | undefined>,
-  find: (id: string) => Promise<Row | undefined>,
-): Promise<{ row: Row; replayed: boolean }> {
+  key: string | undefined,
+  insert: () => Promise<Made | undefined>,
+  byKey: () => Promise<Found | undefined>,
+): Promise<{ row: Made; replayed: false } | { row: Found; replayed: true }> {
   for (let attempt = 0; attempt < 2; attempt += 1) {
     const inserted = await insert();
     if (inserted) return { row: inserted, replayed: false };
-    const made = await madeByKey(db, table, accountId, keyed);
-    const row = made === undefined ? undefined : await find(made);
-    if (row) return { row, replayed: true };
-    await releaseStaleKey(db, table, accountId, keyed.key!);
+    if (key === undefined) break;
+    const found = await byKey();
+    if (found) return { row: found, replayed: true };
+    await releaseStaleKey(db, table, accountId, key);
   }
-  throw new Error(`call_control.${table}: the Idempotency-Key stayed taken after its release`);
+  throw new DomainError("conflict", "the Idempotency-Key is in use; retry the request");
 }
+
+/** `byKey` for a resource read by its id: what the key made in its window, through `find`. */
+export const findByKey =
+  <Row>(
+    db: Queryable,
+    table: KeyedTable,
+    accountId: string,
+    keyed: KeyedCreate,
+    find: (id: string) => Promise<Row | undefined>,
+  ) =>
+  async (): Promise<Row | undefined> => {
+    const made = await madeByKey(db, table, accountId, keyed);
+    return made === undefined ? undefined : find(made);
+  };
 
 /**
  * The id of the resource the key made within its window, when the request is the same one;

@@ -20,7 +20,7 @@ import type { NumberDirectory } from "../inventory-directory.js";
 import { checkAgentName, checkName } from "../validation.js";
 import { findAgentByName } from "./agents.js";
 import { hasPgCode, pgCodes } from "./pg-errors.js";
-import { createOnce, keyColumns, keyedCreate, onKeyTaken } from "./resource-keys.js";
+import { createOnce, findByKey, keyColumns, keyedCreate, onKeyTaken } from "./resource-keys.js";
 import { findRoute, routeSelect, type RouteRow } from "./route-rows.js";
 import { findSeat } from "./seats.js";
 
@@ -152,8 +152,10 @@ export async function createRoute(
       await setNumbers(client, request.accountId, id, request.numbers);
       return findRoute(client, request.accountId, id);
     };
-    const find = (id: string) => findRoute(client, request.accountId, id);
-    return (await createOnce(client, "routes", request.accountId, keyed, insert, find)).row;
+    const byKey = findByKey(client, "routes", request.accountId, keyed, (id) =>
+      findRoute(client, request.accountId, id),
+    );
+    return (await createOnce(client, "routes", request.accountId, keyed.key, insert, byKey)).row;
   });
 }
 

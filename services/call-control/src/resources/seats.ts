@@ -20,7 +20,7 @@ import { issueSipCredentials } from "../sip/registrar/credentials.js";
 import { liveContactSql } from "../sip/registrar/registrations.js";
 import { checkName } from "../validation.js";
 import { isStillReferenced, usedByRoute } from "./pg-errors.js";
-import { createOnce, keyColumns, keyedCreate, onKeyTaken } from "./resource-keys.js";
+import { createOnce, keyColumns, keyedCreate, madeByKey, onKeyTaken } from "./resource-keys.js";
 
 export interface SeatRow {
   id: string;
@@ -125,18 +125,14 @@ export async function createSeat(
       );
       return rows[0];
     };
-    const find = (id: string) => findSeat(client, request.accountId, id);
-    const { row, replayed } = await createOnce(
-      client,
-      "seats",
-      request.accountId,
-      keyed,
-      insert,
-      find,
+    const made = await createOnce(client, "seats", request.accountId, keyed.key, insert, () =>
+      madeByKey(client, "seats", request.accountId, keyed),
     );
-    const sipPassword = await issueSipCredentials(client, row.id, sipRealm);
-    // A replayed seat is read again: its registrations went with its old password.
-    return { seat: replayed ? (await find(row.id))! : row, sipPassword };
+    const seatId = made.replayed ? made.row : made.row.id;
+    const sipPassword = await issueSipCredentials(client, seatId, sipRealm);
+    // A replayed seat is read once its registrations went with its old password.
+    const seat = made.replayed ? await findSeat(client, request.accountId, seatId) : made.row;
+    return { seat: seat!, sipPassword };
   });
 }
 
