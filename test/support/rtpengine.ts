@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { Client } from "rtpengine-client";
-import { freeSipPort } from "./sip-peers.js";
+import { freeSipPort, workerPortSlice } from "./sip-peers.js";
 
 export interface Rtpengine {
   /** The ng control address (`SIP_RTP_RELAY`). */
@@ -16,12 +16,13 @@ export interface Rtpengine {
 
 /**
  * An rtpengine daemon (Debian package `rtpengine`, installed by `.ci/run`) relaying in user
- * space on loopback: its ng control port and a window of 200 media ports below the kernel's
- * ephemeral range. Resolves once it answers a ping.
+ * space on loopback: its ng control port and a window of 200 media ports from this worker's
+ * media slice (see `workerPortSlice`). Resolves once it answers a ping.
  */
 export async function startRtpengine(): Promise<Rtpengine> {
   const port = await freeSipPort();
-  const min = 20_000 + Math.floor(Math.random() * 60) * 200;
+  // One of the two 200-port windows in this worker's media slice (a file starts one at a time).
+  const min = workerPortSlice(26_000, 6_000).min + Math.floor(Math.random() * 2) * 200;
   const child = spawn(
     "rtpengine",
     [

@@ -14,14 +14,27 @@ import { join } from "node:path";
 export const sipScenarioDir = new URL("../sip/", import.meta.url).pathname;
 
 /**
- * A loopback port free for both UDP and TCP right now, below the kernel's ephemeral range
- * (32768–60999): a port the kernel hands out could go to another process's outgoing socket
- * before the peer that is given it binds.
+ * The loopback ports the tests' peers use, all below the kernel's ephemeral range (32768–60999),
+ * where the kernel could hand one to another process's outgoing socket: SIP ports (and rtpengine's
+ * control port) in 20000–25999, rtpengine's media windows in 26000–31999, baresip's RTP in
+ * 10000–19999. Each Vitest worker (`VITEST_POOL_ID`, 1…maxWorkers) draws from its own slice of
+ * each range, so files running at once never take the same port between the check that it is free
+ * and the peer's bind, and no media port lands on a SIP port.
  */
+const workerSlices = 12;
+const workerIndex = (Number(process.env.VITEST_POOL_ID ?? "1") - 1) % workerSlices;
+export function workerPortSlice(start: number, size: number): { min: number; max: number } {
+  const width = Math.floor(size / workerSlices);
+  const min = start + workerIndex * width;
+  return { min, max: min + width - 1 };
+}
+
+/** A loopback port free for both UDP and TCP right now, from this worker's SIP slice. */
 export async function freeSipPort(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const udp = createSocket("udp4");
-    const candidate = 20_000 + Math.floor(Math.random() * 12_000);
+    const slice = workerPortSlice(20_000, 6_000);
+    const candidate = slice.min + Math.floor(Math.random() * (slice.max - slice.min + 1));
     const port = await new Promise<number | undefined>((resolve) => {
       udp.once("error", () => resolve(undefined));
       udp.bind(candidate, "127.0.0.1", () => resolve(udp.address().port));
@@ -81,12 +94,14 @@ export async function startBaresip(account: {
   mediaenc?: "srtp" | "srtp-mand";
 }): Promise<Baresip> {
   const dir = mkdtempSync(join(tmpdir(), "baresip-"));
+  const rtpPorts = workerPortSlice(10_000, 10_000);
   // Port 0: baresip binds UDP, TCP and (on the next port) TLS; a fixed port races other tests.
   writeFileSync(
     join(dir, "config"),
     [
       "poll_method epoll",
       "sip_listen 127.0.0.1:0",
+      `rtp_ports ${rtpPorts.min}-${rtpPorts.max}`,
       "module_path /usr/lib/baresip/modules",
       // G.711 only, no audio device: its SDP offers PCMU/PCMA and a call needs no sound card.
       "module g711.so",
