@@ -15,6 +15,7 @@ import {
   type SipResponse,
 } from "../src/sip/stack/message.js";
 import { eventually, startServiceHarness, type ServiceHarness } from "./harness.js";
+import { hearStatements } from "./hear-statements.js";
 
 const account = "acct_sip_sources";
 const host = "127.0.0.1";
@@ -91,9 +92,10 @@ const responseOf =
  * Requests inside a call's dialogs must come from that leg's peer (docs/security.md): the
  * trunk's (SIP_TRUNK_ALLOW) or the phone's (where its registration came from). Real UDP on
  * loopback, real PostgreSQL: the trunk and the phone are raw sockets on 127.0.0.1, the
- * attacker one on 127.0.0.2 that knows every Call-ID and tag (read from the database).
+ * attacker one on 127.0.0.2 that knows every Call-ID and tag (read from the database). A
+ * request whose CSeq is not above the peer's last in the dialog gets 500 (RFC 3261 §12.2.2).
  */
-describe("in-dialog SIP requests from another address than the leg's peer", () => {
+describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () => {
   let h: ServiceHarness;
   let sipPort: number;
   let trunk: UdpPeer;
@@ -123,7 +125,7 @@ describe("in-dialog SIP requests from another address than the leg's peer", () =
       maxConcurrentCalls: 5,
     });
     seatId = created.seat!.id;
-    for (let i = 0; i < 2; i++) dids.push(await h.assignNumber(account));
+    for (let i = 0; i < 3; i++) dids.push(await h.assignNumber(account));
     await h.call(h.client.createRoute, {
       accountId: account,
       name: "main",
@@ -354,6 +356,65 @@ describe("in-dialog SIP requests from another address than the leg's peer", () =
       sipPort,
     );
     await trunk.next(responseOf(200, call.sipCallId, "BYE"));
+    const ended = await eventually(
+      () => callOf(call.callId),
+      (c) => c.endedAt !== undefined,
+      10_000,
+    );
+    expect(ended.status).toBe("completed");
+  });
+  it("a trunk BYE whose CSeq is not above the trunk's last gets 500 and changes nothing; the next ends the call touching the dialogs in 3 statements", async () => {
+    const call = await inboundCall(dids[2]!);
+    await h.call(h.client.answerInboundCall, { accountId: account, callId: call.callId });
+    await trunk.next(responseOf(200, call.sipCallId, "INVITE"));
+    const inTrunkDialog = (method: string, cseq: number) => [
+      `${method} sip:switchboard@${host}:${sipPort} SIP/2.0`,
+      `Via: SIP/2.0/UDP ${host}:${trunk.port};branch=${branch()}`,
+      "Max-Forwards: 70",
+      `From: <sip:+442071838750@${host}>;tag=${call.fromTag}`,
+      `To: <sip:${dids[2]}@${host}>;tag=${call.toTag}`,
+      `Call-ID: ${call.sipCallId}`,
+      `CSeq: ${cseq} ${method}`,
+    ];
+    trunk.send(inTrunkDialog("ACK", 1), sipPort);
+    const dialogs = async () =>
+      (
+        await h.pool.query<{ leg: string; state: string; remote_cseq: number | null }>(
+          `SELECT leg, state, remote_cseq::int AS remote_cseq
+             FROM call_control.sip_dialogs WHERE call_id = $1 ORDER BY leg`,
+          [call.callId],
+        )
+      ).rows;
+    const confirmed = await eventually(
+      dialogs,
+      (rows) => rows.length === 2 && rows.every((r) => r.state === "confirmed"),
+      10_000,
+    );
+
+    // CSeq 1 is the trunk's INVITE's: a BYE with it is out of order (RFC 3261 §12.2.2).
+    let from = trunk.inbox.length;
+    trunk.send(inTrunkDialog("BYE", 1), sipPort);
+    await trunk.next(responseOf(500, call.sipCallId, "BYE"), from);
+    expect(await dialogs()).toEqual(confirmed);
+    expect(await callOf(call.callId)).toMatchObject({ status: "in_progress", endedAt: undefined });
+
+    const touchingDialogs: string[] = [];
+    const unhear = await hearStatements(h.pool, (_app, text) => {
+      if (text.includes("sip_dialogs")) touchingDialogs.push(text);
+    });
+    try {
+      from = trunk.inbox.length;
+      trunk.send(inTrunkDialog("BYE", 2), sipPort);
+      await trunk.next(responseOf(200, call.sipCallId, "BYE"), from);
+    } finally {
+      unhear();
+    }
+    // Its leg found, then closed with its CSeq, then the phone's leg closed (its BYE follows).
+    expect(touchingDialogs, touchingDialogs.join("\n---\n")).toHaveLength(3);
+    expect(await dialogs()).toEqual([
+      { leg: "phone", state: "terminated", remote_cseq: confirmed[0]!.remote_cseq },
+      { leg: "trunk", state: "terminated", remote_cseq: 2 },
+    ]);
     const ended = await eventually(
       () => callOf(call.callId),
       (c) => c.endedAt !== undefined,

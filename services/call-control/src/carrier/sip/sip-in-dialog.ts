@@ -62,17 +62,20 @@ export function handleInDialogRequests(options: {
       if (!dialog) return 481;
       if (!(await fromDialogPeer(dialog, flow.address, trunkAllow))) return 403;
       const callStatus = await lockCall(tx, dialog.call_id);
-      const cseq = request.headers.cseq.seq;
-      if (!(await acceptRemoteCseq(tx.client, dialog.call_id, dialog.leg, cseq))) return 500;
+      const closed = await closedByPeer(
+        tx.client,
+        dialog.call_id,
+        dialog.leg,
+        request.headers.cseq.seq,
+      );
+      if (!closed) return 500;
       // The trunk is the caller's side of an inbound call (the leg we are the UAS of).
-      const legs = await dialogsOf(tx.client, dialog.call_id);
-      const inbound = legs.some((leg) => leg.server_invite !== null);
-      const source = (dialog.leg === "trunk") === inbound ? "caller" : "callee";
+      const source = (dialog.leg === "trunk") === dialog.inbound ? "caller" : "callee";
       const hangup: Hangup =
         callStatus === "in_progress"
           ? { cause: "normal_clearing", source, sipCode: 200 }
           : { cause: "originator_cancel", source, sipCode: 487 };
-      if (await closedByPeer(tx.client, dialog.call_id, dialog.leg)) {
+      if (closed.wasOpen) {
         await events.onCarrierEvent(tx, {
           type: "ended",
           callId: dialog.call_id,

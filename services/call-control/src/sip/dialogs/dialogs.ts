@@ -174,16 +174,22 @@ export async function dialogsOf(db: Queryable, callId: string): Promise<Dialog[]
   return rows;
 }
 
-/** The leg an in-dialog request belongs to: its Call-ID, our tag (its To) and theirs (From). */
+/**
+ * The leg an in-dialog request belongs to: its Call-ID, our tag (its To) and theirs (From);
+ * `inbound` when the call is an inbound one (its trunk leg is the one we are the UAS of).
+ */
 export async function findDialog(
   db: Queryable,
   sipCallId: string,
   localTag: string,
   remoteTag: string,
-): Promise<Dialog | undefined> {
-  const { rows } = await db.query<Dialog>(
-    `SELECT ${columns} FROM call_control.sip_dialogs
-      WHERE sip_call_id = $1 AND local_tag = $2 AND remote_tag = $3`,
+): Promise<(Dialog & { inbound: boolean }) | undefined> {
+  const { rows } = await db.query<Dialog & { inbound: boolean }>(
+    `SELECT ${qualified("d")},
+            EXISTS (SELECT 1 FROM call_control.sip_dialogs s
+                     WHERE s.call_id = d.call_id AND s.server_invite IS NOT NULL) AS inbound
+       FROM call_control.sip_dialogs d
+      WHERE d.sip_call_id = $1 AND d.local_tag = $2 AND d.remote_tag = $3`,
     [sipCallId, localTag, remoteTag],
   );
   return rows[0];
@@ -334,18 +340,27 @@ export async function acceptRemoteCseq(
   return rowCount === 1;
 }
 
-/** The far end ended the leg (its BYE): false when it was over already. */
+/**
+ * The far end's BYE (RFC 3261 §15.1.2), its CSeq taken as in `acceptRemoteCseq`: the leg is
+ * terminated. Undefined when the CSeq is out of order (answered 500, nothing changed);
+ * `wasOpen` false when the leg was over already.
+ */
 export async function closedByPeer(
   db: Queryable,
   callId: string,
   leg: DialogLeg,
-): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `UPDATE call_control.sip_dialogs SET state = 'terminated', updated_at = now()
-      WHERE call_id = $1 AND leg = $2 AND state <> 'terminated'`,
-    [callId, leg],
+  cseq: number,
+): Promise<{ wasOpen: boolean } | undefined> {
+  const { rows } = await db.query<{ was_open: boolean }>(
+    `UPDATE call_control.sip_dialogs d
+        SET remote_cseq = $3, state = 'terminated', updated_at = now()
+       FROM call_control.sip_dialogs old
+      WHERE d.call_id = $1 AND d.leg = $2 AND (d.remote_cseq IS NULL OR d.remote_cseq < $3)
+        AND old.call_id = d.call_id AND old.leg = d.leg
+     RETURNING old.state <> 'terminated' AS was_open`,
+    [callId, leg, cseq],
   );
-  return rowCount === 1;
+  return rows[0] && { wasOpen: rows[0].was_open };
 }
 
 /**
