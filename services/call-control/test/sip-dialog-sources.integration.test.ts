@@ -35,9 +35,9 @@ class UdpPeer {
       if (message) this.inbox.push(message);
     });
   }
-  static async bind(address: string): Promise<UdpPeer> {
+  static async bind(address: string, port = 0): Promise<UdpPeer> {
     const socket = createSocket("udp4");
-    await new Promise<void>((resolve) => socket.bind(0, address, resolve));
+    await new Promise<void>((resolve) => socket.bind(port, address, resolve));
     return new UdpPeer(socket, address);
   }
   get port(): number {
@@ -106,18 +106,18 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
 
   beforeAll(async () => {
     sipPort = await freeSipPort();
+    [trunk, phone, attacker] = await Promise.all([
+      freeSipPort().then((port) => UdpPeer.bind(host, port)),
+      UdpPeer.bind(host),
+      UdpPeer.bind(attackerHost),
+    ]);
     h = await startServiceHarness(postgres, {
       VOICE_CARRIER: "sip",
       SIP_LISTEN: `${host}:${sipPort}`,
       SIP_DOMAIN: host,
       SIP_DIGEST_ALGORITHMS: "MD5",
-      SIP_TRUNK_URI: `sip:${host}:${await freeSipPort()}`,
+      SIP_TRUNK_URI: `sip:${host}:${trunk.port}`,
     });
-    [trunk, phone, attacker] = await Promise.all([
-      UdpPeer.bind(host),
-      UdpPeer.bind(host),
-      UdpPeer.bind(attackerHost),
-    ]);
     await h.call(h.client.createAgent, { accountId: account, name: "front-desk" });
     const created = await h.call(h.client.createSeat, {
       accountId: account,
@@ -125,7 +125,7 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
       maxConcurrentCalls: 5,
     });
     seatId = created.seat!.id;
-    for (let i = 0; i < 3; i++) dids.push(await h.assignNumber(account));
+    for (let i = 0; i < 4; i++) dids.push(await h.assignNumber(account));
     await h.call(h.client.createRoute, {
       accountId: account,
       name: "main",
@@ -417,6 +417,66 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
     ]);
     const ended = await eventually(
       () => callOf(call.callId),
+      (c) => c.endedAt !== undefined,
+      10_000,
+    );
+    expect(ended.status).toBe("completed");
+  });
+  it("an outbound call's trunk 200 confirms the trunk's leg and reads the phone's in one statement", async () => {
+    const from = trunk.inbox.length;
+    const placed = await h.call(h.client.createOutboundCall, {
+      accountId: account,
+      to: "+15550109100",
+      from: dids[3]!,
+      agent: "front-desk",
+      seatId,
+    });
+    const callId = placed.call!.id;
+    const invite = await trunk.next<SipRequest>((m) => isRequest(m) && m.method === "INVITE", from);
+    const ok = responseTo(invite, 200, {
+      contact: [{ uri: `sip:trunk@${host}:${trunk.port}`, params: {} }],
+      "content-type": "application/sdp",
+    });
+    ok.headers.to.params.tag = "trunkanswer";
+    ok.content = sdp(host, 40_300);
+    const touchingDialogs: string[] = [];
+    const unhear = await hearStatements(h.pool, (_app, text) => {
+      // Not the CSeq the phone's re-INVITE (the trunk's answer, after the commit) takes.
+      const reinviteCseq = text.includes("local_cseq = local_cseq + 1");
+      if (text.includes("sip_dialogs") && !reinviteCseq) touchingDialogs.push(text);
+    });
+    try {
+      trunk.socket.send(serialize(ok), sipPort, host);
+      await trunk.next((m) => isRequest(m) && m.method === "ACK", from);
+    } finally {
+      unhear();
+    }
+    expect(touchingDialogs, touchingDialogs.join("\n---\n")).toHaveLength(1);
+    expect(
+      await eventually(
+        () => callOf(callId),
+        (c) => c.status === "in_progress",
+        10_000,
+      ),
+    ).toMatchObject({ status: "in_progress" });
+
+    // The trunk hangs up: the call completes.
+    const byeFrom = trunk.inbox.length;
+    trunk.send(
+      [
+        `BYE sip:switchboard@${host}:${sipPort} SIP/2.0`,
+        `Via: SIP/2.0/UDP ${host}:${trunk.port};branch=${branch()}`,
+        "Max-Forwards: 70",
+        `From: <${invite.headers.to.uri}>;tag=trunkanswer`,
+        `To: <${invite.headers.from.uri}>;tag=${invite.headers.from.params.tag}`,
+        `Call-ID: ${invite.headers["call-id"]}`,
+        "CSeq: 1 BYE",
+      ],
+      sipPort,
+    );
+    await trunk.next(responseOf(200, invite.headers["call-id"], "BYE"), byeFrom);
+    const ended = await eventually(
+      () => callOf(callId),
       (c) => c.endedAt !== undefined,
       10_000,
     );

@@ -266,12 +266,14 @@ export function createSipCarrier(options: {
     react(callId, async (tx) => {
       const status = await lockCall(tx, callId);
       const live = !!status && liveStatuses.includes(status);
-      const phone = await confirmDialog(tx.client, callId, "phone", {
-        ...answerOf(response),
-        sdp: phoneOffer,
-        // Acknowledged at once (RFC 3725 flow IV), so the trunk may ring the whole timeout.
-        acked: live && offer !== undefined,
-      });
+      const phone = (
+        await confirmDialog(tx.client, callId, "phone", {
+          ...answerOf(response),
+          sdp: phoneOffer,
+          // Acknowledged at once (RFC 3725 flow IV), so the trunk may ring the whole timeout.
+          acked: live && offer !== undefined,
+        })
+      )?.confirmed;
       if (!phone) {
         const [row] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "phone");
         if (row) tx.afterCommit(() => legs.dropLateAnswer(row, response));
@@ -442,12 +444,13 @@ export function createSipCarrier(options: {
     const callId = dialog.call_id;
     react(callId, async (tx) => {
       const callStatus = await lockCall(tx, callId);
-      if (!(await legs.confirmAnswer(tx, callId, "trunk", response))) return;
+      const answered = await legs.confirmAnswer(tx, callId, "trunk", response);
+      if (!answered) return;
       if (!callStatus || !liveStatuses.includes(callStatus)) {
         await legs.closeAll(tx, callId);
         return;
       }
-      const [phone] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "phone");
+      const phone = answered.other;
       if (!phone || phone.state !== "confirmed" || relayed.failed) {
         const sipCode = relayed.failed ? 503 : null;
         await ended(tx, callId, { cause: "network_error", source: "platform", sipCode });

@@ -63,15 +63,16 @@ export interface SipLegs {
   /** A 2xx for a leg already given up (its CANCEL crossed the answer): ACK it, then BYE. */
   dropLateAnswer(row: Dialog, response: SipResponse): void;
   /**
-   * A leg's 2xx to the INVITE we sent: confirms its dialog and ACKs it after commit; undefined
-   * when the leg was given up meanwhile (the late answer is ACKed and BYEd instead).
+   * A leg's 2xx to the INVITE we sent: confirms its dialog and ACKs it after commit, and reads
+   * the other leg (`confirmDialog`); undefined when the leg was given up meanwhile (the late
+   * answer is ACKed and BYEd instead).
    */
   confirmAnswer(
     tx: Tx,
     callId: string,
     leg: DialogLeg,
     response: SipResponse,
-  ): Promise<Dialog | undefined>;
+  ): Promise<{ confirmed: Dialog; other: Dialog | undefined } | undefined>;
   clear(): void;
 }
 
@@ -221,8 +222,8 @@ export function createSipLegs(options: {
         if (row) tx.afterCommit(() => dropLateAnswer(row, response));
         return undefined;
       }
-      const answerAck = ackFor2xx(answered, owner);
-      tx.afterCommit(() => ack(answered, answerAck));
+      const answerAck = ackFor2xx(answered.confirmed, owner);
+      tx.afterCommit(() => ack(answered.confirmed, answerAck));
       return answered;
     },
     clear() {

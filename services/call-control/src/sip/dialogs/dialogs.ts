@@ -259,7 +259,8 @@ export async function confirmServerDialog(
 
 /**
  * The 2xx came: the dialog is confirmed with the far end's tag, target and route set (and
- * `acked` when its ACK goes out after this commit).
+ * `acked` when its ACK goes out after this commit). With it, in the same statement, the call's
+ * other leg (if any), locked as `dialogsOf` locks it: what the answer is passed on to.
  */
 export async function confirmDialog(
   db: Queryable,
@@ -272,13 +273,21 @@ export async function confirmDialog(
     sdp?: string | undefined;
     acked?: boolean;
   },
-): Promise<Dialog | undefined> {
-  const { rows } = await db.query<Dialog>(
-    `UPDATE call_control.sip_dialogs
-        SET state = 'confirmed', remote_tag = $3, remote_target = $4, route_set = $5,
-            remote_sdp = COALESCE($6, remote_sdp), acked = acked OR $7, updated_at = now()
-      WHERE call_id = $1 AND leg = $2 AND state = 'calling'
-     RETURNING ${columns}`,
+): Promise<{ confirmed: Dialog; other: Dialog | undefined } | undefined> {
+  const { rows } = await db.query<Dialog & { is_confirmed: boolean }>(
+    `WITH other AS (
+       SELECT ${columns} FROM call_control.sip_dialogs
+        WHERE call_id = $1 AND leg <> $2 FOR UPDATE
+     ), confirmed AS (
+       UPDATE call_control.sip_dialogs
+          SET state = 'confirmed', remote_tag = $3, remote_target = $4, route_set = $5,
+              remote_sdp = COALESCE($6, remote_sdp), acked = acked OR $7, updated_at = now()
+        WHERE call_id = $1 AND leg = $2 AND state = 'calling'
+       RETURNING ${columns}
+     )
+     SELECT true AS is_confirmed, * FROM confirmed
+     UNION ALL
+     SELECT false, * FROM other WHERE EXISTS (SELECT 1 FROM confirmed)`,
     [
       callId,
       leg,
@@ -289,7 +298,13 @@ export async function confirmDialog(
       remote.acked ?? false,
     ],
   );
-  return rows[0];
+  const dialogOf = (row: Dialog & { is_confirmed: boolean }): Dialog => {
+    const { is_confirmed: _, ...dialog } = row;
+    return dialog;
+  };
+  const confirmed = rows.find((row) => row.is_confirmed);
+  const other = rows.find((row) => !row.is_confirmed);
+  return confirmed && { confirmed: dialogOf(confirmed), other: other && dialogOf(other) };
 }
 
 /** The leg's 2xx was ACKed. */
