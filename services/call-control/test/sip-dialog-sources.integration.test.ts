@@ -224,13 +224,34 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
         [sipCallId],
       )
     ).rows[0]!.call_id;
-    return { ...invite, toTag: String(ringing.headers.to.params.tag), callId };
+    return { ...invite, did, toTag: String(ringing.headers.to.params.tag), callId };
   }
 
   const callOf = async (callId: string) => {
     const { call } = await h.call(h.client.getCall, { accountId: account, callId });
     return { status: wire.callStatus.spell(call!.status), endedAt: call!.endedAt };
   };
+  const endedCall = (callId: string) =>
+    eventually(
+      () => callOf(callId),
+      (c) => c.endedAt !== undefined,
+      10_000,
+    );
+
+  /** A request of the trunk's dialog of an inbound call, as the trunk sends it. */
+  const inTrunkDialog = (
+    call: Awaited<ReturnType<typeof inboundCall>>,
+    method: string,
+    cseq: number,
+  ) => [
+    `${method} sip:switchboard@${host}:${sipPort} SIP/2.0`,
+    `Via: SIP/2.0/UDP ${host}:${trunk.port};branch=${branch()}`,
+    "Max-Forwards: 70",
+    `From: <sip:+442071838750@${host}>;tag=${call.fromTag}`,
+    `To: <sip:${call.did}@${host}>;tag=${call.toTag}`,
+    `Call-ID: ${call.sipCallId}`,
+    `CSeq: ${cseq} ${method}`,
+  ];
 
   it("a CANCEL from outside SIP_TRUNK_ALLOW gets 403 and the call keeps ringing; the trunk's own CANCEL ends it", async () => {
     const call = await inboundCall(dids[0]!);
@@ -260,11 +281,7 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
     cancel(trunk);
     await trunk.next(responseOf(200, call.sipCallId, "CANCEL"));
     await trunk.next(responseOf(487, call.sipCallId, "INVITE"));
-    const ended = await eventually(
-      () => callOf(call.callId),
-      (c) => c.endedAt !== undefined,
-      10_000,
-    );
+    const ended = await endedCall(call.callId);
     expect(ended.status).toBe("canceled");
   });
 
@@ -272,18 +289,7 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
     const call = await inboundCall(dids[1]!);
     await h.call(h.client.answerInboundCall, { accountId: account, callId: call.callId });
     await trunk.next(responseOf(200, call.sipCallId, "INVITE"));
-    trunk.send(
-      [
-        `ACK sip:switchboard@${host}:${sipPort} SIP/2.0`,
-        `Via: SIP/2.0/UDP ${host}:${trunk.port};branch=${branch()}`,
-        "Max-Forwards: 70",
-        `From: <sip:+442071838750@${host}>;tag=${call.fromTag}`,
-        `To: <sip:${dids[1]}@${host}>;tag=${call.toTag}`,
-        `Call-ID: ${call.sipCallId}`,
-        "CSeq: 1 ACK",
-      ],
-      sipPort,
-    );
+    trunk.send(inTrunkDialog(call, "ACK", 1), sipPort);
     const dialogs = async () =>
       (
         await h.pool.query<{
@@ -343,40 +349,17 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
     expect(await callOf(call.callId)).toMatchObject({ status: "in_progress", endedAt: undefined });
 
     // The trunk's own BYE ends the call.
-    trunk.send(
-      [
-        `BYE sip:switchboard@${host}:${sipPort} SIP/2.0`,
-        `Via: SIP/2.0/UDP ${host}:${trunk.port};branch=${branch()}`,
-        "Max-Forwards: 70",
-        `From: <sip:+442071838750@${host}>;tag=${call.fromTag}`,
-        `To: <sip:${dids[1]}@${host}>;tag=${call.toTag}`,
-        `Call-ID: ${call.sipCallId}`,
-        "CSeq: 2 BYE",
-      ],
-      sipPort,
-    );
+    trunk.send(inTrunkDialog(call, "BYE", 2), sipPort);
     await trunk.next(responseOf(200, call.sipCallId, "BYE"));
-    const ended = await eventually(
-      () => callOf(call.callId),
-      (c) => c.endedAt !== undefined,
-      10_000,
-    );
+    const ended = await endedCall(call.callId);
     expect(ended.status).toBe("completed");
   });
+
   it("a trunk BYE whose CSeq is not above the trunk's last gets 500 and changes nothing; the next ends the call touching the dialogs in 3 statements", async () => {
     const call = await inboundCall(dids[2]!);
     await h.call(h.client.answerInboundCall, { accountId: account, callId: call.callId });
     await trunk.next(responseOf(200, call.sipCallId, "INVITE"));
-    const inTrunkDialog = (method: string, cseq: number) => [
-      `${method} sip:switchboard@${host}:${sipPort} SIP/2.0`,
-      `Via: SIP/2.0/UDP ${host}:${trunk.port};branch=${branch()}`,
-      "Max-Forwards: 70",
-      `From: <sip:+442071838750@${host}>;tag=${call.fromTag}`,
-      `To: <sip:${dids[2]}@${host}>;tag=${call.toTag}`,
-      `Call-ID: ${call.sipCallId}`,
-      `CSeq: ${cseq} ${method}`,
-    ];
-    trunk.send(inTrunkDialog("ACK", 1), sipPort);
+    trunk.send(inTrunkDialog(call, "ACK", 1), sipPort);
     const dialogs = async () =>
       (
         await h.pool.query<{ leg: string; state: string; remote_cseq: number | null }>(
@@ -393,7 +376,7 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
 
     // CSeq 1 is the trunk's INVITE's: a BYE with it is out of order (RFC 3261 §12.2.2).
     let from = trunk.inbox.length;
-    trunk.send(inTrunkDialog("BYE", 1), sipPort);
+    trunk.send(inTrunkDialog(call, "BYE", 1), sipPort);
     await trunk.next(responseOf(500, call.sipCallId, "BYE"), from);
     expect(await dialogs()).toEqual(confirmed);
     expect(await callOf(call.callId)).toMatchObject({ status: "in_progress", endedAt: undefined });
@@ -404,7 +387,7 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
     });
     try {
       from = trunk.inbox.length;
-      trunk.send(inTrunkDialog("BYE", 2), sipPort);
+      trunk.send(inTrunkDialog(call, "BYE", 2), sipPort);
       await trunk.next(responseOf(200, call.sipCallId, "BYE"), from);
     } finally {
       unhear();
@@ -415,13 +398,10 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
       { leg: "phone", state: "terminated", remote_cseq: confirmed[0]!.remote_cseq },
       { leg: "trunk", state: "terminated", remote_cseq: 2 },
     ]);
-    const ended = await eventually(
-      () => callOf(call.callId),
-      (c) => c.endedAt !== undefined,
-      10_000,
-    );
+    const ended = await endedCall(call.callId);
     expect(ended.status).toBe("completed");
   });
+
   it("an outbound call's trunk 200 confirms the trunk's leg and reads the phone's in one statement", async () => {
     const from = trunk.inbox.length;
     const placed = await h.call(h.client.createOutboundCall, {
@@ -475,11 +455,7 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
       sipPort,
     );
     await trunk.next(responseOf(200, invite.headers["call-id"], "BYE"), byeFrom);
-    const ended = await eventually(
-      () => callOf(callId),
-      (c) => c.endedAt !== undefined,
-      10_000,
-    );
+    const ended = await endedCall(callId);
     expect(ended.status).toBe("completed");
   });
 });
