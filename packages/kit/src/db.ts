@@ -2,6 +2,8 @@ import pg from "pg";
 import { outboxWritesCommitted, outboxWritesRolledBack } from "./events/outbox-signal.js";
 import { trackPool } from "./metrics/pools.js";
 import { isDependencyUnavailable } from "./dependency-failure.js";
+import { simpleStatement, watchPreparedStatements } from "./prepared-statements.js";
+import { inlinable } from "./sql-literals.js";
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -45,11 +47,13 @@ export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
  * What every pool of the platform needs: a connection lost while idle in the pool, or while
  * checked out between queries (PostgreSQL restarting, a network cut), must not crash the
  * process — the next query fails instead and the pool replaces the client. Also reports the
- * pool's connections under `name` (`db_pool_connections`, `db_pool_max`).
+ * pool's connections under `name` (`db_pool_connections`, `db_pool_max`), and learns whether
+ * its server keeps prepared statements (simpleStatement).
  */
 export function supervisePool(pool: pg.Pool, name: string): pg.Pool {
   pool.on("error", () => undefined);
   pool.on("connect", (client) => client.on("error", () => undefined));
+  watchPreparedStatements(pool);
   trackPool(pool, name);
   return pool;
 }
@@ -99,49 +103,10 @@ export async function isDatabaseReady(pool: pg.Pool, timeoutMs = 1_000): Promise
 }
 
 /**
- * `text` with its `$n` parameters written in as SQL literals (pg's escapeLiteral), so that
- * several statements can travel in one simple query — one round trip — e.g. a transaction's
- * last writes together with its COMMIT. Values: strings, numbers, booleans, null, Dates, arrays
- * of those (an ARRAY[…]); anything else (a Buffer, an object) throws: see `inlinable`.
- */
-export function inlineParameters(text: string, values: readonly unknown[]): string {
-  return text.replace(/\$(\d+)/g, (_, n: string) => {
-    const index = Number(n) - 1;
-    if (index < 0 || index >= values.length) throw new Error(`no value for $${n}`);
-    return sqlLiteral(values[index]);
-  });
-}
-
-function sqlLiteral(value: unknown): string {
-  if (value === null || value === undefined) return "NULL";
-  if (typeof value === "number") {
-    if (!Number.isFinite(value)) throw new Error(`cannot inline the number ${value}`);
-    return `'${String(value)}'`;
-  }
-  if (typeof value === "boolean") return value ? "true" : "false";
-  if (value instanceof Date) return pg.escapeLiteral(value.toISOString());
-  if (Array.isArray(value)) return `ARRAY[${value.map(sqlLiteral).join(", ")}]`;
-  if (typeof value === "string") return pg.escapeLiteral(value);
-  throw new Error("inlineParameters: only strings, numbers, booleans, null, Dates and arrays");
-}
-
-/** Whether inlineParameters can write `values` in. */
-export function inlinable(values: readonly unknown[]): boolean {
-  return values.every(
-    (value) =>
-      value === null ||
-      value === undefined ||
-      ["string", "boolean"].includes(typeof value) ||
-      (typeof value === "number" && Number.isFinite(value)) ||
-      value instanceof Date ||
-      (Array.isArray(value) && inlinable(value)),
-  );
-}
-
-/**
- * `BEGIN` and the transaction's first statement in one round trip (a simple query, the
- * statement's parameters written in by inlineParameters); its result. Values that cannot be
- * written in go in a round trip of their own after the BEGIN.
+ * `BEGIN` and the transaction's first statement in one round trip (a simple query: the
+ * statement from the connection's prepared statement, or its parameters written in, by
+ * simpleStatement); its result. Values that cannot be written in go in a round trip of their
+ * own after the BEGIN. For statements of a fixed text.
  */
 export async function beginWith<R extends pg.QueryResultRow>(
   client: pg.ClientBase,
@@ -152,10 +117,8 @@ export async function beginWith<R extends pg.QueryResultRow>(
     await client.query("BEGIN");
     return client.query<R>(text, values as unknown[]);
   }
-  const results = (await client.query(
-    `BEGIN;\n${inlineParameters(text, values)}`,
-  )) as unknown as pg.QueryResult<R>[];
-  return results[1]!;
+  const results = await sendWith<R>(client, text, values, (sql) => `BEGIN;\n${sql}`);
+  return results.at(-1)!;
 }
 
 /**
@@ -173,8 +136,24 @@ export async function commitWith<R extends pg.QueryResultRow>(
     await client.query("COMMIT");
     return result;
   }
-  const results = (await client.query(
-    `${inlineParameters(text, values)};\nCOMMIT`,
-  )) as unknown as pg.QueryResult<R>[];
-  return results[0]!;
+  const results = await sendWith<R>(client, text, values, (sql) => `${sql};\nCOMMIT`);
+  return results.at(-2)!;
+}
+
+/** One simple query of `around` the statement (simpleStatement); every result, in order. */
+async function sendWith<R extends pg.QueryResultRow>(
+  client: pg.ClientBase,
+  text: string,
+  values: readonly unknown[],
+  around: (sql: string) => string,
+): Promise<pg.QueryResult<R>[]> {
+  const statement = simpleStatement(client, text, values);
+  try {
+    const results = (await client.query(around(statement.sql))) as unknown as pg.QueryResult<R>[];
+    statement.settle();
+    return results;
+  } catch (error) {
+    statement.settle(error);
+    throw error;
+  }
 }

@@ -1,5 +1,7 @@
 export * from "./config.js";
 export * from "./db.js";
+export * from "./prepared-statements.js";
+export * from "./sql-literals.js";
 export * from "./database-wait.js";
 export * from "./errors.js";
 export * from "./dependency-failure.js";

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPool, inlinable, inlineParameters, type Pool } from "../src/db.js";
+import { createPool, type Pool } from "../src/db.js";
+import { inlinable, inlineParameters } from "../src/sql-literals.js";
 import { createRealTestDatabase, type TestDatabase } from "../src/testing.js";
 
 describe("inlineParameters on real PostgreSQL", () => {

@@ -204,4 +204,47 @@ describe("call-control's round trips per request (real PostgreSQL)", () => {
       "call.completed",
     ]);
   });
+
+  /**
+   * Each step's statement (many CTEs) and the timer's deletion are parsed and planned once per
+   * connection, as `PREPARE` in the step's own simple query, and from then on sent as
+   * `EXECUTE` of the connection's prepared statement (the kit's simpleStatement): before, every
+   * step had its parameters written in and was planned anew.
+   */
+  it("a call's timer steps run from prepared statements, each prepared once per connection", async () => {
+    sent.length = 0;
+    for (let i = 0; i < 4; i += 1) {
+      const { call } = await h.call(h.client.createOutboundCall, {
+        accountId: account,
+        to: "+15550100000",
+        from,
+        agent: "counter",
+      });
+      await eventually(
+        () => callEvents(h.pool, call!.id),
+        (events) => events.some((e) => e.type === "call.completed"),
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const timerSteps = sent
+      .filter((s) => s.app === "call-control-test")
+      .map((s) => s.text)
+      .filter((text) => text.startsWith("BEGIN; SET LOCAL synchronous_commit"));
+    expect(timerSteps).toHaveLength(16);
+    const prepares = new Map<string, number>();
+    for (const text of timerSteps) {
+      expect(text).toMatch(
+        /EXECUTE sbs_[0-9a-f]{20}\([\s\S]*;\nEXECUTE sbs_[0-9a-f]{20}\('\d+'\);\nCOMMIT$/,
+      );
+      for (const [, name] of text.matchAll(/PREPARE (sbs_[0-9a-f]{20}) AS/g)) {
+        prepares.set(name!, (prepares.get(name!) ?? 0) + 1);
+      }
+    }
+    // The four steps and the deletion: five statements, each prepared on at most every
+    // connection of the pool (8), whatever the number of calls.
+    expect(prepares.size).toBe(5);
+    for (const count of prepares.values()) expect(count).toBeLessThanOrEqual(8);
+    const executes = timerSteps.join("\n").match(/EXECUTE sbs_/g) ?? [];
+    expect(executes).toHaveLength(32);
+  });
 });

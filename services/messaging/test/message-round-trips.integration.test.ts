@@ -31,6 +31,15 @@ describe("a message's round trips (PostgreSQL + Redis)", () => {
   };
   const original = proto.query;
   const sent: { text: string; values: unknown[] }[] = [];
+  /** The statements prepared on any connection (kit simpleStatement), by name. */
+  const prepared = new Map<string, string>();
+  /** A statement as sent, its EXECUTEs of prepared statements shown with their statements. */
+  const spelledOut = (text: string) =>
+    text
+      .replace(/PREPARE \w+ AS [\s\S]*?;\nEXECUTE/g, "EXECUTE")
+      .replace(/EXECUTE (\w+)/g, (_, name: string) => `${prepared.get(name) ?? name} EXECUTE`)
+      .replace(/\s+/g, " ")
+      .trim();
 
   beforeAll(async () => {
     p = await startMessagingPlatform();
@@ -39,8 +48,12 @@ describe("a message's round trips (PostgreSQL + Redis)", () => {
     template = await createTemplate(p, token, "Order {{n}} shipped");
     proto.query = function query(this: pg.Client, ...args: unknown[]) {
       const [first, values] = args;
-      const text = typeof first === "string" ? first : ((first as { text?: string })?.text ?? "");
-      sent.push({ text, values: Array.isArray(values) ? values : [] });
+      const config = typeof first === "string" ? { text: first } : (first as pg.QueryConfig);
+      const text = config?.text ?? "";
+      for (const [, name, statement] of text.matchAll(/PREPARE (\w+) AS ([\s\S]*?);\nEXECUTE/g)) {
+        prepared.set(name!, statement!);
+      }
+      sent.push({ text, values: Array.isArray(values) ? values : (config?.values ?? []) });
       return original.apply(this, args);
     };
   });
@@ -73,14 +86,18 @@ describe("a message's round trips (PostgreSQL + Redis)", () => {
       "message.sent",
       "message.delivered",
     ]);
-    const oneLine = sent.map((s) => s.text.replace(/\s+/g, " ").trim());
-    // The send: the checks' read goes with the BEGIN, the insert with the COMMIT.
+    const oneLine = sent.map((s) => spelledOut(s.text));
+    // The send: the checks' read goes with the BEGIN, the insert with the COMMIT (each from the
+    // connection's prepared statement once the first send prepared it).
     const reads = oneLine.filter((t) => /FROM messaging\.templates/.test(t));
     expect(reads, reads.join("\n")).toHaveLength(1);
     expect(reads[0]).toMatch(/^BEGIN; SELECT/);
     const inserts = oneLine.filter((t) => /INSERT INTO messaging\.messages AS m/.test(t));
     expect(inserts.filter((t) => t.includes(id))).toHaveLength(1);
     expect(inserts.find((t) => t.includes(id))).toMatch(/; COMMIT$/);
+    // Both run as EXECUTE of the connection's prepared statement (kit simpleStatement).
+    expect(reads[0]).toContain(" EXECUTE(");
+    expect(inserts.find((t) => t.includes(id))).toContain(" EXECUTE(");
     // Every move carries its event: no statement appends an event of the message on its own
     // (appendEvent's statement, whose $3 is the resource).
     const appendsAlone = sent.filter(

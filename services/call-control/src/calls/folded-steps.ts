@@ -20,7 +20,8 @@ import {
  * returned its row, as the step-by-step path (transitions.ts) does it; the event's data is the
  * row as the step left it (callEventDataSql, the same JSON as emitCallEvent's). A timer step
  * whose handler sends only this is one round trip: BEGIN, the step, the timer's deletion and
- * COMMIT in one simple query (scheduler/tx.ts). Nothing here learns whether the step applied:
+ * COMMIT in one simple query (scheduler/tx.ts), the step run from the connection's prepared
+ * statement (its text is fixed per step). Nothing here learns whether the step applied:
  * it is for callers that need no answer (the sandbox network's script).
  */
 function foldStep(
@@ -56,6 +57,7 @@ function foldStep(
      ), ${[eventCtes, ...writes].join(", ")}
      SELECT count(*) FROM s`,
     values,
+    { prepared: true },
   );
 }
 

@@ -236,20 +236,25 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
    * One action, one transaction: its effect and its deletion commit together. Losing the last
    * commits to a database crash only makes the timer fire again (handlers are idempotent), so
    * this path does not wait for the WAL flush (SET LOCAL synchronous_commit, sent with the
-   * BEGIN). The deletion travels with the COMMIT and the handler's deferred writes.
+   * BEGIN). The deletion travels with the COMMIT and the handler's deferred writes. The
+   * transaction's statements with parameters — the steps' prepared statements (folded-steps.ts)
+   * and any a handler sends — run on their generic plan: each names its call or timer by key,
+   * so a plan made for the parameters' values would be the same plan, made anew.
    */
   async function runAction(action: DueAction, handler: ActionKind | undefined) {
-    if (!/^[0-9]{1,19}$/.test(action.id)) throw new Error(`invalid action id ${action.id}`);
     await inTransaction(
       pool,
       runner,
       async (tx) => {
         if (handler) await handler.run(tx, action);
         else logger.error({ kind: action.kind }, "call timers: no handler; action dropped");
+        tx.defer("DELETE FROM call_control.scheduled_actions WHERE id = $1", [action.id], {
+          prepared: true,
+        });
       },
       {
-        opening: "SET LOCAL synchronous_commit TO off",
-        closing: `DELETE FROM call_control.scheduled_actions WHERE id = ${action.id}`,
+        opening:
+          "SET LOCAL synchronous_commit TO off; SET LOCAL plan_cache_mode TO force_generic_plan",
       },
     );
   }

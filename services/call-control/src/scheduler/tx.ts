@@ -5,8 +5,10 @@ import {
   isDependencyUnavailable,
   outboxWritesCommitted,
   outboxWritesRolledBack,
+  simpleStatement,
   type Pool,
   type PoolClient,
+  type SimpleStatement,
 } from "@switchboard/kit";
 
 /** A timer to set: `kind` names its handler; it fires at `at`, or `delayMs` from now. */
@@ -65,6 +67,8 @@ export class Tx {
   private readonly wakes: number[] = [];
   private readonly commitHooks: (() => void)[] = [];
   private readonly deferred: string[] = [];
+  /** The prepared statements among the deferred writes, told how their COMMIT went. */
+  private readonly prepared: SimpleStatement[] = [];
   private opening: string | undefined;
   /** The client's own `query` property before beginWith (an instance-level wrapper), if any. */
   private ownQuery: PropertyDescriptor | undefined;
@@ -112,9 +116,24 @@ export class Tx {
     return held;
   }
 
-  /** Sends `text` with the transaction's COMMIT (the caller needs no answer from it). */
-  defer(text: string, values: readonly unknown[] = []): void {
-    this.deferred.push(inlineParameters(text, values));
+  /**
+   * Sends `text` with the transaction's COMMIT (the caller needs no answer from it). `prepared`:
+   * a statement of a fixed text, run from the connection's prepared statement (the kit's
+   * simpleStatement), planned once instead of on every send.
+   */
+  defer(text: string, values: readonly unknown[] = [], options: { prepared?: boolean } = {}): void {
+    if (!options.prepared) {
+      this.deferred.push(inlineParameters(text, values));
+      return;
+    }
+    const statement = simpleStatement(this.client, text, values);
+    this.prepared.push(statement);
+    this.deferred.push(statement.sql);
+  }
+
+  /** Tells the prepared deferred writes how the simple query that carried them went. */
+  settle(error?: unknown): void {
+    for (const statement of this.prepared.splice(0)) statement.settle(error);
   }
 
   /**
@@ -204,14 +223,14 @@ export class Tx {
 
 /**
  * Runs `work` in one transaction (its deferred writes sent with the COMMIT) and, once it
- * committed, wakes `waker` for its timers. `opening` follows the BEGIN (e.g. a SET LOCAL);
- * `closing` precedes the deferred writes' COMMIT. On any error it rolls back and rethrows.
+ * committed, wakes `waker` for its timers. `opening` follows the BEGIN (e.g. a SET LOCAL). On
+ * any error it rolls back and rethrows.
  */
 export async function inTransaction<T>(
   pool: Pool,
   waker: Waker,
   work: (tx: Tx) => Promise<T>,
-  options: { opening?: string; closing?: string } = {},
+  options: { opening?: string } = {},
 ): Promise<T> {
   const client = await pool.connect();
   const tx = new Tx(client);
@@ -219,9 +238,14 @@ export async function inTransaction<T>(
   let result: T;
   try {
     result = await work(tx);
-    if (options.closing) tx.defer(options.closing);
     const last = tx.closing("COMMIT");
-    await client.query(last);
+    await client.query(last).then(
+      () => tx.settle(),
+      (error: unknown) => {
+        tx.settle(error);
+        throw error;
+      },
+    );
     outboxWritesCommitted(client);
   } catch (error) {
     // Nothing to roll back where the BEGIN never went out (the work threw first).
