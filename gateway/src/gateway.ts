@@ -4,7 +4,7 @@ import {
   drainableHttpServer,
   createEventBus,
   createPool,
-  supportsNamedStatements,
+  preparedStatementSupport,
   type EventBus,
   type Logger,
   type Pool,
@@ -76,7 +76,7 @@ export async function startGateway(options: {
     statementTimeoutMs: config.statementTimeoutMs,
   });
   await migrateGateway(pool);
-  const namedStatements = await supportsNamedStatements(pool);
+  const namedStatements = await preparedStatementSupport(pool);
   const identity = createIdentity({
     pool,
     namedStatements,

@@ -1,7 +1,7 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
-import { supportsNamedStatements, type Logger, type Pool } from "@switchboard/kit";
+import { preparedStatementSupport, type Logger, type Pool } from "@switchboard/kit";
 import { createIdentity, migrateGateway } from "@switchboard/gateway/auth";
 import { createAccount, createClient } from "@switchboard/gateway/admin";
 import { createHttpApp } from "@switchboard/gateway/http/app";
@@ -93,7 +93,7 @@ export async function startBenchApps(options: {
 }): Promise<BenchApps> {
   const { pool, logger } = options;
   await migrateGateway(pool);
-  const namedStatements = await supportsNamedStatements(pool);
+  const namedStatements = await preparedStatementSupport(pool);
   const identity = createIdentity({
     pool,
     namedStatements,

@@ -72,7 +72,7 @@ export async function createTrafficPolicies(options: {
   databaseUrl?: string;
   /** That pool's statement deadline (the gateway's DATABASE_STATEMENT_TIMEOUT_MS). */
   statementTimeoutMs?: number;
-  /** `pool` is a real PostgreSQL server (kit's supportsNamedStatements), not PGlite. */
+  /** `pool` is a real PostgreSQL server (kit's preparedStatementSupport), not PGlite. */
   namedStatements: boolean;
   logger: Logger;
   errorsUrl: string;

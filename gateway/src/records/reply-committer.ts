@@ -1,5 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { isDependencyUnavailable, type Logger, type Queryable } from "@switchboard/kit";
+import {
+  isDependencyUnavailable,
+  plannedEachTime,
+  type Logger,
+  type Queryable,
+} from "@switchboard/kit";
 import type { usage } from "@switchboard/proto";
 import type { Completion, IdempotencyStore } from "../policies/idempotency-store.js";
 
@@ -134,9 +139,13 @@ export class ReplyCommitter {
       return new Set(rows.map((row) => row.lease_id));
     }
     const insert = insertRecords(complete.values.length + 1);
+    // Planned for its batch each time: a generic plan, sized for a hundred completions, may scan
+    // the keys instead of looking up the one or two a batch holds.
     const { rows } = await this.options.db.query<{ lease_id: string }>(
-      `WITH completed AS (${complete.text}), recorded AS (${insert}) SELECT lease_id FROM completed`,
-      [...complete.values, ...recordValues],
+      plannedEachTime(
+        `WITH completed AS (${complete.text}), recorded AS (${insert}) SELECT lease_id FROM completed`,
+        [...complete.values, ...recordValues],
+      ),
     );
     return new Set(rows.map((row) => row.lease_id));
   }

@@ -1,3 +1,4 @@
+import { plannedEachTime } from "./auto-prepare.js";
 import { decodeCursor } from "./cursor.js";
 import type { Queryable } from "./db.js";
 import type { FieldErrors } from "./field-errors.js";
@@ -106,12 +107,15 @@ export async function listByCreation<R extends { id: string }, T>(
     );
   }
   const direction = order.oldestFirst ? "ASC" : "DESC";
+  // Planned for its filters and position each time (a listing's best plan depends on them).
   const { rows } = await db.query<R & { created_key: string }>(
-    `SELECT ${listing.columns}, ${createdKeyColumn(alias)} AS created_key FROM ${listing.from}
-      WHERE ${where.length > 0 ? where.join(" AND ") : "true"}
-      ORDER BY ${alias}.created_at ${direction}, ${alias}.id ${direction}
-      LIMIT ${param(listing.limit + 1)}`,
-    values,
+    plannedEachTime(
+      `SELECT ${listing.columns}, ${createdKeyColumn(alias)} AS created_key FROM ${listing.from}
+        WHERE ${where.length > 0 ? where.join(" AND ") : "true"}
+        ORDER BY ${alias}.created_at ${direction}, ${alias}.id ${direction}
+        LIMIT ${param(listing.limit + 1)}`,
+      values,
+    ),
   );
   return keysetPage(rows, listing.limit, listing.binding, map, (row) => [row.created_key, row.id]);
 }

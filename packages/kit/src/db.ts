@@ -2,6 +2,7 @@ import pg from "pg";
 import { outboxWritesCommitted, outboxWritesRolledBack } from "./events/outbox-signal.js";
 import { trackPool } from "./metrics/pools.js";
 import { isDependencyUnavailable } from "./dependency-failure.js";
+import { autoPrepare } from "./auto-prepare.js";
 import { simpleStatement, watchPreparedStatements } from "./prepared-statements.js";
 import { inlinable } from "./sql-literals.js";
 
@@ -47,13 +48,15 @@ export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
  * What every pool of the platform needs: a connection lost while idle in the pool, or while
  * checked out between queries (PostgreSQL restarting, a network cut), must not crash the
  * process — the next query fails instead and the pool replaces the client. Also reports the
- * pool's connections under `name` (`db_pool_connections`, `db_pool_max`), and learns whether
- * its server keeps prepared statements (simpleStatement).
+ * pool's connections under `name` (`db_pool_connections`, `db_pool_max`), learns whether its
+ * server keeps prepared statements (simpleStatement), and prepares what it sends often
+ * (autoPrepare).
  */
 export function supervisePool(pool: pg.Pool, name: string): pg.Pool {
   pool.on("error", () => undefined);
   pool.on("connect", (client) => client.on("error", () => undefined));
   watchPreparedStatements(pool);
+  autoPrepare(pool);
   trackPool(pool, name);
   return pool;
 }
@@ -78,16 +81,6 @@ export async function withTransaction<T>(
     client.release(isDependencyUnavailable(error) ? (error as Error) : undefined);
     throw error;
   }
-}
-
-/**
- * Whether `db` may be sent named (prepared) statements: a real PostgreSQL server keeps them per
- * connection; PGlite serves every connection from one session, where one connection's named
- * statement collides with another's.
- */
-export async function supportsNamedStatements(db: Queryable): Promise<boolean> {
-  const { rows } = await db.query<{ version: string }>("SELECT version()");
-  return !/PGlite/i.test(rows[0]?.version ?? "");
 }
 
 /** True when the database answers a trivial query within `timeoutMs`. */
@@ -147,7 +140,7 @@ async function sendWith<R extends pg.QueryResultRow>(
   values: readonly unknown[],
   around: (sql: string) => string,
 ): Promise<pg.QueryResult<R>[]> {
-  const statement = simpleStatement(client, text, values);
+  const statement = simpleStatement(client, text, values, { hot: true });
   try {
     const results = (await client.query(around(statement.sql))) as unknown as pg.QueryResult<R>[];
     statement.settle();

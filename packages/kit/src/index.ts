@@ -1,5 +1,6 @@
 export * from "./config.js";
 export * from "./db.js";
+export * from "./auto-prepare.js";
 export * from "./prepared-statements.js";
 export * from "./sql-literals.js";
 export * from "./database-wait.js";

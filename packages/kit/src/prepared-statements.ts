@@ -30,6 +30,8 @@ interface ClientStatements {
   ready: Set<string>;
   /** Names this connection no longer prepares (a failure left it unsure whether they exist). */
   refused: Set<string>;
+  /** Names whose PREPARE is in a query not sent or not answered yet. */
+  preparing: Set<string>;
 }
 const clientStatements = new WeakMap<pg.ClientBase, ClientStatements>();
 
@@ -79,6 +81,12 @@ async function askServer(pool: pg.Pool): Promise<boolean> {
   }
 }
 
+/** Whether `client`'s pool is known to keep prepared statements per connection. */
+export function clientPreparesStatements(client: pg.ClientBase): boolean {
+  const pool = poolOfClient.get(client);
+  return pool !== undefined && poolSupport.get(pool) === true;
+}
+
 /**
  * `text` and `values` as a named query (pg prepares it once per connection, then only executes
  * it) where `db` is a pool, or one of its clients, whose server keeps prepared statements; as
@@ -97,6 +105,8 @@ export interface SimpleStatement {
   sql: string;
   /** Told the simple query's outcome: nothing once it succeeded, its error if it failed. */
   settle(error?: unknown): void;
+  /** Told that the statement will not be sent after all (its transaction gave up first). */
+  abandon(): void;
 }
 
 /**
@@ -104,48 +114,124 @@ export interface SimpleStatement {
  * connection's prepared statement for `text` (prepared in the same query the first time) where
  * the pool allows it, else `text` with its parameters written in (inlineParameters). Values are
  * written as untyped literals, as pg sends parameters, so the statement's types are inferred as
- * for `client.query(text, values)`. Use it for statements of a fixed text (its parameters vary,
- * its SQL does not): each distinct text is one prepared statement per connection.
+ * for `client.query(text, values)`. Prepared from its first send where `hot` (the caller knows it
+ * is a statement of a fixed text, sent often), else once the pool has sent the text
+ * `AUTO_PREPARE_MIN_USES` times (sentOften).
  */
 export function simpleStatement(
   client: pg.ClientBase,
   text: string,
   values: readonly unknown[],
+  options: { hot?: boolean } = {},
 ): SimpleStatement {
   const pool = poolOfClient.get(client);
   const state = pool && poolSupport.get(pool) ? statementsOf(client) : undefined;
   const name = state ? statementName(text, "sbs") : "";
+  const known = state && (state.ready.has(name) || state.preparing.has(name));
   if (
     !state ||
     state.refused.has(name) ||
-    (!state.ready.has(name) &&
-      state.ready.size + state.refused.size >= MAX_PREPARED_PER_CONNECTION) ||
-    !values.every(literalable)
+    (!known && state.ready.size + state.refused.size >= MAX_PREPARED_PER_CONNECTION) ||
+    !values.every(literalable) ||
+    (!options.hot && !(sentOften(pool!, text) && provenPreparable(pool!, text)))
   ) {
-    return { sql: inlineParameters(text, values), settle: () => undefined };
+    return {
+      sql: inlineParameters(text, values),
+      settle: () => undefined,
+      abandon: () => undefined,
+    };
   }
   const args = values.length > 0 ? `(${values.map(untypedLiteral).join(", ")})` : "";
   const execute = `EXECUTE ${name}${args}`;
-  if (state.ready.has(name)) {
+  if (known) {
+    // Prepared, or being prepared earlier in the same simple query (a transaction's writes).
     return {
       sql: execute,
       settle: (error) => {
         if (error !== undefined && isStatementGone(error)) state.refused.add(name);
       },
+      abandon: () => undefined,
     };
   }
+  state.preparing.add(name);
   return {
     sql: `PREPARE ${name} AS ${text};\n${execute}`,
     // PREPARE survives a rollback, but a query that failed may have failed before it ran.
-    settle: (error) => void (error === undefined ? state.ready : state.refused).add(name),
+    settle: (error) => {
+      state.preparing.delete(name);
+      (error === undefined ? state.ready : state.refused).add(name);
+    },
+    abandon: () => void state.preparing.delete(name),
   };
+}
+
+/**
+ * Per pool, texts sent often that PostgreSQL was asked to PREPARE on their own: whether it could
+ * (a statement whose parameter types its text does not settle, e.g. `$1 IS NULL`, runs with its
+ * values written in but cannot be prepared), or the asking still under way.
+ */
+const preparable = new WeakMap<pg.Pool, Map<string, boolean | "asking">>();
+
+/**
+ * Whether `text` is known to PREPARE on `pool`'s server; the first time, asks (a `PREPARE` and
+ * `DEALLOCATE` on a connection of the pool, outside any transaction) and answers false until it
+ * knows: a statement that cannot be prepared must not fail the transaction it rides in.
+ */
+function provenPreparable(pool: pg.Pool, text: string): boolean {
+  let texts = preparable.get(pool);
+  if (!texts) {
+    texts = new Map();
+    preparable.set(pool, texts);
+  }
+  const known = texts.get(text);
+  if (known === undefined) {
+    texts.set(text, "asking");
+    const probe = `sbp_${statementName(text, "sbs").slice(4)}`;
+    pool.query(`PREPARE ${probe} AS ${text};\nDEALLOCATE ${probe}`).then(
+      () => texts.set(text, true),
+      (error: unknown) => {
+        // Refused for its text (class 42: syntax, types): never. Otherwise ask again later.
+        if (String((error as { code?: unknown } | null)?.code ?? "").startsWith("42")) {
+          texts.set(text, false);
+        } else texts.delete(text);
+      },
+    );
+  }
+  return known === true;
+}
+
+/**
+ * Times a pool sends a text before it is prepared (unless its caller declares it hot), as
+ * pgjdbc's `prepareThreshold`: texts sent once or twice (a migration, a rare query, a text built
+ * for one request) are not worth a place among a connection's statements.
+ */
+export const AUTO_PREPARE_MIN_USES = 5;
+/** Distinct texts a pool counts; texts first seen past it are never prepared. */
+const MAX_COUNTED_TEXTS = 5_000;
+const textUses = new WeakMap<pg.Pool, Map<string, number>>();
+
+/** Counts one send of `text` on `pool`: whether the pool has now sent it often enough to prepare. */
+export function sentOften(pool: pg.Pool, text: string): boolean {
+  let uses = textUses.get(pool);
+  if (!uses) {
+    uses = new Map();
+    textUses.set(pool, uses);
+  }
+  const count = uses.get(text);
+  if (count === undefined) {
+    if (uses.size < MAX_COUNTED_TEXTS) uses.set(text, 1);
+    return AUTO_PREPARE_MIN_USES <= 1;
+  }
+  if (count >= AUTO_PREPARE_MIN_USES) return true;
+  uses.set(text, count + 1);
+  return count + 1 >= AUTO_PREPARE_MIN_USES;
 }
 
 /**
  * The prepared statement is gone (26000: someone ran DEALLOCATE) or outdated (0A000: a schema
  * change altered what it returns); any other failure is the statement's or its query's own.
  */
-function isStatementGone(error: unknown): boolean {
+export function isStatementGone(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === "26000" || code === "0A000";
 }
@@ -153,7 +239,7 @@ function isStatementGone(error: unknown): boolean {
 function statementsOf(client: pg.ClientBase): ClientStatements {
   let state = clientStatements.get(client);
   if (!state) {
-    state = { ready: new Set(), refused: new Set() };
+    state = { ready: new Set(), refused: new Set(), preparing: new Set() };
     clientStatements.set(client, state);
   }
   return state;
@@ -161,19 +247,34 @@ function statementsOf(client: pg.ClientBase): ClientStatements {
 
 /** Names already worked out, by kind and text (hot statements are sent thousands of times). */
 const names = new Map<string, string>();
+/** The same, the other way: each name's text. */
+const texts = new Map<string, string>();
 const MAX_NAMES = 1_000;
 
 /**
- * A statement's name, from its text: `sbs_…` for SQL PREPARE, `sbq_…` for pg's named statements
- * (one namespace per connection: the same text sent both ways must not collide).
+ * The text of a statement this process named (`sbs_…`, `sbq_…`, `sba_…`) not long ago, for
+ * reading what an `EXECUTE name(…)` ran.
  */
-function statementName(text: string, kind: "sbs" | "sbq"): string {
+export function statementText(name: string): string | undefined {
+  return texts.get(name);
+}
+
+/**
+ * A statement's name, from its text: `sbs_…` for SQL PREPARE, `sbq_…` for pg's named statements,
+ * `sba_…` for those named by autoPrepare (one namespace per connection: the same text sent
+ * several ways must not collide).
+ */
+export function statementName(text: string, kind: "sbs" | "sbq" | "sba"): string {
   const key = kind + text;
   let name = names.get(key);
   if (name === undefined) {
-    if (names.size >= MAX_NAMES) names.clear();
+    if (names.size >= MAX_NAMES) {
+      names.clear();
+      texts.clear();
+    }
     name = `${kind}_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
     names.set(key, name);
+    texts.set(name, text);
   }
   return name;
 }

@@ -3,11 +3,13 @@ import type pg from "pg";
 import { createPool, type Pool } from "../src/db.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "../src/pglite.js";
 import {
+  AUTO_PREPARE_MIN_USES,
   MAX_PREPARED_PER_CONNECTION,
   preparedStatementSupport,
   simpleStatement,
 } from "../src/prepared-statements.js";
 import { createRealTestDatabase, type TestDatabase } from "../src/testing.js";
+import { connected, preparedNames } from "./fixtures/prepared.js";
 
 const text = `SELECT $1::text AS s, $2::int AS n, $3::float8 AS f, $4::boolean AS b,
   $5::timestamptz AS t, $6::text[] AS a, $7::text AS nothing, $8::jsonb AS j, $9 = ANY($10::int[]) AS found`;
@@ -36,18 +38,8 @@ async function run(client: pg.PoolClient, sql: string, settle: (error?: unknown)
   }
 }
 
-const preparedNames = async (client: pg.PoolClient) =>
-  (await client.query<{ name: string }>("SELECT name FROM pg_prepared_statements")).rows.map(
-    (r) => r.name,
-  );
-
-/** A client of a pool that has learned what its server is. */
-async function connected(pool: Pool): Promise<pg.PoolClient> {
-  await preparedStatementSupport(pool);
-  return pool.connect();
-}
-
 describe("simpleStatement: a statement of a simple query from the connection's prepared statement", () => {
+  const hot = { hot: true };
   let database: TestDatabase;
   let pool: Pool;
 
@@ -65,12 +57,12 @@ describe("simpleStatement: a statement of a simple query from the connection's p
     const client = await connected(pool);
     try {
       const bound = await client.query(text, values);
-      const first = simpleStatement(client, text, values);
+      const first = simpleStatement(client, text, values, hot);
       expect(first.sql).toMatch(
         /^PREPARE sbs_[0-9a-f]{20} AS SELECT[\s\S]*;\nEXECUTE sbs_[0-9a-f]{20}\(/,
       );
       expect(await run(client, first.sql, first.settle)).toEqual(bound.rows);
-      const second = simpleStatement(client, text, values);
+      const second = simpleStatement(client, text, values, hot);
       expect(second.sql).toMatch(/^EXECUTE sbs_[0-9a-f]{20}\(/);
       expect(await run(client, second.sql, second.settle)).toEqual(bound.rows);
       expect(await preparedNames(client)).toHaveLength(1);
@@ -83,10 +75,10 @@ describe("simpleStatement: a statement of a simple query from the connection's p
     const client = await connected(pool);
     try {
       const failing = `SELECT 1 / $1::int AS q`;
-      const first = simpleStatement(client, failing, [0]);
+      const first = simpleStatement(client, failing, [0], hot);
       expect(first.sql).toMatch(/^PREPARE /);
       await expect(run(client, first.sql, first.settle)).rejects.toThrow(/division by zero/);
-      const again = simpleStatement(client, failing, [2]);
+      const again = simpleStatement(client, failing, [2], hot);
       expect(again.sql).toBe("SELECT 1 / '2'::int AS q");
       expect(await run(client, again.sql, again.settle)).toEqual([{ q: 0 }]);
     } finally {
@@ -98,19 +90,19 @@ describe("simpleStatement: a statement of a simple query from the connection's p
     const client = await connected(pool);
     try {
       const divide = `SELECT 10 / $1::int AS q`;
-      const first = simpleStatement(client, divide, [5]);
+      const first = simpleStatement(client, divide, [5], hot);
       expect(await run(client, first.sql, first.settle)).toEqual([{ q: 2 }]);
-      const zero = simpleStatement(client, divide, [0]);
+      const zero = simpleStatement(client, divide, [0], hot);
       expect(zero.sql).toMatch(/^EXECUTE /);
       await expect(run(client, zero.sql, zero.settle)).rejects.toThrow(/division by zero/);
-      const after = simpleStatement(client, divide, [2]);
+      const after = simpleStatement(client, divide, [2], hot);
       expect(after.sql).toMatch(/^EXECUTE /);
       expect(await run(client, after.sql, after.settle)).toEqual([{ q: 5 }]);
 
       await client.query("DEALLOCATE ALL");
-      const gone = simpleStatement(client, divide, [2]);
+      const gone = simpleStatement(client, divide, [2], hot);
       await expect(run(client, gone.sql, gone.settle)).rejects.toMatchObject({ code: "26000" });
-      const written = simpleStatement(client, divide, [2]);
+      const written = simpleStatement(client, divide, [2], hot);
       expect(written.sql).toBe("SELECT 10 / '2'::int AS q");
       expect(await run(client, written.sql, written.settle)).toEqual([{ q: 5 }]);
     } finally {
@@ -122,12 +114,12 @@ describe("simpleStatement: a statement of a simple query from the connection's p
     const client = await connected(pool);
     try {
       for (let i = 0; i < MAX_PREPARED_PER_CONNECTION + 2; i += 1) {
-        const statement = simpleStatement(client, `SELECT $1::int + ${i} AS n`, [1]);
+        const statement = simpleStatement(client, `SELECT $1::int + ${i} AS n`, [1], hot);
         expect(await run(client, statement.sql, statement.settle)).toEqual([{ n: 1 + i }]);
       }
       const names = await preparedNames(client);
       expect(names.length).toBeLessThanOrEqual(MAX_PREPARED_PER_CONNECTION);
-      const past = simpleStatement(client, `SELECT $1::int + 1000 AS n`, [1]);
+      const past = simpleStatement(client, `SELECT $1::int + 1000 AS n`, [1], hot);
       expect(past.sql).toBe("SELECT '1'::int + 1000 AS n");
     } finally {
       client.release();
@@ -161,6 +153,18 @@ describe("simpleStatement on PGlite (one session for every connection)", () => {
     } finally {
       a.release();
       b.release();
+    }
+  });
+
+  it("autoPrepare names nothing there either", async () => {
+    const client = await connected(pool);
+    try {
+      for (let i = 0; i < AUTO_PREPARE_MIN_USES + 2; i += 1) {
+        expect((await client.query("SELECT $1::int + 1 AS n", [i])).rows).toEqual([{ n: i + 1 }]);
+      }
+      expect(await preparedNames(client)).toEqual([]);
+    } finally {
+      client.release();
     }
   });
 });

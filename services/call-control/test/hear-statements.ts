@@ -1,12 +1,14 @@
-import type { Pool } from "@switchboard/kit";
+import { statementText, type Pool } from "@switchboard/kit";
 
 /**
  * Hears every statement the pool's clients send (pg's Client, as the clients are made of):
- * `heard` gets the client's application_name and the statement's text. Returns the undo.
+ * `heard` gets the client's application_name, the statement's text and that text spelled out
+ * (each `EXECUTE` of a statement prepared in a simple query shown as the statement it runs).
+ * Returns the undo.
  */
 export async function hearStatements(
   pool: Pool,
-  heard: (app: string | undefined, text: string) => void,
+  heard: (app: string | undefined, text: string, spelled: string) => void,
 ): Promise<() => void> {
   type Query = (this: unknown, ...args: unknown[]) => unknown;
   const client = await pool.connect();
@@ -20,10 +22,18 @@ export async function hearStatements(
     const app = (this as { connectionParameters?: { application_name?: string } })
       .connectionParameters?.application_name;
     const first = args[0];
-    heard(app, typeof first === "string" ? first : ((first as { text?: string })?.text ?? "?"));
+    const text = typeof first === "string" ? first : ((first as { text?: string })?.text ?? "?");
+    heard(app, text, spelledOut(text));
     return original.apply(this, args);
   };
   return () => {
     proto.query = original;
   };
+}
+
+/** `text` with its `PREPARE`s left out and each `EXECUTE name(…)` shown as what it runs. */
+function spelledOut(text: string): string {
+  return text
+    .replace(/PREPARE (\w+) AS [\s\S]*?;\nEXECUTE \1/g, "EXECUTE $1")
+    .replace(/EXECUTE (\w+)/g, (whole, name: string) => statementText(name) ?? whole);
 }

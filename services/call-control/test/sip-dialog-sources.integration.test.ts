@@ -382,7 +382,7 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
     expect(await callOf(call.callId)).toMatchObject({ status: "in_progress", endedAt: undefined });
 
     const touchingDialogs: string[] = [];
-    const unhear = await hearStatements(h.pool, (_app, text) => {
+    const unhear = await hearStatements(h.pool, (_app, _text, text) => {
       if (text.includes("sip_dialogs")) touchingDialogs.push(text);
     });
     try {
@@ -420,7 +420,7 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
     ok.headers.to.params.tag = "trunkanswer";
     ok.content = sdp(host, 40_300);
     const touchingDialogs: string[] = [];
-    const unhear = await hearStatements(h.pool, (_app, text) => {
+    const unhear = await hearStatements(h.pool, (_app, _text, text) => {
       // Not the CSeq the phone's re-INVITE (the trunk's answer, after the commit) takes.
       const reinviteCseq = text.includes("local_cseq = local_cseq + 1");
       if (text.includes("sip_dialogs") && !reinviteCseq) touchingDialogs.push(text);

@@ -156,6 +156,20 @@ describe("call-control's round trips per request (real PostgreSQL)", () => {
     /^\s*SELECT type, sequence, data FROM call_control\.outbox/.test(text) ||
     /^\s*(BEGIN|COMMIT|ROLLBACK)\s*$/.test(text);
 
+  /** Places a sandbox call and waits for its end. */
+  const placeCompletedCall = async () => {
+    const { call } = await h.call(h.client.createOutboundCall, {
+      accountId: account,
+      to: "+15550100000",
+      from,
+      agent: "counter",
+    });
+    await eventually(
+      () => callEvents(h.pool, call!.id),
+      (events) => events.some((e) => e.type === "call.completed"),
+    );
+  };
+
   /** What the floor's write sends: the agents table's statements and any lock on a key. */
   const agentStatements = () =>
     sent
@@ -213,18 +227,7 @@ describe("call-control's round trips per request (real PostgreSQL)", () => {
    */
   it("a call's timer steps run from prepared statements, each prepared once per connection", async () => {
     sent.length = 0;
-    for (let i = 0; i < 4; i += 1) {
-      const { call } = await h.call(h.client.createOutboundCall, {
-        accountId: account,
-        to: "+15550100000",
-        from,
-        agent: "counter",
-      });
-      await eventually(
-        () => callEvents(h.pool, call!.id),
-        (events) => events.some((e) => e.type === "call.completed"),
-      );
-    }
+    for (let i = 0; i < 4; i += 1) await placeCompletedCall();
     await new Promise((resolve) => setTimeout(resolve, 300));
     const timerSteps = sent
       .filter((s) => s.app === "call-control-test")
@@ -246,5 +249,32 @@ describe("call-control's round trips per request (real PostgreSQL)", () => {
     for (const count of prepares.values()) expect(count).toBeLessThanOrEqual(8);
     const executes = timerSteps.join("\n").match(/EXECUTE sbs_/g) ?? [];
     expect(executes).toHaveLength(32);
+  });
+
+  /**
+   * Every other statement a call's transactions carry with their BEGIN or COMMIT (the placement,
+   * the events appended, the timers set) is prepared too, once the pool has sent it five times
+   * and PostgreSQL has taken a PREPARE of it on its own (the kit's simpleStatement): before, they
+   * had their values written in and were planned on every send.
+   */
+  it("once warm, a call's transactions carry no statement with its values written in", async () => {
+    for (let i = 0; i < 8; i += 1) await placeCompletedCall();
+    sent.length = 0;
+    for (let i = 0; i < 3; i += 1) await placeCompletedCall();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const transactions = sent
+      .filter((s) => s.app === "call-control-test")
+      .map((s) => s.text)
+      .filter((text) => /^BEGIN;|;\nCOMMIT$/.test(text));
+    expect(transactions.length).toBeGreaterThanOrEqual(3 * 6);
+    const written = transactions
+      .flatMap((text) => text.split(/;\n|; (?=SET LOCAL)/))
+      .filter(
+        (statement) =>
+          !/^(BEGIN|COMMIT|SET LOCAL [\w ]+|PREPARE sbs_\w+ AS [\s\S]+|EXECUTE sbs_\w+(\([\s\S]*\))?)$/.test(
+            statement.trim(),
+          ),
+      );
+    expect(written, written.join("\n---\n")).toEqual([]);
   });
 });

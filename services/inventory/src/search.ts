@@ -1,4 +1,4 @@
-import { encodeCursor, type Queryable, splitPage } from "@switchboard/kit";
+import { encodeCursor, plannedEachTime, type Queryable, splitPage } from "@switchboard/kit";
 import type { inventory } from "@switchboard/proto";
 import { toPhoneNumber, type NumberRow } from "./rows.js";
 import { buildSearchSql } from "./search-sql.js";
@@ -11,7 +11,8 @@ export async function runSearch(
 ): Promise<inventory.SearchNumbersResponse> {
   const sql = buildSearchSql(query);
   if (!sql) return { numbers: [], nextCursor: "", hasMore: false };
-  const result = await db.query<NumberRow>(sql.text, sql.values);
+  // Planned for its filters each time: the index a search takes depends on their values.
+  const result = await db.query<NumberRow>(plannedEachTime(sql.text, sql.values));
   const { page, hasMore } = splitPage(result.rows, query.limit);
   const last = page[page.length - 1];
   return {

@@ -1,4 +1,11 @@
-import { decodeCursor, isId, keysetPage, notFound, type Queryable } from "@switchboard/kit";
+import {
+  decodeCursor,
+  isId,
+  keysetPage,
+  notFound,
+  plannedEachTime,
+  type Queryable,
+} from "@switchboard/kit";
 import type { usage } from "@switchboard/proto";
 import { fromStored, toProtoRecord } from "./ledger-record.js";
 import { cursorBinding, listFilters } from "./list-filters.js";
@@ -44,13 +51,16 @@ export async function listUsageEvents(
       `(r.occurred_at, r.id) < (${param(position.at)}::timestamptz, ${param(position.id)})`,
     );
   }
+  // Planned for its filters and position each time (a listing's best plan depends on them).
   const { rows } = await db.query<StoredRow>(
-    `SELECT r.id, r.payload, r.signature, ${atKey} AS at_key
-       FROM usage.records r
-      WHERE ${where.join(" AND ")}
-      ORDER BY r.occurred_at DESC, r.id DESC
-      LIMIT ${param(filters.limit + 1)}`,
-    values,
+    plannedEachTime(
+      `SELECT r.id, r.payload, r.signature, ${atKey} AS at_key
+         FROM usage.records r
+        WHERE ${where.join(" AND ")}
+        ORDER BY r.occurred_at DESC, r.id DESC
+        LIMIT ${param(filters.limit + 1)}`,
+      values,
+    ),
   );
   const { items, nextCursor, hasMore } = keysetPage(
     rows,

@@ -8,6 +8,7 @@ import {
   newId,
   notFound,
   pageLimit,
+  plannedEachTime,
   type Pool,
   type Queryable,
   requireAccount,
@@ -135,11 +136,14 @@ export async function listAgents(
   const limit = pageLimit(request.limit);
   const binding = `agents:${request.accountId}`;
   const after = cursorId(request.cursor, binding);
+  // Planned for its page each time: a generic plan would filter `id < $2` instead of starting there.
   const { rows } = await pool.query<AgentRow>(
-    `SELECT ${columns} FROM call_control.agents
-      WHERE account_id = $1 AND ($2::text IS NULL OR id < $2)
-      ORDER BY id DESC LIMIT $3`,
-    [request.accountId, after ?? null, limit + 1],
+    plannedEachTime(
+      `SELECT ${columns} FROM call_control.agents
+        WHERE account_id = $1 AND ($2::text IS NULL OR id < $2)
+        ORDER BY id DESC LIMIT $3`,
+      [request.accountId, after ?? null, limit + 1],
+    ),
   );
   return idPage(rows, limit, binding, (row) => row);
 }

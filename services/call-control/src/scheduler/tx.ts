@@ -1,6 +1,5 @@
 import {
   inlinable,
-  inlineParameters,
   injectTraceContext,
   isDependencyUnavailable,
   outboxWritesCommitted,
@@ -67,7 +66,7 @@ export class Tx {
   private readonly wakes: number[] = [];
   private readonly commitHooks: (() => void)[] = [];
   private readonly deferred: string[] = [];
-  /** The prepared statements among the deferred writes, told how their COMMIT went. */
+  /** The deferred writes, told how their COMMIT went (simpleStatement). */
   private readonly prepared: SimpleStatement[] = [];
   private opening: string | undefined;
   /** The client's own `query` property before beginWith (an instance-level wrapper), if any. */
@@ -95,9 +94,15 @@ export class Tx {
         Array.isArray(values) &&
         inlinable(values)
       ) {
-        const inlined = inlineParameters(text, values);
-        const results = await send(`${held};\n${inlined}`);
-        return Array.isArray(results) ? results.at(-1) : results;
+        const statement = simpleStatement(client, text, values);
+        try {
+          const results = await send(`${held};\n${statement.sql}`);
+          statement.settle();
+          return Array.isArray(results) ? results.at(-1) : results;
+        } catch (error) {
+          statement.settle(error);
+          throw error;
+        }
       }
       await send(held);
       return send(...args);
@@ -117,23 +122,25 @@ export class Tx {
   }
 
   /**
-   * Sends `text` with the transaction's COMMIT (the caller needs no answer from it). `prepared`:
-   * a statement of a fixed text, run from the connection's prepared statement (the kit's
-   * simpleStatement), planned once instead of on every send.
+   * Sends `text` with the transaction's COMMIT (the caller needs no answer from it), as an
+   * `EXECUTE` of the connection's prepared statement once the pool sends it often (the kit's
+   * simpleStatement), planned once instead of on every send; `prepared`: from its first send (a
+   * statement of a fixed text known to be hot).
    */
   defer(text: string, values: readonly unknown[] = [], options: { prepared?: boolean } = {}): void {
-    if (!options.prepared) {
-      this.deferred.push(inlineParameters(text, values));
-      return;
-    }
-    const statement = simpleStatement(this.client, text, values);
+    const statement = simpleStatement(this.client, text, values, { hot: options.prepared });
     this.prepared.push(statement);
     this.deferred.push(statement.sql);
   }
 
-  /** Tells the prepared deferred writes how the simple query that carried them went. */
+  /** Tells the deferred writes how the simple query that carried them went. */
   settle(error?: unknown): void {
     for (const statement of this.prepared.splice(0)) statement.settle(error);
+  }
+
+  /** Tells the deferred writes not sent yet that they never will be (the work gave up). */
+  abandon(): void {
+    for (const statement of this.prepared.splice(0)) statement.abandon();
   }
 
   /**
@@ -248,6 +255,7 @@ export async function inTransaction<T>(
     );
     outboxWritesCommitted(client);
   } catch (error) {
+    tx.abandon();
     // Nothing to roll back where the BEGIN never went out (the work threw first).
     const begun = tx.takeOpening() === undefined;
     outboxWritesRolledBack(client);
