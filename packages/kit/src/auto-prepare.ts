@@ -1,6 +1,7 @@
 import type pg from "pg";
 import {
   clientPreparesStatements,
+  connectionStatements,
   isStatementGone,
   sentOften,
   statementName,
@@ -20,12 +21,6 @@ import {
  * outdated on its connection (DEALLOCATE, or a schema change altering its result) fails once and
  * is sent unnamed there from then on.
  */
-export const MAX_AUTO_PREPARED_PER_CONNECTION = 128;
-
-interface ConnectionStatements {
-  ready: Set<string>;
-  refused: Set<string>;
-}
 
 type QueryFunction = (...args: unknown[]) => unknown;
 type Callback = (error: Error | null, result?: unknown) => void;
@@ -41,21 +36,20 @@ function wrapQuery(client: pg.ClientBase, isHot: (text: string) => boolean): voi
   const own = Object.getOwnPropertyDescriptor(client, "query")?.value as QueryFunction | undefined;
   const query = (): QueryFunction =>
     own ?? (Object.getPrototypeOf(client) as { query: QueryFunction }).query;
-  const statements: ConnectionStatements = { ready: new Set(), refused: new Set() };
+  const statements = connectionStatements(client, "sba");
   const named = (text: string): string | undefined => {
     if (!clientPreparesStatements(client) || !isHot(text)) return undefined;
     const name = statementName(text, "sba");
     if (statements.refused.has(name)) return undefined;
     if (!statements.ready.has(name)) {
-      if (statements.ready.size >= MAX_AUTO_PREPARED_PER_CONNECTION) return undefined;
+      if (!statements.hasRoom()) return undefined;
       statements.ready.add(name);
     }
     return name;
   };
   const forget = (name: string) => (error: unknown) => {
     if (!isStatementGone(error)) return;
-    statements.ready.delete(name);
-    statements.refused.add(name);
+    statements.refuse(name);
     const connection = (client as unknown as { connection?: { parsedStatements?: object } })
       .connection;
     if (connection?.parsedStatements) Reflect.deleteProperty(connection.parsedStatements, name);

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import pg from "pg";
+import { getOrCreate } from "./get-or-create.js";
 import { inlineParameters } from "./sql-literals.js";
 
 /**
@@ -11,35 +12,72 @@ import { inlineParameters } from "./sql-literals.js";
  *   writes with its COMMIT, in one round trip) used to have its parameters written in. It is
  *   sent as `EXECUTE name(…)` instead, prepared by `PREPARE name AS …` in the same simple query
  *   the first time the connection sends it.
- * - `preparedQuery`: a statement sent on its own with its parameters becomes a named one, which
- *   pg prepares once per connection.
+ * - a statement sent on its own with its parameters becomes a named one, which pg prepares once
+ *   per connection, once the pool has sent it often (autoPrepare).
  *
  * Only where the pool's server keeps statements per connection: PGlite serves every
  * connection from one session, where one connection's statement collides with another's. A
  * pool learns which it is once it has connected (`watchPreparedStatements`); until then, and
- * on PGlite, statements are sent as before. Use both for statements of a fixed text (their
- * parameters vary, their SQL does not): each distinct text is one statement per connection.
+ * on PGlite, statements are sent as before. Each distinct text is one statement per connection.
  */
 
 /** Pools whose server keeps prepared statements per connection (true) or not (false). */
 const poolSupport = new WeakMap<pg.Pool, boolean>();
 const poolOfClient = new WeakMap<pg.ClientBase, pg.Pool>();
 
-interface ClientStatements {
-  /** Names prepared on this connection. */
-  ready: Set<string>;
-  /** Names this connection no longer prepares (a failure left it unsure whether they exist). */
-  refused: Set<string>;
-  /** Names whose PREPARE is in a query not sent or not answered yet. */
-  preparing: Set<string>;
-}
-const clientStatements = new WeakMap<pg.ClientBase, ClientStatements>();
+/** How a statement is prepared: `sbs` by SQL PREPARE (simpleStatement), `sba` by autoPrepare. */
+export type StatementKind = "sbs" | "sba";
 
 /**
- * Statements one connection prepares at most (those it stopped using included: they may still
- * exist); past it, statements are written in.
+ * Statements one connection prepares at most, per kind (those it stopped using included: they
+ * may still exist); past it, statements are sent as if never prepared.
  */
 export const MAX_PREPARED_PER_CONNECTION = 64;
+export const MAX_AUTO_PREPARED_PER_CONNECTION = 128;
+const capOf: Record<StatementKind, number> = {
+  sbs: MAX_PREPARED_PER_CONNECTION,
+  sba: MAX_AUTO_PREPARED_PER_CONNECTION,
+};
+
+/** One connection's prepared statements of one kind, by name. */
+export class ConnectionStatements {
+  /** Prepared on this connection. */
+  readonly ready = new Set<string>();
+  /** No longer prepared here (a failure left it unsure whether they exist, or they are gone). */
+  readonly refused = new Set<string>();
+  /** Prepared by a query not sent or not answered yet. */
+  readonly preparing = new Set<string>();
+
+  constructor(private readonly cap: number) {}
+
+  /** Whether `name` is prepared, or being prepared, here. */
+  knows(name: string): boolean {
+    return this.ready.has(name) || this.preparing.has(name);
+  }
+
+  /** Whether one more name may be prepared here. */
+  hasRoom(): boolean {
+    return this.ready.size + this.refused.size + this.preparing.size < this.cap;
+  }
+
+  /** Stops preparing `name` here. */
+  refuse(name: string): void {
+    this.ready.delete(name);
+    this.preparing.delete(name);
+    this.refused.add(name);
+  }
+}
+
+const clientStatements = new WeakMap<pg.ClientBase, Map<StatementKind, ConnectionStatements>>();
+
+/** `client`'s prepared statements of `kind`. */
+export function connectionStatements(
+  client: pg.ClientBase,
+  kind: StatementKind,
+): ConnectionStatements {
+  const kinds = getOrCreate(clientStatements, client, () => new Map());
+  return getOrCreate(kinds, kind, () => new ConnectionStatements(capOf[kind]));
+}
 
 const asking = new WeakMap<pg.Pool, Promise<boolean>>();
 
@@ -87,18 +125,6 @@ export function clientPreparesStatements(client: pg.ClientBase): boolean {
   return pool !== undefined && poolSupport.get(pool) === true;
 }
 
-/**
- * `text` and `values` as a named query (pg prepares it once per connection, then only executes
- * it) where `db` is a pool, or one of its clients, whose server keeps prepared statements; as
- * an unnamed query otherwise.
- */
-export function preparedQuery(db: object, text: string, values: unknown[]): pg.QueryConfig {
-  const pool = db instanceof pg.Pool ? db : poolOfClient.get(db as pg.ClientBase);
-  return pool && poolSupport.get(pool)
-    ? { name: statementName(text, "sbq"), text, values }
-    : { text, values };
-}
-
 /** One statement for a simple query, and what to tell once that query succeeded or failed. */
 export interface SimpleStatement {
   /** The SQL to put in the simple query: one statement, or `PREPARE …;\nEXECUTE …` (two). */
@@ -125,13 +151,13 @@ export function simpleStatement(
   options: { hot?: boolean } = {},
 ): SimpleStatement {
   const pool = poolOfClient.get(client);
-  const state = pool && poolSupport.get(pool) ? statementsOf(client) : undefined;
+  const state = pool && poolSupport.get(pool) ? connectionStatements(client, "sbs") : undefined;
   const name = state ? statementName(text, "sbs") : "";
-  const known = state && (state.ready.has(name) || state.preparing.has(name));
+  const known = state?.knows(name) === true;
   if (
     !state ||
     state.refused.has(name) ||
-    (!known && state.ready.size + state.refused.size >= MAX_PREPARED_PER_CONNECTION) ||
+    (!known && !state.hasRoom()) ||
     !values.every(literalable) ||
     (!options.hot && !(sentOften(pool!, text) && provenPreparable(pool!, text)))
   ) {
@@ -148,7 +174,7 @@ export function simpleStatement(
     return {
       sql: execute,
       settle: (error) => {
-        if (error !== undefined && isStatementGone(error)) state.refused.add(name);
+        if (error !== undefined && isStatementGone(error)) state.refuse(name);
       },
       abandon: () => undefined,
     };
@@ -158,8 +184,9 @@ export function simpleStatement(
     sql: `PREPARE ${name} AS ${text};\n${execute}`,
     // PREPARE survives a rollback, but a query that failed may have failed before it ran.
     settle: (error) => {
+      if (error !== undefined) return state.refuse(name);
       state.preparing.delete(name);
-      (error === undefined ? state.ready : state.refused).add(name);
+      state.ready.add(name);
     },
     abandon: () => void state.preparing.delete(name),
   };
@@ -178,11 +205,7 @@ const preparable = new WeakMap<pg.Pool, Map<string, boolean | "asking">>();
  * knows: a statement that cannot be prepared must not fail the transaction it rides in.
  */
 function provenPreparable(pool: pg.Pool, text: string): boolean {
-  let texts = preparable.get(pool);
-  if (!texts) {
-    texts = new Map();
-    preparable.set(pool, texts);
-  }
+  const texts = getOrCreate(preparable, pool, () => new Map<string, boolean | "asking">());
   const known = texts.get(text);
   if (known === undefined) {
     texts.set(text, "asking");
@@ -212,11 +235,7 @@ const textUses = new WeakMap<pg.Pool, Map<string, number>>();
 
 /** Counts one send of `text` on `pool`: whether the pool has now sent it often enough to prepare. */
 export function sentOften(pool: pg.Pool, text: string): boolean {
-  let uses = textUses.get(pool);
-  if (!uses) {
-    uses = new Map();
-    textUses.set(pool, uses);
-  }
+  const uses = getOrCreate(textUses, pool, () => new Map<string, number>());
   const count = uses.get(text);
   if (count === undefined) {
     if (uses.size < MAX_COUNTED_TEXTS) uses.set(text, 1);
@@ -236,44 +255,32 @@ export function isStatementGone(error: unknown): boolean {
   return code === "26000" || code === "0A000";
 }
 
-function statementsOf(client: pg.ClientBase): ClientStatements {
-  let state = clientStatements.get(client);
-  if (!state) {
-    state = { ready: new Set(), refused: new Set(), preparing: new Set() };
-    clientStatements.set(client, state);
-  }
-  return state;
-}
-
-/** Names already worked out, by kind and text (hot statements are sent thousands of times). */
-const names = new Map<string, string>();
+/** Names already worked out, per kind, by text (hot statements are sent thousands of times). */
+const names = new Map<StatementKind, Map<string, string>>();
 /** The same, the other way: each name's text. */
 const texts = new Map<string, string>();
 const MAX_NAMES = 1_000;
 
 /**
- * The text of a statement this process named (`sbs_…`, `sbq_…`, `sba_…`) not long ago, for
- * reading what an `EXECUTE name(…)` ran.
+ * The text of a statement this process named (`sbs_…`, `sba_…`) not long ago, for reading what
+ * an `EXECUTE name(…)` ran.
  */
 export function statementText(name: string): string | undefined {
   return texts.get(name);
 }
 
 /**
- * A statement's name, from its text: `sbs_…` for SQL PREPARE, `sbq_…` for pg's named statements,
- * `sba_…` for those named by autoPrepare (one namespace per connection: the same text sent
- * several ways must not collide).
+ * A statement's name, from its text: `sbs_…` for SQL PREPARE, `sba_…` for pg's named statements
+ * (autoPrepare); one namespace per connection, so the same text sent both ways must not collide.
  */
-export function statementName(text: string, kind: "sbs" | "sbq" | "sba"): string {
-  const key = kind + text;
-  let name = names.get(key);
+export function statementName(text: string, kind: StatementKind): string {
+  const ofKind = getOrCreate(names, kind, () => new Map<string, string>());
+  let name = ofKind.get(text);
   if (name === undefined) {
-    if (names.size >= MAX_NAMES) {
-      names.clear();
-      texts.clear();
-    }
+    if (ofKind.size >= MAX_NAMES) ofKind.clear();
+    if (texts.size >= MAX_NAMES * 2) texts.clear();
     name = `${kind}_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
-    names.set(key, name);
+    ofKind.set(text, name);
     texts.set(name, text);
   }
   return name;

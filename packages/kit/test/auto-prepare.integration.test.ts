@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type pg from "pg";
-import { MAX_AUTO_PREPARED_PER_CONNECTION, plannedEachTime } from "../src/auto-prepare.js";
+import { plannedEachTime } from "../src/auto-prepare.js";
 import { createPool, type Pool } from "../src/db.js";
 import {
   AUTO_PREPARE_MIN_USES,
+  MAX_AUTO_PREPARED_PER_CONNECTION,
   preparedStatementSupport,
   simpleStatement,
 } from "../src/prepared-statements.js";

@@ -3,7 +3,6 @@ import {
   keysetPage,
   notFound,
   pageLimit,
-  preparedQuery,
   type Pool,
   requireAccount,
   withTransaction,
@@ -73,12 +72,9 @@ export async function findNumberOwner(
   request: inventory.FindNumberOwnerRequest,
 ): Promise<inventory.FindNumberOwnerResponse> {
   const result = await pool.query<NumberRow & { owner: string }>(
-    preparedQuery(
-      pool,
-      `SELECT ${numberColumns}, n.assigned_account AS owner FROM inventory.numbers n
+    `SELECT ${numberColumns}, n.assigned_account AS owner FROM inventory.numbers n
         WHERE n.e164 = $1 AND n.assigned_account IS NOT NULL`,
-      [request.number],
-    ),
+    [request.number],
   );
   const row = result.rows[0];
   return row ? { accountId: row.owner, number: toPhoneNumber(row) } : {};

@@ -2,7 +2,6 @@ import {
   checkIdempotencyKey,
   DomainError,
   newId,
-  preparedQuery,
   type Pool,
   type Queryable,
   replayOrMismatch,
@@ -218,16 +217,13 @@ async function lookupOutbound(
   key: string | undefined,
 ): Promise<{ agent: string | undefined; earlier: CallRow | undefined }> {
   const { rows } = await db.query<CallRow & { agent_name: string | null }>(
-    preparedQuery(
-      db,
-      `SELECT a.name AS agent_name, ${callColumns}
+    `SELECT a.name AS agent_name, ${callColumns}
          FROM (SELECT 1) AS one
          LEFT JOIN call_control.agents a ON a.account_id = $1 AND a.name = $2
          LEFT JOIN call_control.calls c
            ON c.account_id = $1 AND c.idempotency_key = $3
           AND c.created_at > now() - interval '${keyWindow}'`,
-      [call.accountId, call.agent, key ?? null],
-    ),
+    [call.accountId, call.agent, key ?? null],
   );
   const row = rows[0];
   const earlier = row?.id ? row : undefined;

@@ -1,4 +1,4 @@
-import { preparedQuery, type Queryable } from "@switchboard/kit";
+import type { Queryable } from "@switchboard/kit";
 
 export type AttemptOutcome = "accepted" | "rejected" | "error" | "unknown" | "skipped";
 
@@ -11,20 +11,17 @@ export async function finishAttempt(
   details: { providerMessageId?: string; errorCode?: string; channel?: string } = {},
 ): Promise<void> {
   await db.query(
-    preparedQuery(
-      db,
-      `UPDATE messaging.send_attempts
+    `UPDATE messaging.send_attempts
         SET outcome = $3, provider_message_id = $4, error_code = $5,
             channel = coalesce($6, channel), finished_at = now()
       WHERE message_id = $1 AND attempt = $2`,
-      [
-        messageId,
-        attempt,
-        outcome,
-        details.providerMessageId ?? null,
-        details.errorCode ?? null,
-        details.channel ?? null,
-      ],
-    ),
+    [
+      messageId,
+      attempt,
+      outcome,
+      details.providerMessageId ?? null,
+      details.errorCode ?? null,
+      details.channel ?? null,
+    ],
   );
 }

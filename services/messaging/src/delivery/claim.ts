@@ -1,4 +1,4 @@
-import { preparedQuery, type PoolClient } from "@switchboard/kit";
+import type { PoolClient } from "@switchboard/kit";
 import type { MessagingContext } from "../context.js";
 import { messageColumns, type MessageRow } from "../messages/rows.js";
 import { transition } from "../messages/transitions.js";
@@ -55,9 +55,7 @@ async function claimOn(
   book: boolean,
 ): Promise<Claim | { kind: "unbooked" }> {
   const { rows } = await client.query<ClaimRow>(
-    preparedQuery(
-      client,
-      `SELECT ${messageColumns}, now() AS now,
+    `SELECT ${messageColumns}, now() AS now,
             EXISTS (SELECT 1 FROM messaging.opt_outs o
                      WHERE o.account_id = m.account_id AND o.phone_number = m.to_number) AS opted_out,
             (SELECT c.status FROM messaging.consents c WHERE c.id = m.consent_id) AS consent_status,
@@ -65,8 +63,7 @@ async function claimOn(
             (SELECT a.outcome FROM messaging.send_attempts a WHERE a.message_id = m.id
               ORDER BY a.attempt DESC LIMIT 1) AS last_outcome
        FROM messaging.messages m WHERE m.id = $1 FOR UPDATE OF m`,
-      [messageId],
-    ),
+    [messageId],
   );
   const row = rows[0];
   if (!row || (row.status !== "queued" && row.status !== "sending")) return { kind: "done" };
@@ -114,11 +111,8 @@ async function claimOn(
   }
   if (!current) return { kind: "done" };
   await client.query(
-    preparedQuery(
-      client,
-      `INSERT INTO messaging.send_attempts (message_id, attempt, carrier, channel) VALUES ($1, $2, $3, $4)`,
-      [row.id, current.attempts, ctx.carrier.name, current.channel_used ?? current.channel],
-    ),
+    `INSERT INTO messaging.send_attempts (message_id, attempt, carrier, channel) VALUES ($1, $2, $3, $4)`,
+    [row.id, current.attempts, ctx.carrier.name, current.channel_used ?? current.channel],
   );
   return { kind: "claimed", row: current, attempt: current.attempts, previousOutcomeUnknown };
 }

@@ -1,4 +1,4 @@
-import { preparedQuery, type Queryable } from "@switchboard/kit";
+import type { Queryable } from "@switchboard/kit";
 
 /**
  * Per-sender pacing (GCRA): each sending number has a theoretical arrival time `tat`, the
@@ -15,9 +15,7 @@ export async function bookTurn(
   intervalMs: number,
 ): Promise<Date> {
   const { rows } = await db.query<{ turn: Date }>(
-    preparedQuery(
-      db,
-      `WITH booked AS (
+    `WITH booked AS (
        INSERT INTO messaging.sender_submits AS s (sender, tat)
        VALUES ($2, now() + make_interval(secs => $3 / 1000.0))
        ON CONFLICT (sender) DO UPDATE
@@ -27,8 +25,7 @@ export async function bookTurn(
      UPDATE messaging.messages SET scheduled_at = (SELECT turn FROM booked)
       WHERE id = $1
       RETURNING scheduled_at AS turn`,
-      [messageId, sender, intervalMs],
-    ),
+    [messageId, sender, intervalMs],
   );
   const row = rows[0];
   if (!row) throw new Error(`message ${messageId} vanished while booking its turn`);

@@ -1,4 +1,4 @@
-import { preparedQuery, type PoolClient, withTransaction } from "@switchboard/kit";
+import { type PoolClient, withTransaction } from "@switchboard/kit";
 import type { DeliveryReceipt } from "../carrier/carrier.js";
 import type { MessagingContext } from "../context.js";
 import { transition } from "../messages/transitions.js";
@@ -44,11 +44,8 @@ export async function applyReceiptOn(
         }
       : {};
   const { rows } = await client.query<{ id: string }>(
-    preparedQuery(
-      client,
-      "SELECT id FROM messaging.messages WHERE provider_message_id = $1 FOR UPDATE",
-      [receipt.providerMessageId],
-    ),
+    "SELECT id FROM messaging.messages WHERE provider_message_id = $1 FOR UPDATE",
+    [receipt.providerMessageId],
   );
   const message = rows[0];
   if (!message) {

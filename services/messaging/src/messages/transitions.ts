@@ -1,10 +1,5 @@
 import type pg from "pg";
-import {
-  appendEventCtes,
-  countMessageStatus,
-  noteOutboxWrite,
-  preparedQuery,
-} from "@switchboard/kit";
+import { appendEventCtes, countMessageStatus, noteOutboxWrite } from "@switchboard/kit";
 import type { wire } from "@switchboard/proto";
 import { SCHEMA } from "../outbox.js";
 import { messageColumns, messageEventDataSql, type MessageRow } from "./rows.js";
@@ -85,16 +80,13 @@ export async function transition(
     param,
   );
   const { rows } = await client.query<MessageRow>(
-    preparedQuery(
-      client,
-      `WITH moved AS (
+    `WITH moved AS (
        UPDATE messaging.messages m SET ${sets.join(", ")}
         WHERE m.id = $1 AND m.status = ANY($3::text[]) ${to === "read" ? "AND m.channel_used = 'rcs'" : ""}
         RETURNING ${messageColumns}
      ), ${event}
      SELECT * FROM moved`,
-      values,
-    ),
+    values,
   );
   const row = rows[0];
   if (!row) return undefined;
