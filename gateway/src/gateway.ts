@@ -79,7 +79,6 @@ export async function startGateway(options: {
   const namedStatements = await preparedStatementSupport(pool);
   const identity = createIdentity({
     pool,
-    namedStatements,
     issuer: config.publicUrl,
     audience: config.tokenAudience,
     tokenTtlSeconds: config.tokenTtlSeconds,

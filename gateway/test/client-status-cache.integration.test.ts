@@ -34,7 +34,7 @@ describe("ClientStatusCache on PostgreSQL", () => {
     const account = await createAccount(pool, { name: "cached" });
     clientId = (await createClient(pool, { accountId: account.id, scopes: ["numbers:read"] }))
       .clientId;
-    const read = clientStatusReader(pool, true);
+    const read = clientStatusReader(pool);
     cache = new ClientStatusCache(async (id) => {
       reads += 1;
       return read(id);

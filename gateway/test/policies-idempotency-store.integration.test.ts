@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPool, preparedStatementSupport, type Pool } from "@switchboard/kit";
+import { createPool, type Pool } from "@switchboard/kit";
 import {
   createRealTestDatabase,
   testDatabaseKinds,
@@ -40,7 +40,6 @@ describe.each(testDatabaseKinds)("idempotency store on $name", ({ create }) => {
     store = new IdempotencyStore(pool, {
       windowSeconds: 86_400,
       leaseSeconds: 30,
-      namedStatements: await preparedStatementSupport(pool),
       sealer: new ResponseSealer("test-sealing-secret"),
     });
   });

@@ -10,7 +10,6 @@ import {
   validationFailed,
   type Pool,
   MemoryBucketStore,
-  preparedStatementSupport,
 } from "@switchboard/kit";
 import { testDatabaseKinds, type TestDatabase } from "@switchboard/kit/testing";
 import { migrateGateway, type Principal, type Scope } from "../src/auth/index.js";
@@ -138,7 +137,6 @@ describe.each(testDatabaseKinds)("idempotency stage on $name", ({ create }) => {
     store = new IdempotencyStore(db, {
       windowSeconds: 86_400,
       leaseSeconds: 30,
-      namedStatements: await preparedStatementSupport(pool),
       sealer: new ResponseSealer("test-sealing-secret"),
     });
     const rateLimiter = createRateLimiter({

@@ -96,7 +96,6 @@ export async function startBenchApps(options: {
   const namedStatements = await preparedStatementSupport(pool);
   const identity = createIdentity({
     pool,
-    namedStatements,
     issuer: "http://bench.test",
     audience: "bench",
     signingKeySecret: "bench-signing-key-secret-0123456789",

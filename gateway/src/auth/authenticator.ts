@@ -21,8 +21,6 @@ export interface AuthenticatorDeps {
   db: Queryable;
   keys: SigningKeyStore;
   settings: Pick<AccessTokenSettings, "issuer" | "audience">;
-  /** The per-request read as a named statement (a real PostgreSQL server only). */
-  namedStatements?: boolean;
   /** Remembers clients' status while told of their changes (default: read on every request). */
   clientStatus?: ClientStatusCache;
 }
@@ -35,8 +33,7 @@ const MAX_CREDENTIAL_LENGTH = 8 * 1024;
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   const verifyAccessToken = createAccessTokenVerifier(deps.keys, deps.settings);
   const requireActiveClient = activeClientCheck(
-    deps.clientStatus ??
-      new ClientStatusCache(clientStatusReader(deps.db, deps.namedStatements === true)),
+    deps.clientStatus ?? new ClientStatusCache(clientStatusReader(deps.db)),
   );
   return {
     async authenticate(authorizationHeader) {
@@ -65,21 +62,15 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
 }
 
 /**
- * The row a token's check reads: whether its client is active, and its account. On PostgreSQL a
- * named statement, parsed and planned once per connection.
+ * The row a token's check reads: whether its client is active, and its account (the pool's
+ * autoPrepare makes it a named statement, planned once per connection).
  */
 export function clientStatusReader(
   db: Queryable,
-  namedStatements: boolean,
 ): (clientId: string) => Promise<ClientStatus | undefined> {
   const text = `SELECT disabled_at IS NULL AS active, account_id FROM gateway.clients WHERE client_id = $1`;
-  const name = namedStatements ? { name: "gateway-client-status" } : {};
   return async (clientId) => {
-    const { rows } = await db.query<{ active: boolean; account_id: string }>({
-      ...name,
-      text,
-      values: [clientId],
-    });
+    const { rows } = await db.query<{ active: boolean; account_id: string }>(text, [clientId]);
     const row = rows[0];
     return row && { active: row.active, accountId: row.account_id };
   };

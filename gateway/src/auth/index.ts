@@ -44,8 +44,6 @@ export interface IdentityOptions {
   logger?: Logger;
   /** Client secrets hashed at once at /oauth/token (default 2). */
   maxConcurrentHashing?: number;
-  /** Named statements for the per-request reads: a real PostgreSQL server only (default off). */
-  namedStatements?: boolean;
 }
 
 export interface Identity {
@@ -85,9 +83,7 @@ export function createIdentity(options: IdentityOptions): Identity {
   const metadata = authorizationServerMetadata(issuer);
   // Two scrypts at once (one per core of a small machine), 64 more waiting, 16 of one source.
   const hashing = new HashingGate(options.maxConcurrentHashing ?? 2, 64, 16);
-  const clientStatus = new ClientStatusCache(
-    clientStatusReader(options.pool, options.namedStatements === true),
-  );
+  const clientStatus = new ClientStatusCache(clientStatusReader(options.pool));
   let listening: { stop(): Promise<void> } | undefined;
   return {
     authenticator: createAuthenticator({ db: options.pool, keys, settings, clientStatus }),

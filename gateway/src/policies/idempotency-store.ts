@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Queryable } from "@switchboard/kit";
+import { plannedEachTime, type Queryable } from "@switchboard/kit";
 import type { ResponseSealer } from "./response-sealing.js";
 
 /** What a replay sends back: the status, body and allow-listed headers of the first reply. */
@@ -36,8 +36,6 @@ export interface IdempotencyStoreOptions {
   windowSeconds: number;
   /** How long an in-progress claim lives without renewal before a retry may take it over. */
   leaseSeconds: number;
-  /** Prepared (named) statements: no parse and plan per request. Off for PGlite (see below). */
-  namedStatements?: boolean;
   /** Seals stored bodies at rest (some hold secrets shown once). */
   sealer: ResponseSealer;
 }
@@ -113,10 +111,6 @@ export class IdempotencyStore {
     private readonly claimDb: Queryable = db,
   ) {}
 
-  private statement(name: string, text: string, values: unknown[]) {
-    return this.options.namedStatements === false ? { text, values } : { name, text, values };
-  }
-
   /**
    * Claims the key, or reads it as it stands. `takeOver: false` never writes over a dead row
    * (it answers `retry`): for a claim made before the request is known to be admitted.
@@ -130,9 +124,7 @@ export class IdempotencyStore {
     const leaseId = randomUUID();
     const { leaseSeconds, windowSeconds } = this.options;
     const params = [accountId, key, fingerprint, leaseId, leaseSeconds, windowSeconds];
-    const row = (
-      await this.claimDb.query<ClaimRow>(this.statement("idempotency-claim", CLAIM, params))
-    ).rows[0];
+    const row = (await this.claimDb.query<ClaimRow>(CLAIM, params)).rows[0];
     if (!row) return { kind: "retry" };
     if (row.owned) return { kind: "claimed", leaseId, takeover: false };
     const dead =
@@ -194,14 +186,11 @@ export class IdempotencyStore {
    * one kept (a claim taken over meanwhile is not): for the reply committer, which sends it
    * with the replies' records.
    */
-  completionStatement(completions: readonly Completion[]): {
-    name?: string;
-    text: string;
-    values: unknown[];
-  } {
+  completionStatement(completions: readonly Completion[]): { text: string; values: unknown[] } {
     const { sealer } = this.options;
-    return this.statement(
-      "idempotency-complete",
+    // Planned for its batch each time: a generic plan, sized for a hundred completions, may scan
+    // the keys instead of looking up the one or two a batch holds.
+    return plannedEachTime(
       `UPDATE gateway.idempotency_keys AS k
           SET state = 'completed', response_status = c.status, response_media_type = c.media_type,
               response_body = c.body, response_headers = c.headers::jsonb, completed_at = now(),
@@ -229,11 +218,8 @@ export class IdempotencyStore {
   /** Frees the key (the response is not kept): the next request with it runs again. */
   async release(accountId: string, key: string, leaseId: string): Promise<void> {
     await this.db.query(
-      this.statement(
-        "idempotency-release",
-        `DELETE FROM gateway.idempotency_keys WHERE account_id = $1 AND idempotency_key = $2 AND lease_id = $3`,
-        [accountId, key, leaseId],
-      ),
+      `DELETE FROM gateway.idempotency_keys WHERE account_id = $1 AND idempotency_key = $2 AND lease_id = $3`,
+      [accountId, key, leaseId],
     );
   }
 

@@ -114,7 +114,6 @@ export async function createTrafficPolicies(options: {
     {
       windowSeconds: IDEMPOTENCY_WINDOW_SECONDS,
       leaseSeconds: config.idempotencyLeaseSeconds,
-      namedStatements: options.namedStatements,
       sealer: new ResponseSealer(options.sealingSecret),
     },
     asyncPool,

@@ -109,7 +109,10 @@ const PLANNED_EACH_TIME = Symbol("planned each time");
  * for a statement whose best plan depends on them (the length of an array it joins), where
  * PostgreSQL may settle on a generic plan that assumes a hundred rows and scans a table instead.
  */
-export function plannedEachTime(text: string, values: unknown[]): pg.QueryConfig {
+export function plannedEachTime(
+  text: string,
+  values: unknown[],
+): pg.QueryConfig & { values: unknown[] } {
   return Object.assign({ text, values }, { [PLANNED_EACH_TIME]: true });
 }
 
