@@ -212,10 +212,11 @@ describe("the smpp carrier under a lost bind and across replicas (PostgreSQL + R
     const paced = server.submits.filter((s) => s.text.startsWith("paced "));
     expect(paced).toHaveLength(80);
     // The SMSC counts arrivals; the carrier paces submits 2 % under the rate (20 ms a second),
-    // and a loaded test machine may delay one arrival by more than that: the windows here
-    // allow 50 ms of delivery jitter, and the whole burst must keep the rate on average.
+    // and a loaded test machine may delay one arrival by more than that (a stalled event loop
+    // in a sender or in this process, which stamps the arrivals): the windows here allow 100 ms
+    // of delivery jitter, and the whole burst must keep the rate on average.
     const arrivals = paced.map((s) => s.at);
-    expect(peakInWindow(arrivals, 950)).toBeLessThanOrEqual(throughput);
+    expect(peakInWindow(arrivals, 900)).toBeLessThanOrEqual(throughput);
     const spanSeconds = (Math.max(...arrivals) - Math.min(...arrivals)) / 1000;
     expect((paced.length - 1) / spanSeconds).toBeLessThanOrEqual(throughput);
     const bySession = new Set(paced.map((s) => s.sessionId));

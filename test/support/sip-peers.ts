@@ -29,12 +29,20 @@ export function workerPortSlice(start: number, size: number): { min: number; max
   return { min, max: min + width - 1 };
 }
 
+const sipSlice = workerPortSlice(20_000, 6_000);
+const sipSliceWidth = sipSlice.max - sipSlice.min + 1;
+/**
+ * The next candidate in this worker's SIP slice, walked in turn from a random start: a port
+ * handed out is released before its peer binds it, so drawing at random could hand the same one
+ * to two peers of one test (the edge's four replicas and the trunk draw six from 500).
+ */
+let sipCursor = Math.floor(Math.random() * sipSliceWidth);
+
 /** A loopback port free for both UDP and TCP right now, from this worker's SIP slice. */
 export async function freeSipPort(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const udp = createSocket("udp4");
-    const slice = workerPortSlice(20_000, 6_000);
-    const candidate = slice.min + Math.floor(Math.random() * (slice.max - slice.min + 1));
+    const candidate = sipSlice.min + (sipCursor++ % sipSliceWidth);
     const port = await new Promise<number | undefined>((resolve) => {
       udp.once("error", () => resolve(undefined));
       udp.bind(candidate, "127.0.0.1", () => resolve(udp.address().port));

@@ -2,6 +2,7 @@ import { createSocket } from "node:dgram";
 import { connect } from "node:net";
 import { createLogger, metricsRegistry } from "@switchboard/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freeSipPort } from "@switchboard/test-support/sip-peers";
 import { startSipEndpoint, type SipEndpoint } from "../src/sip/stack/endpoint.js";
 import { parseMessage, responseTo, type SipResponse } from "../src/sip/stack/message.js";
 
@@ -169,7 +170,9 @@ describe("the SIP endpoint on loopback (UDP and TCP)", () => {
 
 async function startBelowEphemeralRange() {
   for (let attempt = 0; ; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    // This worker's slice of the SIP ports: a port drawn from the whole range could be one
+    // another file has just found free for its own peer.
+    const port = await freeSipPort();
     try {
       return await startSipEndpoint({ host: "127.0.0.1", port, logger, handlers: {} });
     } catch (error) {
