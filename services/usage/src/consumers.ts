@@ -12,7 +12,19 @@ export interface UsageConsumerOptions {
   factConcurrency?: number;
   /** Records per INSERT (default 500). */
   maxBatch?: number;
+  /** How long a fact's record may wait for others to share its INSERT (default 20 ms). */
+  factLingerMs?: number;
 }
+
+/**
+ * A fact's record lingers: the facts of a call or a message arrive one by one over its life, and
+ * at 100 calls a second a 20 ms wait puts the facts of several in one INSERT. No caller waits on
+ * a fact's record (the job does, which holds its event until the record is committed), and a
+ * request record, which a reply does wait on, is written at once and takes the facts with it.
+ * The wait ends as soon as every job the consumer takes at once is waiting, so it never caps the
+ * consumer's throughput.
+ */
+export const DEFAULT_FACT_LINGER_MS = 20;
 
 export interface UsageConsumers {
   batcher: IngestBatcher;
@@ -29,10 +41,13 @@ export interface UsageConsumers {
  */
 export function startUsageConsumers(options: UsageConsumerOptions): UsageConsumers {
   const { pool, bus, signer, logger } = options;
+  const lingerMs = options.factLingerMs ?? DEFAULT_FACT_LINGER_MS;
+  const concurrency = options.factConcurrency ?? 64;
   const batcher = new IngestBatcher({
     pool,
     signer,
     logger,
+    lingerLimit: concurrency,
     ...(options.maxBatch ? { maxBatch: options.maxBatch } : {}),
   });
   const facts = consumeEvents(
@@ -40,9 +55,9 @@ export function startUsageConsumers(options: UsageConsumerOptions): UsageConsume
     "usage",
     async (event) => {
       const draft = factDraft(event);
-      if (draft) await batcher.submit([draft]);
+      if (draft) await batcher.submit([draft], { lingerMs });
     },
-    { concurrency: options.factConcurrency ?? 64 },
+    { concurrency },
   );
   return {
     batcher,

@@ -34,7 +34,7 @@ export function startFanOut(
   subscriptions: ActiveSubscriptions,
   concurrency = 8,
 ): QueueWorker {
-  const keep = batchedEventKeeper(ctx.pool);
+  const keep = batchedEventKeeper(ctx.pool, concurrency);
   return consumeEvents(
     ctx.bus,
     fanOutGroup,
