@@ -61,7 +61,11 @@ export function supervisePool(pool: pg.Pool, name: string): pg.Pool {
   return pool;
 }
 
-/** Runs `work` in one transaction; rolls back on any error and rethrows it. */
+/**
+ * Runs `work` in one transaction; rolls back on any error and rethrows it. Work that caught a
+ * failed statement's error and went on left the transaction failed: PostgreSQL answers its
+ * COMMIT with a ROLLBACK, and this throws rather than report the work done.
+ */
 export async function withTransaction<T>(
   pool: pg.Pool,
   work: (client: pg.PoolClient) => Promise<T>,
@@ -70,7 +74,10 @@ export async function withTransaction<T>(
   try {
     await client.query("BEGIN");
     const result = await work(client);
-    await client.query("COMMIT");
+    const commit = await client.query("COMMIT");
+    if (commit.command === "ROLLBACK") {
+      throw new Error("the transaction was rolled back: a statement in it failed");
+    }
     outboxWritesCommitted(client);
     client.release();
     return result;

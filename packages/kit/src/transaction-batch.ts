@@ -35,16 +35,31 @@ export function batchTransactions(options: {
   let timer: NodeJS.Timeout | undefined;
   let running = 0;
 
-  const runOne = async (client: pg.PoolClient, work: BatchedWork<unknown>): Promise<Outcome> => {
-    await client.query("SAVEPOINT batched");
-    try {
-      const result = await work(client);
-      await client.query("RELEASE SAVEPOINT batched");
-      return { ok: true, result };
-    } catch (error) {
+  /**
+   * The pieces of a batch, each under the savepoint `batched`: the release of one piece's
+   * savepoint and the next one's go in one round trip. A piece that left the transaction failed
+   * without throwing fails at that release, and is undone as if it had thrown. A lone piece needs
+   * no savepoint: its failure is the transaction's.
+   */
+  const runPieces = async (client: pg.PoolClient, batch: Pending[]): Promise<Outcome[]> => {
+    if (batch.length === 1) return [{ ok: true, result: await batch[0]!.work(client) }];
+    const done: Outcome[] = [];
+    const undo = async (error: unknown) => {
       await client.query("ROLLBACK TO SAVEPOINT batched");
-      return { ok: false, error };
+      done[done.length - 1] = { ok: false, error };
+    };
+    for (const [index, piece] of batch.entries()) {
+      if (index === 0) await client.query("SAVEPOINT batched");
+      else await client.query("RELEASE SAVEPOINT batched; SAVEPOINT batched").catch(undo);
+      done.push({ ok: true, result: undefined });
+      try {
+        done[index] = { ok: true, result: await piece.work(client) };
+      } catch (error) {
+        await undo(error);
+      }
     }
+    await client.query("RELEASE SAVEPOINT batched").catch(undo);
+    return done;
   };
 
   const flush = async () => {
@@ -55,11 +70,7 @@ export function batchTransactions(options: {
     const batch = pending;
     pending = [];
     try {
-      const outcomes = await withTransaction(options.pool, async (client) => {
-        const done: Outcome[] = [];
-        for (const piece of batch) done.push(await runOne(client, piece.work));
-        return done;
-      });
+      const outcomes = await withTransaction(options.pool, (client) => runPieces(client, batch));
       outcomes.forEach((outcome, i) => {
         const piece = batch[i];
         if (outcome.ok) piece?.resolve(outcome.result);

@@ -51,6 +51,42 @@ describe.each(testDatabaseKinds)("batchTransactions on $name", ({ create }) => {
     expect(await stored()).toEqual([1, 2, 4]);
   });
 
+  it("undoes alone a piece that caught its statement's failure and went on, wherever it stands", async () => {
+    const batched = batchTransactions({ pool, lingerMs: 20 });
+    const insert = (n: number) =>
+      batched((client) => client.query("INSERT INTO batched (n) VALUES ($1)", [n]));
+    // A duplicate key caught: the piece returns, leaving the transaction failed.
+    const swallowing = (n: number) =>
+      batched(async (client) => {
+        await client.query("INSERT INTO batched (n) VALUES ($1)", [n]).catch(() => undefined);
+      });
+    const outcomes = await Promise.allSettled([
+      insert(20),
+      swallowing(20),
+      insert(21),
+      swallowing(21),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual([
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+      "rejected",
+    ]);
+    expect(await stored()).toContain(21);
+    expect((await stored()).filter((n) => n === 20 || n === 21)).toEqual([20, 21]);
+  });
+
+  it("fails a lone piece that caught its statement's failure, and commits nothing of it", async () => {
+    const batched = batchTransactions({ pool, lingerMs: 1 });
+    await expect(
+      batched(async (client) => {
+        await client.query("INSERT INTO batched (n) VALUES (30)");
+        await client.query("INSERT INTO batched (n) VALUES (30)").catch(() => undefined);
+      }),
+    ).rejects.toThrow(/rolled back/);
+    expect(await stored()).not.toContain(30);
+  });
+
   it("answers only after the commit", async () => {
     const batched = batchTransactions({ pool, lingerMs: 1 });
     await batched((client) => client.query("INSERT INTO batched (n) VALUES (10)"));
@@ -71,6 +107,47 @@ describe("batchTransactions on postgres", () => {
   afterAll(async () => {
     await pool?.end();
     await database?.drop();
+  });
+
+  it("sends one statement of its own per piece, and none for a lone piece", async () => {
+    const counted = createPool(database.url, { max: 1 });
+    const sent: string[] = [];
+    counted.on("acquire", (client) => {
+      if ((client as { counted?: true }).counted) return;
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      Object.assign(client, {
+        counted: true,
+        query: (...args: unknown[]) => {
+          const first = args[0];
+          sent.push(typeof first === "string" ? first : (first as { text: string }).text);
+          return query(...args);
+        },
+      });
+    });
+    try {
+      await counted.query("CREATE TABLE IF NOT EXISTS counted (n int PRIMARY KEY)");
+      const batched = batchTransactions({ pool: counted, lingerMs: 20 });
+      const insert = (n: number) =>
+        batched((client) => client.query("INSERT INTO counted (n) VALUES ($1)", [n]));
+      sent.length = 0;
+      await Promise.all([insert(1), insert(2), insert(3)]);
+      expect(sent).toEqual([
+        "BEGIN",
+        "SAVEPOINT batched",
+        "INSERT INTO counted (n) VALUES ($1)",
+        "RELEASE SAVEPOINT batched; SAVEPOINT batched",
+        "INSERT INTO counted (n) VALUES ($1)",
+        "RELEASE SAVEPOINT batched; SAVEPOINT batched",
+        "INSERT INTO counted (n) VALUES ($1)",
+        "RELEASE SAVEPOINT batched",
+        "COMMIT",
+      ]);
+      sent.length = 0;
+      await insert(4);
+      expect(sent).toEqual(["BEGIN", "INSERT INTO counted (n) VALUES ($1)", "COMMIT"]);
+    } finally {
+      await counted.end();
+    }
   });
 
   it("runs one batch at a time unless told to run more side by side", async () => {
