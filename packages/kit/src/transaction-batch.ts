@@ -44,21 +44,22 @@ export function batchTransactions(options: {
   const runPieces = async (client: pg.PoolClient, batch: Pending[]): Promise<Outcome[]> => {
     if (batch.length === 1) return [{ ok: true, result: await batch[0]!.work(client) }];
     const done: Outcome[] = [];
-    const undo = async (error: unknown) => {
+    /** Undoes the last piece run: it left the transaction failed without throwing. */
+    const undoLast = async (error: unknown) => {
       await client.query("ROLLBACK TO SAVEPOINT batched");
       done[done.length - 1] = { ok: false, error };
     };
     for (const [index, piece] of batch.entries()) {
       if (index === 0) await client.query("SAVEPOINT batched");
-      else await client.query("RELEASE SAVEPOINT batched; SAVEPOINT batched").catch(undo);
-      done.push({ ok: true, result: undefined });
+      else await client.query("RELEASE SAVEPOINT batched; SAVEPOINT batched").catch(undoLast);
       try {
-        done[index] = { ok: true, result: await piece.work(client) };
+        done.push({ ok: true, result: await piece.work(client) });
       } catch (error) {
-        await undo(error);
+        done.push({ ok: false, error });
+        await client.query("ROLLBACK TO SAVEPOINT batched");
       }
     }
-    await client.query("RELEASE SAVEPOINT batched").catch(undo);
+    await client.query("RELEASE SAVEPOINT batched").catch(undoLast);
     return done;
   };
 

@@ -16,16 +16,6 @@ export interface UsageConsumerOptions {
   factLingerMs?: number;
 }
 
-/**
- * A fact's record lingers: the facts of a call or a message arrive one by one over its life, and
- * at 100 calls a second a 20 ms wait puts the facts of several in one INSERT. No caller waits on
- * a fact's record (the job does, which holds its event until the record is committed), and a
- * request record, which a reply does wait on, is written at once and takes the facts with it.
- * The wait ends as soon as every job the consumer takes at once is waiting, so it never caps the
- * consumer's throughput.
- */
-export const DEFAULT_FACT_LINGER_MS = 20;
-
 export interface UsageConsumers {
   batcher: IngestBatcher;
   /** Stops taking jobs; resolves once the jobs in flight are committed (or failed back). */
@@ -41,12 +31,12 @@ export interface UsageConsumers {
  */
 export function startUsageConsumers(options: UsageConsumerOptions): UsageConsumers {
   const { pool, bus, signer, logger } = options;
-  const lingerMs = options.factLingerMs ?? DEFAULT_FACT_LINGER_MS;
   const concurrency = options.factConcurrency ?? 64;
   const batcher = new IngestBatcher({
     pool,
     signer,
     logger,
+    ...(options.factLingerMs !== undefined ? { lingerMs: options.factLingerMs } : {}),
     lingerLimit: concurrency,
     ...(options.maxBatch ? { maxBatch: options.maxBatch } : {}),
   });
@@ -55,7 +45,7 @@ export function startUsageConsumers(options: UsageConsumerOptions): UsageConsume
     "usage",
     async (event) => {
       const draft = factDraft(event);
-      if (draft) await batcher.submit([draft], { lingerMs });
+      if (draft) await batcher.submit([draft], { linger: true });
     },
     { concurrency },
   );

@@ -28,8 +28,9 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe("the ledger's group commit with lingering facts (postgres)", () => {
   let h: UsageHarness;
   let signer: RecordSigner;
-  const batcherWith = (options: { maxBatch?: number; lingerLimit?: number } = {}) =>
-    new IngestBatcher({ pool: h.pool, signer, logger, ...options });
+  const batcherWith = (
+    options: { maxBatch?: number; lingerLimit?: number; lingerMs?: number } = {},
+  ) => new IngestBatcher({ pool: h.pool, signer, logger, ...options });
 
   beforeAll(async () => {
     h = await startUsageHarness(postgres);
@@ -43,11 +44,11 @@ describe("the ledger's group commit with lingering facts (postgres)", () => {
   });
 
   it("holds lingering facts back, and a request record takes them with it in one INSERT", async () => {
-    const batcher = batcherWith();
+    const batcher = batcherWith({ lingerMs: 60_000 });
     let written = 0;
-    const first = batcher.submit([fact()], { lingerMs: 60_000 }).then((n) => (written += n));
+    const first = batcher.submit([fact()], { linger: true }).then((n) => (written += n));
     await pause(100);
-    const second = batcher.submit([fact()], { lingerMs: 60_000 }).then((n) => (written += n));
+    const second = batcher.submit([fact()], { linger: true }).then((n) => (written += n));
     await pause(100);
     expect(batcher.stats.batches).toBe(0);
     expect(written).toBe(0);
@@ -59,17 +60,17 @@ describe("the ledger's group commit with lingering facts (postgres)", () => {
   });
 
   it("writes a lingering fact by its deadline when nothing else comes", async () => {
-    const batcher = batcherWith();
+    const batcher = batcherWith({ lingerMs: 30 });
     const draft = fact();
-    expect(await batcher.submit([draft], { lingerMs: 30 })).toBe(1);
+    expect(await batcher.submit([draft], { linger: true })).toBe(1);
     expect(batcher.stats).toMatchObject({ batches: 1, records: 1 });
     expect(await h.count("event_id = $1", [draft.eventId])).toBe(1);
   });
 
   it("writes lingering facts at once when they fill a batch", async () => {
-    const batcher = batcherWith({ maxBatch: 3 });
+    const batcher = batcherWith({ maxBatch: 3, lingerMs: 60_000 });
     const written = await Promise.all(
-      [fact(), fact(), fact()].map((draft) => batcher.submit([draft], { lingerMs: 60_000 })),
+      [fact(), fact(), fact()].map((draft) => batcher.submit([draft], { linger: true })),
     );
     expect(written).toEqual([1, 1, 1]);
     expect(batcher.stats).toMatchObject({ batches: 1, records: 3 });
@@ -77,9 +78,9 @@ describe("the ledger's group commit with lingering facts (postgres)", () => {
   });
 
   it("writes lingering facts at once when every job that could add one is waiting", async () => {
-    const batcher = batcherWith({ lingerLimit: 2 });
+    const batcher = batcherWith({ lingerLimit: 2, lingerMs: 60_000 });
     const written = await Promise.all(
-      [fact(), fact()].map((draft) => batcher.submit([draft], { lingerMs: 60_000 })),
+      [fact(), fact()].map((draft) => batcher.submit([draft], { linger: true })),
     );
     expect(written).toEqual([1, 1]);
     expect(batcher.stats).toMatchObject({ batches: 1, records: 2 });
