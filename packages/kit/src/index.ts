@@ -44,3 +44,4 @@ export * from "./secret-settings.js";
 export * from "./carrier-choice.js";
 export * from "./token-bucket/index.js";
 export * from "./created-order.js";
+export * from "./held-opening.js";

@@ -1,5 +1,7 @@
 import type pg from "pg";
-import { withTransaction } from "./db.js";
+import { isDependencyUnavailable } from "./dependency-failure.js";
+import { outboxWritesCommitted, outboxWritesRolledBack } from "./events/outbox-signal.js";
+import { holdOpening } from "./held-opening.js";
 
 /** Work on a transaction shared with others' (see batchTransactions). */
 export type BatchedWork<R> = (client: pg.PoolClient) => Promise<R>;
@@ -35,34 +37,6 @@ export function batchTransactions(options: {
   let timer: NodeJS.Timeout | undefined;
   let running = 0;
 
-  /**
-   * The pieces of a batch, each under the savepoint `batched`: the release of one piece's
-   * savepoint and the next one's go in one round trip. A piece that left the transaction failed
-   * without throwing fails at that release, and is undone as if it had thrown. A lone piece needs
-   * no savepoint: its failure is the transaction's.
-   */
-  const runPieces = async (client: pg.PoolClient, batch: Pending[]): Promise<Outcome[]> => {
-    if (batch.length === 1) return [{ ok: true, result: await batch[0]!.work(client) }];
-    const done: Outcome[] = [];
-    /** Undoes the last piece run: it left the transaction failed without throwing. */
-    const undoLast = async (error: unknown) => {
-      await client.query("ROLLBACK TO SAVEPOINT batched");
-      done[done.length - 1] = { ok: false, error };
-    };
-    for (const [index, piece] of batch.entries()) {
-      if (index === 0) await client.query("SAVEPOINT batched");
-      else await client.query("RELEASE SAVEPOINT batched; SAVEPOINT batched").catch(undoLast);
-      try {
-        done.push({ ok: true, result: await piece.work(client) });
-      } catch (error) {
-        done.push({ ok: false, error });
-        await client.query("ROLLBACK TO SAVEPOINT batched");
-      }
-    }
-    await client.query("RELEASE SAVEPOINT batched").catch(undoLast);
-    return done;
-  };
-
   const flush = async () => {
     timer = undefined;
     // A batch in flight starts the next one when it ends.
@@ -71,7 +45,7 @@ export function batchTransactions(options: {
     const batch = pending;
     pending = [];
     try {
-      const outcomes = await withTransaction(options.pool, (client) => runPieces(client, batch));
+      const outcomes = await runBatch(options.pool, batch);
       outcomes.forEach((outcome, i) => {
         const piece = batch[i];
         if (outcome.ok) piece?.resolve(outcome.result);
@@ -91,3 +65,70 @@ export function batchTransactions(options: {
       timer ??= setTimeout(() => void flush(), options.lingerMs);
     });
 }
+
+const SAVEPOINT = "SAVEPOINT batched";
+const RELEASE = "RELEASE SAVEPOINT batched";
+const UNDO = "ROLLBACK TO SAVEPOINT batched";
+
+/**
+ * One transaction of a batch's pieces, each under the savepoint `batched` (a lone piece needs
+ * none: its failure is the transaction's); each piece's outcome. What goes between the pieces
+ * (BEGIN, the savepoints, an undo) is held back to travel with the next piece's first
+ * statement (holdOpening), and what follows the last one with the COMMIT: a batch of n pieces
+ * of one statement each is n round trips. A piece that throws, or that caught a failed
+ * statement's error and went on (the connection reports the transaction failed), is rolled back
+ * to its savepoint and fails alone.
+ */
+async function runBatch(pool: pg.Pool, batch: Pending[]): Promise<Outcome[]> {
+  const client = await pool.connect();
+  const lone = batch.length === 1;
+  /** What goes out with the next statement: the BEGIN, a piece's undo, the next savepoint. */
+  let held = lone ? ["BEGIN"] : ["BEGIN", SAVEPOINT];
+  let begun = false;
+  const outcomes: Outcome[] = [];
+  try {
+    for (const piece of batch) {
+      const opening = holdOpening(client, held);
+      let outcome: Outcome;
+      try {
+        outcome = { ok: true, result: await piece.work(client) };
+      } catch (error) {
+        outcome = { ok: false, error };
+      }
+      // A piece that sent nothing leaves what was held to the next one.
+      const sent = opening.take() === undefined;
+      if (sent && outcome.ok && client.getTransactionStatus() === "E") {
+        outcome = { ok: false, error: new Error(FAILED_WITHOUT_THROWING) };
+      }
+      outcomes.push(outcome);
+      if (!sent) continue;
+      begun = true;
+      held = outcome.ok ? [RELEASE, SAVEPOINT] : [UNDO];
+    }
+    if (!begun) {
+      client.release();
+      return outcomes;
+    }
+    const undone = held[0] === UNDO;
+    if (lone && undone) {
+      await client.query("ROLLBACK");
+      outboxWritesRolledBack(client);
+      client.release();
+      return outcomes;
+    }
+    const results: unknown = await client.query(undone ? `${UNDO};\nCOMMIT` : "COMMIT");
+    const commit = (Array.isArray(results) ? results.at(-1) : results) as pg.QueryResult;
+    if (commit.command === "ROLLBACK") throw new Error(FAILED_WITHOUT_THROWING);
+    outboxWritesCommitted(client);
+    client.release();
+    return outcomes;
+  } catch (error) {
+    outboxWritesRolledBack(client);
+    if (begun) await client.query("ROLLBACK").catch(() => undefined);
+    // A connection that failed (lost, or a statement past its deadline) is not reused.
+    client.release(isDependencyUnavailable(error) ? (error as Error) : undefined);
+    throw error;
+  }
+}
+
+const FAILED_WITHOUT_THROWING = "the transaction was rolled back: a statement in it failed";

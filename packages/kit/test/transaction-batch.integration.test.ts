@@ -87,6 +87,53 @@ describe.each(testDatabaseKinds)("batchTransactions on $name", ({ create }) => {
     expect(await stored()).not.toContain(30);
   });
 
+  it("keeps a savepoint, or a piece's undo, for the next piece when a piece sends nothing", async () => {
+    const batched = batchTransactions({ pool, lingerMs: 20 });
+    const insert = (n: number) =>
+      batched((client) => client.query("INSERT INTO batched (n) VALUES ($1)", [n]));
+    const outcomes = await Promise.allSettled([
+      batched(() => Promise.reject(new Error("refused before any statement"))),
+      insert(40),
+      insert(40),
+      batched(() => Promise.resolve("nothing to write")),
+      batched(() => Promise.reject(new Error("refused before any statement"))),
+      insert(41),
+      insert(41),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual([
+      "rejected",
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+      "rejected",
+    ]);
+    expect((await stored()).filter((n) => n === 40 || n === 41)).toEqual([40, 41]);
+  });
+
+  it("answers a piece's first query with its own results, whatever it holds", async () => {
+    const batched = batchTransactions({ pool, lingerMs: 20 });
+    const [several, bytes] = await Promise.all([
+      batched(async (client) => {
+        const results = (await client.query(
+          "INSERT INTO batched (n) VALUES (50); SELECT 51 AS n",
+        )) as unknown as { command: string; rows: { n: number }[] }[];
+        return results.map((r) => r.command);
+      }),
+      batched(async (client) => {
+        const { rows } = await client.query<{ length: number }>(
+          "SELECT length($1::bytea) AS length",
+          [Buffer.from([1, 2, 3])],
+        );
+        return rows[0]!.length;
+      }),
+    ]);
+    expect(several).toEqual(["INSERT", "SELECT"]);
+    expect(bytes).toBe(3);
+    expect(await stored()).toContain(50);
+  });
+
   it("answers only after the commit", async () => {
     const batched = batchTransactions({ pool, lingerMs: 1 });
     await batched((client) => client.query("INSERT INTO batched (n) VALUES (10)"));
@@ -109,7 +156,7 @@ describe("batchTransactions on postgres", () => {
     await database?.drop();
   });
 
-  it("sends one statement of its own per piece, and none for a lone piece", async () => {
+  it("sends each piece's first statement with the BEGIN or savepoint before it, and the COMMIT alone", async () => {
     const counted = createPool(database.url, { max: 1 });
     const sent: string[] = [];
     counted.on("acquire", (client) => {
@@ -132,19 +179,19 @@ describe("batchTransactions on postgres", () => {
       sent.length = 0;
       await Promise.all([insert(1), insert(2), insert(3)]);
       expect(sent).toEqual([
-        "BEGIN",
-        "SAVEPOINT batched",
-        "INSERT INTO counted (n) VALUES ($1)",
-        "RELEASE SAVEPOINT batched; SAVEPOINT batched",
-        "INSERT INTO counted (n) VALUES ($1)",
-        "RELEASE SAVEPOINT batched; SAVEPOINT batched",
-        "INSERT INTO counted (n) VALUES ($1)",
-        "RELEASE SAVEPOINT batched",
+        "BEGIN; SAVEPOINT batched;\nINSERT INTO counted (n) VALUES ('1')",
+        "RELEASE SAVEPOINT batched; SAVEPOINT batched;\nINSERT INTO counted (n) VALUES ('2')",
+        "RELEASE SAVEPOINT batched; SAVEPOINT batched;\nINSERT INTO counted (n) VALUES ('3')",
         "COMMIT",
       ]);
       sent.length = 0;
       await insert(4);
-      expect(sent).toEqual(["BEGIN", "INSERT INTO counted (n) VALUES ($1)", "COMMIT"]);
+      expect(sent).toEqual(["BEGIN;\nINSERT INTO counted (n) VALUES ('4')", "COMMIT"]);
+      expect(
+        (await counted.query<{ n: number }>("SELECT n FROM counted ORDER BY n")).rows.map(
+          (r) => r.n,
+        ),
+      ).toEqual([1, 2, 3, 4]);
     } finally {
       await counted.end();
     }

@@ -253,8 +253,10 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
         });
       },
       {
-        opening:
-          "SET LOCAL synchronous_commit TO off; SET LOCAL plan_cache_mode TO force_generic_plan",
+        opening: [
+          "SET LOCAL synchronous_commit TO off",
+          "SET LOCAL plan_cache_mode TO force_generic_plan",
+        ],
       },
     );
   }

@@ -1,10 +1,11 @@
 import {
-  inlinable,
+  holdOpening,
   injectTraceContext,
   isDependencyUnavailable,
   outboxWritesCommitted,
   outboxWritesRolledBack,
   simpleStatement,
+  type HeldOpening,
   type Pool,
   type PoolClient,
   type SimpleStatement,
@@ -68,57 +69,21 @@ export class Tx {
   private readonly deferred: string[] = [];
   /** The deferred writes, told how their COMMIT went (simpleStatement). */
   private readonly prepared: SimpleStatement[] = [];
-  private opening: string | undefined;
-  /** The client's own `query` property before beginWith (an instance-level wrapper), if any. */
-  private ownQuery: PropertyDescriptor | undefined;
+  private opening: HeldOpening | undefined;
 
   constructor(readonly client: PoolClient) {}
 
   /**
    * Holds `opening` (the BEGIN and what goes with it) back until the transaction's first
-   * statement and sends them together: a first statement of text and parameters as one simple
-   * query (its parameters written in, its own result returned), anything else after them.
+   * statement and sends them together (the kit's holdOpening).
    */
-  beginWith(opening: string): void {
-    this.opening = opening;
-    const client = this.client;
-    const query = client.query;
-    const send = (...args: unknown[]) => Reflect.apply(query, client, args) as Promise<unknown>;
-    const first = async (...args: unknown[]) => {
-      const held = this.takeOpening();
-      if (held === undefined) return send(...args);
-      const [text, values = []] = args;
-      if (
-        typeof text === "string" &&
-        args.length <= 2 &&
-        Array.isArray(values) &&
-        inlinable(values)
-      ) {
-        const statement = simpleStatement(client, text, values);
-        try {
-          const results = await send(`${held};\n${statement.sql}`);
-          statement.settle();
-          return Array.isArray(results) ? results.at(-1) : results;
-        } catch (error) {
-          statement.settle(error);
-          throw error;
-        }
-      }
-      await send(held);
-      return send(...args);
-    };
-    this.ownQuery = Object.getOwnPropertyDescriptor(client, "query");
-    Object.defineProperty(client, "query", { value: first, configurable: true, writable: true });
+  beginWith(opening: readonly string[]): void {
+    this.opening = holdOpening(this.client, opening);
   }
 
-  /** The opening not sent yet (now taken), and the client's own `query` back. */
+  /** The opening not sent yet (now taken: it never will be), if any. */
   takeOpening(): string | undefined {
-    const held = this.opening;
-    this.opening = undefined;
-    if (held === undefined) return undefined;
-    if (this.ownQuery) Object.defineProperty(this.client, "query", this.ownQuery);
-    else delete (this.client as { query?: unknown }).query;
-    return held;
+    return this.opening?.take();
   }
 
   /**
@@ -230,18 +195,18 @@ export class Tx {
 
 /**
  * Runs `work` in one transaction (its deferred writes sent with the COMMIT) and, once it
- * committed, wakes `waker` for its timers. `opening` follows the BEGIN (e.g. a SET LOCAL). On
+ * committed, wakes `waker` for its timers. `opening`: statements to follow the BEGIN (e.g. SET LOCAL). On
  * any error it rolls back and rethrows.
  */
 export async function inTransaction<T>(
   pool: Pool,
   waker: Waker,
   work: (tx: Tx) => Promise<T>,
-  options: { opening?: string } = {},
+  options: { opening?: readonly string[] } = {},
 ): Promise<T> {
   const client = await pool.connect();
   const tx = new Tx(client);
-  tx.beginWith(options.opening ? `BEGIN; ${options.opening}` : "BEGIN");
+  tx.beginWith(["BEGIN", ...(options.opening ?? [])]);
   let result: T;
   try {
     result = await work(tx);
