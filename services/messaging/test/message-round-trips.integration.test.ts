@@ -109,4 +109,33 @@ describe("a message's round trips (PostgreSQL + Redis)", () => {
     const moves = oneLine.filter((t) => /^WITH moved AS \( UPDATE messaging\.messages/.test(t));
     expect(moves.length).toBeGreaterThanOrEqual(3);
   });
+
+  it("sends no statement of its own for a delivery's BEGIN, savepoints or try records", async () => {
+    sent.length = 0;
+    const { id } = await sendWithConsent(p, token, {
+      to: sandboxNumber(0),
+      from: sender,
+      templateId: template.id,
+    });
+    let types: string[] = [];
+    for (let i = 0; i < 400 && !types.includes("message.delivered"); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      types = (await eventsOf(p, id)).map((e) => e.type);
+    }
+    expect(types).toContain("message.delivered");
+    const own = sent
+      .filter((s) => s.text.includes(id) || s.values.includes(id))
+      .map((s) => spelledOut(s.text));
+    // The claim's read goes with the group commit's BEGIN (and its savepoint, in a batch).
+    const claims = own.filter((t) => /FOR UPDATE OF m/.test(t));
+    expect(claims.length, own.join("\n")).toBeGreaterThanOrEqual(1);
+    for (const claim of claims) expect(claim).toMatch(/^BEGIN;/);
+    // The try's row is written in the move to sending, its end in the move to sent.
+    const alone = own.filter((t) => /^(INSERT INTO|UPDATE) messaging\.send_attempts/.test(t));
+    expect(alone, own.join("\n")).toEqual([]);
+    const sending = own.find((t) => t.includes("INSERT INTO messaging.send_attempts"));
+    expect(sending).toMatch(/WITH moved AS \( UPDATE messaging\.messages/);
+    const finished = own.find((t) => t.includes("UPDATE messaging.send_attempts"));
+    expect(finished).toMatch(/WITH moved AS \( UPDATE messaging\.messages/);
+  });
 });

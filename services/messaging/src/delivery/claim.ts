@@ -94,26 +94,39 @@ async function claimOn(
   const previousOutcomeUnknown =
     row.tried && (row.last_outcome === null || row.last_outcome === "unknown");
   const lease = new Date(now + ctx.config.leaseMs);
+  // The try's record, written with the move that counts it.
+  const tryRecord = (source: string, param: (value: unknown) => string) =>
+    `attempt AS (
+       INSERT INTO messaging.send_attempts (message_id, attempt, carrier, channel)
+       SELECT id, attempts, ${param(ctx.carrier.name)}, coalesce(channel_used, channel) FROM ${source})`;
   let current: MessageRow | undefined;
   if (row.status === "queued") {
-    current = await transition(client, row.id, "sending", {
-      lease_until: lease,
-      attempts: "increment",
-      ...(row.channel !== "rcs" && row.channel_used === null ? { channel_used: row.channel } : {}),
-    });
+    current = await transition(
+      client,
+      row.id,
+      "sending",
+      {
+        lease_until: lease,
+        attempts: "increment",
+        ...(row.channel !== "rcs" && row.channel_used === null
+          ? { channel_used: row.channel }
+          : {}),
+      },
+      { with: (param) => [tryRecord("moved", param)] },
+    );
   } else {
+    const values: unknown[] = [row.id, lease];
     const claimed = await client.query<MessageRow>(
-      `UPDATE messaging.messages m SET attempts = attempts + 1, lease_until = $2, updated_at = now()
-        WHERE m.id = $1 RETURNING ${messageColumns}`,
-      [row.id, lease],
+      `WITH claimed AS (
+         UPDATE messaging.messages m SET attempts = attempts + 1, lease_until = $2, updated_at = now()
+          WHERE m.id = $1 RETURNING ${messageColumns}
+       ), ${tryRecord("claimed", (value) => `$${values.push(value)}`)}
+       SELECT * FROM claimed`,
+      values,
     );
     current = claimed.rows[0];
   }
   if (!current) return { kind: "done" };
-  await client.query(
-    `INSERT INTO messaging.send_attempts (message_id, attempt, carrier, channel) VALUES ($1, $2, $3, $4)`,
-    [row.id, current.attempts, ctx.carrier.name, current.channel_used ?? current.channel],
-  );
   return { kind: "claimed", row: current, attempt: current.attempts, previousOutcomeUnknown };
 }
 

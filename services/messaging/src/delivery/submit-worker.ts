@@ -11,7 +11,7 @@ import type { Encoding } from "../encoding/segments.js";
 import type { MessageRow } from "../messages/rows.js";
 import { transition } from "../messages/transitions.js";
 import { isChannel } from "../validation.js";
-import { finishAttempt } from "./attempts.js";
+import { finishAttempt, finishAttemptSql } from "./attempts.js";
 import { chooseChannel } from "./channel-choice.js";
 import { claimMessage } from "./claim.js";
 import { publishSubmit, SUBMIT_QUEUE, type SubmitJob } from "./submit-queue.js";
@@ -105,22 +105,28 @@ export async function submitOnce(ctx: MessagingContext, job: Job<SubmitJob>): Pr
     });
     throw error;
   }
-  await ctx.groupCommit(async (client) => {
-    await finishAttempt(client, row.id, attempt, "accepted", { providerMessageId });
-    if (partIds.length > 0) {
-      await client.query(
-        `INSERT INTO messaging.message_parts (provider_part_id, message_id, part)
-         SELECT id, $1, ordinality + 1 FROM unnest($2::text[]) WITH ORDINALITY AS p(id, ordinality)
-         ON CONFLICT (provider_part_id) DO NOTHING`,
-        [row.id, partIds],
-      );
-    }
-    await transition(client, row.id, "sent", {
-      provider_message_id: providerMessageId,
-      sent_at: "now",
-      lease_until: null,
-    });
-  });
+  await ctx.groupCommit((client) =>
+    transition(
+      client,
+      row.id,
+      "sent",
+      { provider_message_id: providerMessageId, sent_at: "now", lease_until: null },
+      {
+        with: (param) => [
+          `finished AS (${finishAttemptSql(row.id, attempt, "accepted", { providerMessageId }, param)})`,
+          ...(partIds.length > 0
+            ? [
+                `parts AS (
+                   INSERT INTO messaging.message_parts (provider_part_id, message_id, part)
+                   SELECT id, ${param(row.id)}, ordinality + 1
+                     FROM unnest(${param(partIds)}::text[]) WITH ORDINALITY AS p(id, ordinality)
+                   ON CONFLICT (provider_part_id) DO NOTHING)`,
+              ]
+            : []),
+        ],
+      },
+    ),
+  );
 }
 
 /**

@@ -39,6 +39,14 @@ export type TransitionFields = Partial<{
   read_at: "now";
 }>;
 
+export interface TransitionOptions {
+  /**
+   * Writes that go with the move, in its statement: CTEs (`name AS (statement)`), which may read
+   * `moved` (the message as moved; no row when the guard refused). `param` adds a value.
+   */
+  with?: (param: (value: unknown) => string) => string[];
+}
+
 /**
  * Moves one message to `to` if (and only if) its status is one `to` may follow, on the caller's
  * transaction, and appends `message.<to>` with the message as it now is — in the same statement
@@ -51,6 +59,7 @@ export async function transition(
   messageId: string,
   to: keyof typeof allowedFrom,
   fields: TransitionFields = {},
+  options: TransitionOptions = {},
 ): Promise<MessageRow | undefined> {
   const values: unknown[] = [messageId, to, allowedFrom[to]];
   const sets = ["status = $2", "updated_at = now()"];
@@ -79,12 +88,13 @@ export async function transition(
     },
     param,
   );
+  const alongside = (options.with?.(param) ?? []).map((cte) => `,\n     ${cte}`).join("");
   const { rows } = await client.query<MessageRow>(
     `WITH moved AS (
        UPDATE messaging.messages m SET ${sets.join(", ")}
         WHERE m.id = $1 AND m.status = ANY($3::text[]) ${to === "read" ? "AND m.channel_used = 'rcs'" : ""}
         RETURNING ${messageColumns}
-     ), ${event}
+     ), ${event}${alongside}
      SELECT * FROM moved`,
     values,
   );
