@@ -75,7 +75,7 @@ const UNDO = "ROLLBACK TO SAVEPOINT batched";
  * none: its failure is the transaction's); each piece's outcome. What goes between the pieces
  * (BEGIN, the savepoints, an undo) is held back to travel with the next piece's first
  * statement (holdOpening), and what follows the last one with the COMMIT: a batch of n pieces
- * of one statement each is n round trips. A piece that throws, or that caught a failed
+ * of one statement each is n + 1 round trips. A piece that throws, or that caught a failed
  * statement's error and went on (the connection reports the transaction failed), is rolled back
  * to its savepoint and fails alone.
  */
