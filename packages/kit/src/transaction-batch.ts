@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import type pg from "pg";
 import { isDependencyUnavailable } from "./dependency-failure.js";
 import { outboxWritesCommitted, outboxWritesRolledBack } from "./events/outbox-signal.js";
@@ -97,7 +98,7 @@ async function runBatch(pool: pg.Pool, batch: Pending[]): Promise<Outcome[]> {
       }
       // A piece that sent nothing leaves what was held to the next one.
       const sent = opening.take() === undefined;
-      if (sent && outcome.ok && client.getTransactionStatus() === "E") {
+      if (sent && outcome.ok && (await settledStatus(client)) === "E") {
         outcome = { ok: false, error: new Error(FAILED_WITHOUT_THROWING) };
       }
       outcomes.push(outcome);
@@ -129,6 +130,22 @@ async function runBatch(pool: pg.Pool, batch: Pending[]): Promise<Outcome[]> {
     client.release(isDependencyUnavailable(error) ? (error as Error) : undefined);
     throw error;
   }
+}
+
+/**
+ * The connection's transaction status once the server has answered all that was sent: pg hands
+ * a failed statement's error to its caller on the ErrorResponse, and learns the status from
+ * the ReadyForQuery after it, which may arrive in a later read from the socket.
+ */
+async function settledStatus(client: pg.PoolClient): Promise<string | null> {
+  if ((client as unknown as { readyForQuery?: boolean }).readyForQuery === false) {
+    const done = new AbortController();
+    await Promise.race([
+      once(client, "drain", { signal: done.signal }),
+      once(client, "end", { signal: done.signal }),
+    ]).finally(() => done.abort());
+  }
+  return client.getTransactionStatus();
 }
 
 const FAILED_WITHOUT_THROWING = "the transaction was rolled back: a statement in it failed";
