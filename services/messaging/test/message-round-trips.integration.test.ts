@@ -41,6 +41,19 @@ describe("a message's round trips (PostgreSQL + Redis)", () => {
       .replace(/\s+/g, " ")
       .trim();
 
+  /** One message from the sender to the sandbox's first number, under the template. */
+  const sendOne = () =>
+    sendWithConsent(p, token, { to: sandboxNumber(0), from: sender, templateId: template.id });
+  /** The message's event types, once it was delivered (or after 10 s). */
+  const typesOnceDelivered = async (id: string) => {
+    let types: string[] = [];
+    for (let i = 0; i < 400 && !types.includes("message.delivered"); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      types = (await eventsOf(p, id)).map((e) => e.type);
+    }
+    return types;
+  };
+
   beforeAll(async () => {
     p = await startMessagingPlatform();
     token = await p.token();
@@ -64,22 +77,10 @@ describe("a message's round trips (PostgreSQL + Redis)", () => {
 
   it("sends in two round trips and appends each event in the statement of its move", async () => {
     // The template's signature is verified once per process (its first send reads it twice).
-    await sendWithConsent(p, token, {
-      to: sandboxNumber(0),
-      from: sender,
-      templateId: template.id,
-    });
+    await sendOne();
     sent.length = 0;
-    const { id } = await sendWithConsent(p, token, {
-      to: sandboxNumber(0),
-      from: sender,
-      templateId: template.id,
-    });
-    let types: string[] = [];
-    for (let i = 0; i < 400 && !types.includes("message.delivered"); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-      types = (await eventsOf(p, id)).map((e) => e.type);
-    }
+    const { id } = await sendOne();
+    const types = await typesOnceDelivered(id);
     expect(types).toEqual([
       "message.queued",
       "message.sending",
@@ -112,16 +113,8 @@ describe("a message's round trips (PostgreSQL + Redis)", () => {
 
   it("sends no statement of its own for a delivery's BEGIN, savepoints or try records", async () => {
     sent.length = 0;
-    const { id } = await sendWithConsent(p, token, {
-      to: sandboxNumber(0),
-      from: sender,
-      templateId: template.id,
-    });
-    let types: string[] = [];
-    for (let i = 0; i < 400 && !types.includes("message.delivered"); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-      types = (await eventsOf(p, id)).map((e) => e.type);
-    }
+    const { id } = await sendOne();
+    const types = await typesOnceDelivered(id);
     expect(types).toContain("message.delivered");
     const own = sent
       .filter((s) => s.text.includes(id) || s.values.includes(id))
