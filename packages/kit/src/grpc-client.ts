@@ -4,6 +4,7 @@ import {
   status,
   type CallOptions,
   type Client,
+  type ClientReadableStream,
   type ClientUnaryCall,
   type ServiceError,
 } from "@grpc/grpc-js";
@@ -72,6 +73,27 @@ type UnaryMethod<Req, Res> = (
   callback: (error: ServiceError | null, response: Res) => void,
 ) => ClientUnaryCall;
 
+/** The call's metadata: `settings.metadata` and the internal credential it acts under. */
+async function callMetadata(
+  service: string,
+  request: unknown,
+  settings: CallSettings,
+): Promise<Metadata> {
+  const metadata = new Metadata();
+  for (const [key, value] of Object.entries(settings.metadata ?? {})) {
+    if (value !== undefined) metadata.set(key, value);
+  }
+  const requestAccount = (request as { accountId?: unknown }).accountId;
+  const token = await mintInternalCredential({
+    audience: service,
+    accountId:
+      settings.actingFor?.accountId ?? (typeof requestAccount === "string" ? requestAccount : ""),
+    principal: settings.actingFor?.principal ?? "platform",
+  });
+  metadata.set(CREDENTIAL_METADATA, token);
+  return metadata;
+}
+
 /**
  * Calls a unary method with a deadline and returns a promise; failures come back as the
  * DomainError the service raised (or service-unavailable / upstream-timeout / internal).
@@ -83,20 +105,8 @@ export function callUnary<Req, Res>(
   request: Req,
   settings: CallSettings = {},
 ): Promise<Res> {
-  const metadata = new Metadata();
-  for (const [key, value] of Object.entries(settings.metadata ?? {})) {
-    if (value !== undefined) metadata.set(key, value);
-  }
   const deadline = new Date(Date.now() + (settings.deadlineMs ?? 5_000));
-  const requestAccount = (request as { accountId?: unknown }).accountId;
-  const credential = mintInternalCredential({
-    audience: service,
-    accountId:
-      settings.actingFor?.accountId ?? (typeof requestAccount === "string" ? requestAccount : ""),
-    principal: settings.actingFor?.principal ?? "platform",
-  });
-  return credential.then((token) => {
-    metadata.set(CREDENTIAL_METADATA, token);
+  return callMetadata(service, request, settings).then((metadata) => {
     const finish = startGrpcClientTimer(
       (method as { path?: string }).path ?? `/${service}/unknown`,
     );
@@ -108,4 +118,25 @@ export function callUnary<Req, Res>(
       });
     });
   });
+}
+
+type ServerStreamMethod<Req, Res> = (
+  request: Req,
+  metadata: Metadata,
+  options?: Partial<CallOptions>,
+) => ClientReadableStream<Res>;
+
+/**
+ * Opens a server-streaming call under the internal credential (as `callUnary`; no deadline: it
+ * lasts until either side ends it).
+ */
+export async function openServerStream<Req, Res>(
+  service: string,
+  client: Client,
+  method: ServerStreamMethod<Req, Res>,
+  request: Req,
+  settings: Omit<CallSettings, "deadlineMs"> = {},
+): Promise<ClientReadableStream<Res>> {
+  const metadata = await callMetadata(service, request, settings);
+  return method.call(client, request, metadata);
 }

@@ -4,7 +4,9 @@ import {
   status,
   type Metadata,
   type ServerUnaryCall,
+  type ServerWritableStream,
   type sendUnaryData,
+  type StatusObject,
   type ServiceDefinition,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
@@ -69,15 +71,23 @@ export function unary<Req, Res>(
 }
 
 type CredentialedCall = ServerUnaryCall<unknown, unknown> & { credential: InternalClaims };
-type UnaryHandler = (call: ServerUnaryCall<unknown, unknown>, send: sendUnaryData<unknown>) => void;
+type ServedCall = ServerUnaryCall<unknown, unknown> | ServerWritableStream<unknown, unknown>;
+/** A unary handler (answers through `send`) or a server-streaming one (no `send`). */
+type Handler = (call: ServedCall, send?: sendUnaryData<unknown>) => void;
+
+/** The verified internal credential of a call `startGrpcServer` let through. */
+export const credentialOf = (call: ServedCall): InternalClaims =>
+  (call as CredentialedCall).credential;
 
 /**
  * docs/architecture.md rule 10: a call runs only with a valid internal credential for this service. The account it
  * acts for comes from the credential: a request naming another account is refused, one naming
  * none gets the credential's.
  */
-function guarded(audience: string, handler: UnaryHandler): UnaryHandler {
+function guarded(audience: string, handler: Handler): Handler {
   return (call, send) => {
+    const refuse = (error: Partial<StatusObject>) =>
+      send ? send(error) : call.emit("error", error);
     const token = call.metadata.get(CREDENTIAL_METADATA)[0];
     verifyInternalCredential(typeof token === "string" ? token : undefined, audience).then(
       (claims) => {
@@ -85,7 +95,7 @@ function guarded(audience: string, handler: UnaryHandler): UnaryHandler {
         if (request && typeof request === "object" && typeof request.accountId === "string") {
           if (request.accountId === "") request.accountId = claims.accountId;
           else if (request.accountId !== claims.accountId) {
-            send({
+            refuse({
               code: status.PERMISSION_DENIED,
               details: "the request's account is not the credential's",
             });
@@ -96,7 +106,10 @@ function guarded(audience: string, handler: UnaryHandler): UnaryHandler {
         handler(call, send);
       },
       () =>
-        send({ code: status.UNAUTHENTICATED, details: "a valid internal credential is required" }),
+        refuse({
+          code: status.UNAUTHENTICATED,
+          details: "a valid internal credential is required",
+        }),
     );
   };
 }
@@ -108,7 +121,7 @@ const guardedImplementation = (
   Object.fromEntries(
     Object.entries(implementation).map(([method, handler]) => [
       method,
-      guarded(audience, handler as UnaryHandler),
+      guarded(audience, handler as Handler),
     ]),
   );
 

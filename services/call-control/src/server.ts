@@ -72,7 +72,10 @@ export async function startCallControl(options: CallControlOptions): Promise<Run
   // First of what listens or runs: a SIP address already taken fails the start with nothing to undo.
   const sip = await startSip({ pool, logger, settings: settings.sip });
 
-  const directory = connectInventory(options.inventoryAddress, settings.inventoryDeadlineMs);
+  const directory = connectInventory(options.inventoryAddress, {
+    deadlineMs: settings.inventoryDeadlineMs,
+    logger,
+  });
   const timers = createActionRunner({
     pool,
     logger,

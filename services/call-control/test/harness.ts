@@ -29,6 +29,8 @@ export type DatabaseKind = (typeof testDatabaseKinds)[number];
 export interface ServiceHarness {
   pool: Pool;
   inventoryPool: Pool;
+  /** The inventory's gRPC address. */
+  inventoryAddress: string;
   running: RunningCallControl;
   client: callcontrol.CallControlServiceClient;
   call<Req, Res>(
@@ -82,6 +84,7 @@ export async function startServiceHarness(
   const harness: ServiceHarness = {
     pool,
     inventoryPool,
+    inventoryAddress: `127.0.0.1:${inv.port}`,
     get running() {
       return running;
     },

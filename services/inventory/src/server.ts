@@ -9,6 +9,7 @@ import {
   startServiceHealth,
 } from "@switchboard/kit";
 import { migrateInventory } from "./migrations.js";
+import { startNumberOwnerWatch } from "./number-owner-watch.js";
 import { createInventoryService } from "./service.js";
 import { startSweeper } from "./sweeper.js";
 
@@ -25,19 +26,21 @@ export interface InventoryOptions {
 }
 
 export interface RunningInventory extends RunningService {
-  /** Drains the gRPC server, then stops the sweeper. The pool stays open (the caller owns it). */
+  /** Ends the number-owner watchers, drains the gRPC server, then stops the sweeper. The pool stays open (the caller owns it). */
   stop(): Promise<void>;
 }
 
 /** Migrates, serves InventoryService (with grpc.health.v1), starts the hold sweeper and the outbox relay. */
 export async function startInventory(options: InventoryOptions): Promise<RunningInventory> {
   await migrateInventory(options.pool);
+  const watch = startNumberOwnerWatch(options.pool, options.logger);
   const server = await startGrpcServer({
     name: "inventory",
     services: [
       createInventoryService({
         pool: options.pool,
         logger: options.logger,
+        watch,
         ...(options.holdLimit !== undefined ? { holdLimit: options.holdLimit } : {}),
       }),
     ],
@@ -71,6 +74,7 @@ export async function startInventory(options: InventoryOptions): Promise<Running
     health,
     stop: async () => {
       health.stop();
+      await watch.stop();
       await server.drain();
       await sweeper.stop();
       await relay?.stop();

@@ -2,11 +2,14 @@ import { unary, type GrpcService, type Logger, type Pool } from "@switchboard/ki
 import { inventory } from "@switchboard/proto";
 import { assignHold, createHold, defaultHoldLimit, getHold, releaseHold } from "./holds.js";
 import { findNumberOwner, getNumber, listNumbers, releaseNumber } from "./numbers.js";
+import type { NumberOwnerWatch } from "./number-owner-watch.js";
 import { searchNumbers } from "./search.js";
 
 export interface InventoryServiceOptions {
   pool: Pool;
   logger: Logger;
+  /** Serves WatchNumberOwners. */
+  watch: NumberOwnerWatch;
   /** Active holds allowed per account (default 50). */
   holdLimit?: number;
 }
@@ -52,6 +55,7 @@ export function createInventoryService(options: InventoryServiceOptions): GrpcSe
     findNumberOwner: unary(logger, (request: inventory.FindNumberOwnerRequest) =>
       findNumberOwner(pool, request),
     ),
+    watchNumberOwners: (call) => options.watch.handle(call),
   };
   return { definition: inventory.InventoryServiceService, implementation };
 }

@@ -52,8 +52,12 @@ function rpcOf(path: string) {
   };
 }
 
-/** Client side: one CLIENT span per call, injected into the outgoing metadata. */
+/**
+ * Client side: one CLIENT span per unary call, injected into the outgoing metadata. A server
+ * stream (a watch held open for the process's life) is no request's work: it gets none.
+ */
 export const traceClientInterceptor: Interceptor = (options, nextCall) => {
+  if (options.method_definition.responseStream) return new InterceptingCall(nextCall(options));
   const { name, attributes } = rpcOf(options.method_definition.path);
   const span = tracer().startSpan(name, { kind: SpanKind.CLIENT, attributes });
   const callContext = trace.setSpan(context.active(), span);
