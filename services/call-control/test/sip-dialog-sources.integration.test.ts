@@ -402,16 +402,40 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
     expect(ended.status).toBe("completed");
   });
 
-  it("an outbound call's trunk 200 confirms the trunk's leg and reads the phone's in one statement", async () => {
-    const from = trunk.inbox.length;
+  /** An outbound call from the seat (its phone rings first, then the trunk); its id. */
+  const placeFromSeat = async (to: string, from: string) => {
     const placed = await h.call(h.client.createOutboundCall, {
       accountId: account,
-      to: "+15550109100",
-      from: dids[3]!,
+      to,
+      from,
       agent: "front-desk",
       seatId,
     });
-    const callId = placed.call!.id;
+    return placed.call!.id;
+  };
+
+  it("an outbound call's dial locks the call and finds the seat's phone in one statement", async () => {
+    const from = phone.inbox.length;
+    const readingPhones: string[] = [];
+    const unhear = await hearStatements(h.pool, (_app, _text, text) => {
+      if (text.includes("sip_registrations")) readingPhones.push(text);
+    });
+    let callId: string;
+    try {
+      callId = await placeFromSeat("+15550109101", dids[2]!);
+      await phone.next((m) => isRequest(m) && m.method === "INVITE", from);
+    } finally {
+      unhear();
+    }
+    expect(readingPhones, readingPhones.join("\n---\n")).toHaveLength(1);
+    expect(readingPhones[0]).toMatch(/FROM call_control\.calls c[\s\S]*FOR UPDATE OF c/);
+    await h.call(h.client.hangupCall, { accountId: account, callId });
+    expect((await endedCall(callId)).endedAt).toBeDefined();
+  });
+
+  it("an outbound call's trunk 200 confirms the trunk's leg and reads the phone's in one statement", async () => {
+    const from = trunk.inbox.length;
+    const callId = await placeFromSeat("+15550109100", dids[3]!);
     const invite = await trunk.next<SipRequest>((m) => isRequest(m) && m.method === "INVITE", from);
     const ok = responseTo(invite, 200, {
       contact: [{ uri: `sip:trunk@${host}:${trunk.port}`, params: {} }],

@@ -21,7 +21,7 @@ import {
 import type { NameAddress, SipResponse } from "../../sip/stack/message.js";
 import type { SipFlow, SipTransportName } from "../../sip/stack/transport.js";
 import { carriesSdp, heldAnswer } from "../../sip/stack/sdp.js";
-import { latestLiveBinding } from "../../sip/registrar/registrations.js";
+import { lockCallToPhone } from "../../sip/registrar/registrations.js";
 import { phoneOrigin, phoneRoute } from "../../sip/registrar/path.js";
 import type { RunningSip } from "../../sip/sip-service.js";
 import type { SipTrunk } from "../../sip/sip-settings.js";
@@ -184,9 +184,9 @@ export function createSipCarrier(options: {
   const invitePhone = async (tx: Tx, action: DueAction) => {
     const callId = action.callId;
     const dial = action.payload as unknown as DialPayload;
-    const status = await lockCall(tx, callId);
-    if (status !== "initiated" && status !== "ringing") return;
-    const phone = dial.seat_id ? await latestLiveBinding(tx.client, dial.seat_id) : undefined;
+    const call = await lockCallToPhone(tx.client, callId, dial.seat_id ?? null);
+    if (call?.status !== "initiated" && call?.status !== "ringing") return;
+    const phone = call.phone;
     if (!phone) {
       await ended(tx, callId, { cause: "seat_unavailable", source: "platform", sipCode: null });
       return;

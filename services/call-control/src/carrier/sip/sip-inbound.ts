@@ -22,7 +22,7 @@ import {
   type SipRequest,
   type SipResponse,
 } from "../../sip/stack/message.js";
-import { latestLiveBinding } from "../../sip/registrar/registrations.js";
+import { lockCallToPhone } from "../../sip/registrar/registrations.js";
 import { phoneOrigin, phoneRoute } from "../../sip/registrar/path.js";
 import type { SipTransportName } from "../../sip/stack/transport.js";
 import { carriesSdp } from "../../sip/stack/sdp.js";
@@ -249,16 +249,11 @@ export function createSipInbound(options: {
 
   const invitePhone = async (tx: Tx, action: DueAction) => {
     const callId = action.callId;
-    const status = await options.lockCall(tx, callId);
-    if (status !== "in_progress") return;
+    const call = await lockCallToPhone(tx.client, callId);
+    if (call?.status !== "in_progress") return;
     const [trunk] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "trunk");
     if (!trunk || trunk.state !== "calling" || !trunk.remote_sdp) return;
-    const { rows } = await tx.client.query<{ seat_id: string | null; from_number: string }>(
-      `SELECT seat_id, from_number FROM call_control.calls WHERE id = $1`,
-      [callId],
-    );
-    const seatId = rows[0]?.seat_id ?? null;
-    const phone = seatId ? await latestLiveBinding(tx.client, seatId) : undefined;
+    const { seatId, phone } = call;
     if (!phone) {
       await fail(tx, callId, { cause: "seat_unavailable", source: "platform", sipCode: 480 });
       return;
@@ -266,7 +261,7 @@ export function createSipInbound(options: {
     const dialog = callingDialog({
       callId,
       leg: "phone",
-      localUri: `sip:${rows[0]!.from_number}@${options.domain}`,
+      localUri: `sip:${call.fromNumber}@${options.domain}`,
       remoteUri: `sip:${seatId}@${options.domain}`,
       inviteUri: phone.contact_uri,
       // Straight to its registration's source, or through the edge its Path names (RFC 3327).

@@ -49,18 +49,65 @@ export interface PhoneAddress {
   path: string[];
 }
 
-export async function latestLiveBinding(
+/** The latest live binding of the seat `seat` (SQL naming it), as a lateral subquery's body. */
+const latestBindingOf = (seat: string) => `SELECT r.contact_uri, r.transport, r.source_address,
+       r.source_port, r.path
+  FROM call_control.sip_registrations r
+ WHERE r.seat_id = ${seat} AND r.expires_at > now()
+ ORDER BY r.updated_at DESC, r.contact_uri LIMIT 1`;
+
+/** A call as the step that rings its seat's phone needs it, its row locked. */
+export interface CallToPhone {
+  status: string;
+  seatId: string | null;
+  fromNumber: string;
+  /** Where the seat's phone is reached, if it is registered. */
+  phone: PhoneAddress | undefined;
+}
+
+/**
+ * Locks the call's row (`FOR UPDATE`, the order every call transaction takes) and reads, in the
+ * same statement, where the phone of `seatId` is reached — or, when `seatId` is undefined, the
+ * phone of the call's own seat. Undefined when there is no such call.
+ */
+export async function lockCallToPhone(
   db: Queryable,
-  seatId: string,
-): Promise<PhoneAddress | undefined> {
-  const { rows } = await db.query<PhoneAddress>(
-    `SELECT contact_uri, transport, source_address, source_port, path
-       FROM call_control.sip_registrations
-      WHERE seat_id = $1 AND expires_at > now()
-      ORDER BY updated_at DESC, contact_uri LIMIT 1`,
-    [seatId],
+  callId: string,
+  seatId?: string | null,
+): Promise<CallToPhone | undefined> {
+  const { rows } = await db.query<
+    { status: string; seat_id: string | null; from_number: string } & {
+      [K in keyof PhoneAddress]: PhoneAddress[K] | null;
+    }
+  >(
+    `SELECT c.status, c.seat_id, c.from_number, b.*
+       FROM call_control.calls c
+       LEFT JOIN LATERAL (${latestBindingOf("CASE WHEN $3 THEN c.seat_id ELSE $2 END")}) b ON true
+      WHERE c.id = $1
+        FOR UPDATE OF c`,
+    [callId, seatId ?? null, seatId === undefined],
   );
-  return rows[0];
+  const row = rows[0];
+  if (!row) return undefined;
+  const {
+    status,
+    seat_id,
+    from_number,
+    contact_uri,
+    transport,
+    source_address,
+    source_port,
+    path,
+  } = row;
+  return {
+    status,
+    seatId: seat_id,
+    fromNumber: from_number,
+    phone:
+      contact_uri !== null && transport !== null && source_address !== null && source_port !== null
+        ? { contact_uri, transport, source_address, source_port, path: path ?? [] }
+        : undefined,
+  };
 }
 
 export interface NewBinding {
