@@ -129,7 +129,8 @@ describe("tracing and logs across the platform (PostgreSQL + Redis)", () => {
     const traceId = gateway.spanContext().traceId;
     const inTrace = () => tracing.spans().filter((s) => s.spanContext().traceId === traceId);
 
-    // gRPC: gateway → call-control (client span, then server span), call-control → inventory.
+    // gRPC: gateway → call-control (client span, then server span), call-control → inventory
+    // (the caller id's owner: a number's first call reads it; call-control remembers it after).
     const callControl = inTrace().find(
       serverSpan("switchboard.callcontrol.v1.CallControlService", "CreateOutboundCall"),
     )!;
@@ -137,7 +138,7 @@ describe("tracing and logs across the platform (PostgreSQL + Redis)", () => {
     expect(descends(callControl, gateway)).toBe(true);
     expect(byId().get(callControl.parentSpanContext!.spanId)?.kind).toBe(SpanKind.CLIENT);
     const inventory = inTrace().find(
-      serverSpan("switchboard.inventory.v1.InventoryService", "GetNumber"),
+      serverSpan("switchboard.inventory.v1.InventoryService", "FindNumberOwner"),
     )!;
     expect(inventory).toBeDefined();
     expect(descends(inventory, callControl)).toBe(true);

@@ -103,8 +103,9 @@ describe("traces across the mesh's processes (OTLP)", () => {
       "call-control's span",
     ))!;
     expect(callControl.service).toBe("call-control");
+    // The caller id's owner: a number's first call reads it (call-control remembers it after).
     const inventory = (await eventually(
-      async () => rpc("switchboard.inventory.v1.InventoryService", "GetNumber"),
+      async () => rpc("switchboard.inventory.v1.InventoryService", "FindNumberOwner"),
       (s) => s !== undefined,
       "inventory's span",
     ))!;

@@ -28,6 +28,20 @@ describe("the subscription cache", () => {
       expect(reads.mock.calls.length).toBe(before);
     });
 
+  let syncs = 0;
+  /**
+   * Returns once the notifications of every commit before it have reached the cache: they
+   * arrive in commit order, so once a later commit's has forgotten a remembered account, the
+   * earlier ones are in (a late one would otherwise forget an account after it was remembered).
+   */
+  const settled = async () => {
+    syncs += 1;
+    const account = `acct_sync_${syncs}`;
+    await remembered(account);
+    await insert(`whs_sync_${syncs}`, account);
+    await vi.waitFor(async () => expect(await ids(account)).toEqual([`whs_sync_${syncs}`]));
+  };
+
   beforeAll(async () => {
     database = await createRealTestDatabase("webhook_subscription_cache");
     pool = createPool(database.url, { max: 4 });
@@ -47,6 +61,7 @@ describe("the subscription cache", () => {
 
   it("reads an account once, then answers from memory", async () => {
     await insert("whs_a1", "acct_a");
+    await settled();
     await remembered("acct_a");
     const before = reads.mock.calls.length;
     expect(await ids("acct_a")).toEqual(["whs_a1"]);
@@ -55,6 +70,7 @@ describe("the subscription cache", () => {
 
   it("sees a subscription created, changed or paused elsewhere once its commit is notified", async () => {
     await insert("whs_b1", "acct_b");
+    await settled();
     await remembered("acct_b");
     expect(await ids("acct_b")).toEqual(["whs_b1"]);
     await insert("whs_b2", "acct_b", ["call.*"]);
@@ -70,6 +86,7 @@ describe("the subscription cache", () => {
   it("forgets only the account that changed", async () => {
     await insert("whs_c1", "acct_c");
     await insert("whs_d1", "acct_d");
+    await settled();
     await remembered("acct_c");
     await remembered("acct_d");
     await insert("whs_c2", "acct_c");
