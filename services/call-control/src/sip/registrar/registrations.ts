@@ -75,12 +75,13 @@ export async function lockCallToPhone(
   callId: string,
   seatId?: string | null,
 ): Promise<CallToPhone | undefined> {
-  const { rows } = await db.query<
-    { status: string; seat_id: string | null; from_number: string } & {
-      [K in keyof PhoneAddress]: PhoneAddress[K] | null;
-    }
-  >(
-    `SELECT c.status, c.seat_id, c.from_number, b.*
+  const { rows } = await db.query<{
+    status: string;
+    seat_id: string | null;
+    from_number: string;
+    phone: PhoneAddress | null;
+  }>(
+    `SELECT c.status, c.seat_id, c.from_number, to_jsonb(b) AS phone
        FROM call_control.calls c
        LEFT JOIN LATERAL (${latestBindingOf("CASE WHEN $3 THEN c.seat_id ELSE $2 END")}) b ON true
       WHERE c.id = $1
@@ -88,26 +89,14 @@ export async function lockCallToPhone(
     [callId, seatId ?? null, seatId === undefined],
   );
   const row = rows[0];
-  if (!row) return undefined;
-  const {
-    status,
-    seat_id,
-    from_number,
-    contact_uri,
-    transport,
-    source_address,
-    source_port,
-    path,
-  } = row;
-  return {
-    status,
-    seatId: seat_id,
-    fromNumber: from_number,
-    phone:
-      contact_uri !== null && transport !== null && source_address !== null && source_port !== null
-        ? { contact_uri, transport, source_address, source_port, path: path ?? [] }
-        : undefined,
-  };
+  return (
+    row && {
+      status: row.status,
+      seatId: row.seat_id,
+      fromNumber: row.from_number,
+      phone: row.phone ?? undefined,
+    }
+  );
 }
 
 export interface NewBinding {
