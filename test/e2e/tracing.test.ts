@@ -59,7 +59,6 @@ describe("tracing and logs across the platform (PostgreSQL + Redis)", () => {
         CALL_TIMER_POLL_MS: "100",
         SANDBOX_RECEIPT_DELAY_MS: "40",
         MESSAGING_RELAY_POLL_MS: "20",
-        MESSAGING_NUMBER_CACHE_MS: "0",
         WEBHOOK_ALLOW_PRIVATE_HOSTS: "localhost:*",
       },
     });

@@ -41,7 +41,6 @@ export async function startBenchPlatform(options: {
       NODE_ENV: process.env.NODE_ENV ?? "test",
       SANDBOX_RECEIPT_DELAY_MS: String(settings.receiptDelayMs),
       MESSAGING_SENDER_RATE: String(settings.senderRate),
-      MESSAGING_NUMBER_CACHE_MS: "5000",
       ...options.network.env,
     },
     gatewayEnv: {

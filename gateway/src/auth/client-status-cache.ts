@@ -1,4 +1,4 @@
-import { listenToChannel, type Logger, type Pool } from "@switchboard/kit";
+import { NotifiedCache, type Logger, type Pool } from "@switchboard/kit";
 
 /** What a token's check needs of its client. */
 export interface ClientStatus {
@@ -17,50 +17,21 @@ export const CLIENT_STATUS_CHANNEL = "gateway_client_status";
  * that a change overtook is not kept.
  */
 export class ClientStatusCache {
-  private readonly entries = new Map<string, ClientStatus>();
-  private listening = false;
-  /** Bumped by every change and every loss: a read begun before one is not kept. */
-  private epoch = 0;
+  private readonly cache: NotifiedCache<ClientStatus | undefined>;
 
   constructor(
     private readonly read: (clientId: string) => Promise<ClientStatus | undefined>,
-    private readonly maxEntries = 10_000,
-  ) {}
+    maxEntries = 10_000,
+  ) {
+    this.cache = new NotifiedCache({ maxEntries, keep: (status) => status !== undefined });
+  }
 
-  async status(clientId: string): Promise<ClientStatus | undefined> {
-    const known = this.listening ? this.entries.get(clientId) : undefined;
-    if (known) return known;
-    const epoch = this.epoch;
-    const status = await this.read(clientId);
-    if (status && this.listening && epoch === this.epoch) {
-      if (this.entries.size >= this.maxEntries) this.entries.clear();
-      this.entries.set(clientId, status);
-    }
-    return status;
+  status(clientId: string): Promise<ClientStatus | undefined> {
+    return this.cache.get(clientId, () => this.read(clientId));
   }
 
   /** Listens for changes on `pool` (a connection of its own); call the result to stop. */
   listen(pool: Pool, logger?: Logger): { stop(): Promise<void> } {
-    return listenToChannel(
-      pool,
-      CLIENT_STATUS_CHANNEL,
-      {
-        notify: (clientId) => this.forget(clientId),
-        listening: () => this.reset(true),
-        lost: () => this.reset(false),
-      },
-      logger,
-    );
-  }
-
-  private forget(clientId: string): void {
-    this.epoch += 1;
-    this.entries.delete(clientId);
-  }
-
-  private reset(listening: boolean): void {
-    this.epoch += 1;
-    this.entries.clear();
-    this.listening = listening;
+    return this.cache.listenTo(pool, CLIENT_STATUS_CHANNEL, logger);
   }
 }

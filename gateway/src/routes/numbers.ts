@@ -190,7 +190,7 @@ export const numberRoutes: RouteSpec[] = [
     operationId: "releaseNumber",
     summary: "Return an assigned number to the inventory",
     description:
-      "The number leaves the account (and its seat) and is available to search and hold again; a number the account does not hold is 404.",
+      "The number leaves the account (and its seat) and is available to search and hold again; a number the account does not hold is 404. Calls and messages from it are refused within a second of the reply, on every replica.",
     tag: "Numbers",
     scope: "numbers:write",
     params: idParam("num", "number_id"),

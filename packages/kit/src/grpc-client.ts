@@ -140,3 +140,52 @@ export async function openServerStream<Req, Res>(
   const metadata = await callMetadata(service, request, settings);
   return method.call(client, request, metadata);
 }
+
+/**
+ * Holds a server-streaming call open: `data` hears each message; when the call ends or fails
+ * (or cannot be opened), `ended` hears it and the call is opened again `reopenMs` later, until
+ * `stop`.
+ */
+export function holdServerStream<Req, Res>(
+  service: string,
+  client: Client,
+  method: ServerStreamMethod<Req, Res>,
+  request: Req,
+  handlers: { data(message: Res): void; ended(error?: Error): void },
+  reopenMs = 1_000,
+): { stop(): void } {
+  let stopped = false;
+  let stream: ClientReadableStream<Res> | undefined;
+  let retry: NodeJS.Timeout | undefined;
+
+  const ended = (error?: Error) => {
+    stream = undefined;
+    handlers.ended(error);
+    if (stopped || retry) return;
+    retry = setTimeout(open, reopenMs);
+    retry.unref();
+  };
+  const open = () => {
+    retry = undefined;
+    if (stopped) return;
+    openServerStream(service, client, method, request).then((opened) => {
+      if (stopped) {
+        opened.cancel();
+        return;
+      }
+      stream = opened;
+      opened.on("data", (message: Res) => handlers.data(message));
+      opened.on("error", (error: Error) => stream === opened && ended(error));
+      opened.on("end", () => stream === opened && ended());
+    }, ended);
+  };
+  open();
+
+  return {
+    stop() {
+      stopped = true;
+      if (retry) clearTimeout(retry);
+      stream?.cancel();
+    },
+  };
+}

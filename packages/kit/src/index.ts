@@ -28,6 +28,7 @@ export * from "./health-service.js";
 export * from "./latency-stats.js";
 export * from "./ttl-cache.js";
 export * from "./listen-channel.js";
+export * from "./notified-cache.js";
 export * from "./transaction-batch.js";
 export * from "./platform-secret.js";
 export * from "./cursor.js";

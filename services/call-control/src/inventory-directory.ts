@@ -1,8 +1,25 @@
-import { callUnary, createClient, openServerStream, type Logger } from "@switchboard/kit";
+import {
+  callUnary,
+  createClient,
+  holdServerStream,
+  NotifiedCache,
+  type Logger,
+} from "@switchboard/kit";
 import { inventory } from "@switchboard/proto";
-import { NumberOwnerCache, type NumberOwner, type OwnedNumber } from "./number-owner-cache.js";
 
-export type { OwnedNumber } from "./number-owner-cache.js";
+/** A number as call-control needs it (caller ids, route numbers, DIDs). */
+export interface OwnedNumber {
+  id: string;
+  number: string;
+  /** The seat the number is assigned to, if any. */
+  seatId: string | undefined;
+}
+
+/** Who owns an E.164 number (FindNumberOwner's answer); both unset when nobody does. */
+interface NumberOwner {
+  accountId: string | undefined;
+  number: OwnedNumber | undefined;
+}
 
 /** Asks the inventory which numbers an account owns (call-control reads no other schema). */
 export interface NumberDirectory {
@@ -30,84 +47,53 @@ export interface DirectoryOptions {
  */
 export function connectInventory(address: string, options: DirectoryOptions): NumberDirectory {
   const client = createClient(inventory.InventoryServiceClient, address);
-  const owners = new NumberOwnerCache(
-    async (e164): Promise<NumberOwner> => {
-      const { accountId, number } = await callUnary(
-        "inventory",
-        client,
-        client.findNumberOwner,
-        { number: e164 },
-        { deadlineMs: options.deadlineMs },
-      );
-      const assigned = number?.status === inventory.NumberStatus.ASSIGNED;
-      return {
-        accountId: assigned ? accountId || undefined : undefined,
-        number:
-          assigned && number
-            ? { id: number.id, number: number.number, seatId: number.seatId }
-            : undefined,
-      };
+  const owners = new NotifiedCache<NumberOwner>({ silenceMs: options.silenceMs ?? 3_000 });
+  const findOwner = async (e164: string): Promise<NumberOwner> => {
+    const { accountId, number } = await callUnary(
+      "inventory",
+      client,
+      client.findNumberOwner,
+      { number: e164 },
+      { deadlineMs: options.deadlineMs },
+    );
+    const assigned = number?.status === inventory.NumberStatus.ASSIGNED;
+    return {
+      accountId: assigned ? accountId || undefined : undefined,
+      number:
+        assigned && number
+          ? { id: number.id, number: number.number, seatId: number.seatId }
+          : undefined,
+    };
+  };
+  const ownerOf = (e164: string) => owners.get(e164, () => findOwner(e164));
+  const watch = holdServerStream(
+    "inventory",
+    client,
+    client.watchNumberOwners,
+    {},
+    {
+      data: (change) => (change.listening ? owners.listening() : owners.changed(change.number)),
+      ended: (error) => {
+        owners.lost();
+        options.logger?.debug(
+          { err: error },
+          "the number-owner watch ended; reading until it is back",
+        );
+      },
     },
-    { silenceMs: options.silenceMs ?? 3_000 },
+    options.rewatchMs,
   );
-  const watch = watchNumberOwners(client, owners, options);
   return {
     async owned(accountId, e164) {
-      const owner = await owners.lookup(e164);
+      const owner = await ownerOf(e164);
       return owner.accountId === accountId ? owner.number : undefined;
     },
     async ownerOf(e164) {
-      return (await owners.lookup(e164)).accountId;
+      return (await ownerOf(e164)).accountId;
     },
     close: () => {
       watch.stop();
       client.close();
-    },
-  };
-}
-
-/** Holds WatchNumberOwners open, feeding `owners`; opens it again `rewatchMs` after it ends. */
-function watchNumberOwners(
-  client: inventory.InventoryServiceClient,
-  owners: NumberOwnerCache,
-  options: DirectoryOptions,
-): { stop(): void } {
-  let stopped = false;
-  let stream: ReturnType<typeof client.watchNumberOwners> | undefined;
-  let retry: NodeJS.Timeout | undefined;
-
-  const ended = (error?: Error) => {
-    owners.lost();
-    stream = undefined;
-    if (stopped || retry) return;
-    options.logger?.debug({ err: error }, "the number-owner watch ended; reading until it is back");
-    retry = setTimeout(open, options.rewatchMs ?? 1_000);
-    retry.unref();
-  };
-  const open = () => {
-    retry = undefined;
-    if (stopped) return;
-    openServerStream("inventory", client, client.watchNumberOwners, {}).then((opened) => {
-      if (stopped) {
-        opened.cancel();
-        return;
-      }
-      stream = opened;
-      opened.on("data", (change: inventory.WatchNumberOwnersResponse) => {
-        if (change.listening) owners.listening();
-        else owners.changed(change.number);
-      });
-      opened.on("error", (error) => stream === opened && ended(error));
-      opened.on("end", () => stream === opened && ended());
-    }, ended);
-  };
-  open();
-
-  return {
-    stop() {
-      stopped = true;
-      if (retry) clearTimeout(retry);
-      stream?.cancel();
     },
   };
 }

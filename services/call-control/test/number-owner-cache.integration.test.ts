@@ -4,6 +4,7 @@ import { testDatabaseKinds } from "@switchboard/kit/testing";
 import { inventory } from "@switchboard/proto";
 import { connectInventory, type NumberDirectory } from "../src/inventory-directory.js";
 import { startServiceHarness, type ServiceHarness } from "./harness.js";
+import { eventually } from "@switchboard/test-support/waiting";
 
 const accountId = "acct_01jd00000000000000000000c1";
 const seatA = "seat_01jd00000000000000000000a1";
@@ -17,15 +18,9 @@ async function ownerReads(): Promise<number> {
     .reduce((sum, v) => sum + v.value, 0);
 }
 
-/** Polls `check` every 20 ms until it holds or `withinMs` passes; says whether it held. */
-async function within(withinMs: number, check: () => Promise<boolean>): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+/** Whether `check` holds within `withinMs` (polled). */
+const within = (withinMs: number, check: () => Promise<boolean>) =>
+  eventually(check, (held) => held, withinMs);
 
 /** How many reads `times` lookups of `e164` through `directory` took. */
 async function readsFor(directory: NumberDirectory, e164: string, times: number) {

@@ -64,9 +64,6 @@ const settingsObject = z.object({
   MESSAGING_RECEIPT_OVERDUE_MS: ms(120_000, 100, 86_400_000).describe(
     "when a missing receipt is asked for again",
   ),
-  MESSAGING_NUMBER_CACHE_MS: ms(5_000, 0, 3_600_000).describe(
-    "cache of the account's sending numbers",
-  ),
   MESSAGING_RELAYS: z.coerce.number().int().min(1).max(8).default(2).describe("outbox relays"),
   MESSAGING_RELAY_POLL_MS: ms(100, 5, 60_000).describe("outbox relays' polling period"),
   MESSAGING_GROUP_COMMIT_MS: ms(10, 1, 1_000).describe(
@@ -123,7 +120,6 @@ export const messagingSettings = settingsObject
     sweepIntervalMs: value.MESSAGING_SWEEP_INTERVAL_MS,
     redispatchAfterMs: value.MESSAGING_REDISPATCH_AFTER_MS,
     receiptOverdueMs: value.MESSAGING_RECEIPT_OVERDUE_MS,
-    numberCacheMs: value.MESSAGING_NUMBER_CACHE_MS,
     relays: value.MESSAGING_RELAYS,
     relayPollMs: value.MESSAGING_RELAY_POLL_MS,
     groupCommitMs: value.MESSAGING_GROUP_COMMIT_MS,

@@ -77,8 +77,8 @@ export async function startMessaging(options: MessagingOptions): Promise<Running
   });
   await keys.init();
   const numbers = new SenderNumbers(options.inventoryAddress, {
-    cacheMs: config.numberCacheMs,
     deadlineMs: config.inventoryDeadlineMs,
+    logger,
   });
   const outbox = startOutbox({
     pool: deliveryPool,

@@ -1,4 +1,4 @@
-import { listenToChannel, type Logger, type Pool, type Queryable } from "@switchboard/kit";
+import { NotifiedCache, type Logger, type Pool, type Queryable } from "@switchboard/kit";
 
 /** An active subscription as fan-out needs it: its id and the event patterns it selects. */
 export interface ActiveSubscription {
@@ -35,51 +35,13 @@ export function startSubscriptionCache(options: {
   logger: Logger;
   maxAccounts?: number;
 }): { read: ActiveSubscriptions; stop(): Promise<void> } {
-  const maxAccounts = options.maxAccounts ?? 10_000;
   const fromTable = readActiveSubscriptions(options.pool);
-  const remembered = new Map<string, ActiveSubscription[]>();
-  let listening = false;
-  let changes = 0;
-  const forget = (accountId?: string) => {
-    changes += 1;
-    if (accountId) remembered.delete(accountId);
-    else remembered.clear();
-  };
-  const listener = listenToChannel(
-    options.pool,
-    subscriptionsChannel,
-    {
-      notify: (accountId) => forget(accountId || undefined),
-      listening: () => {
-        forget();
-        listening = true;
-      },
-      lost: () => {
-        listening = false;
-        forget();
-      },
-    },
-    options.logger,
-  );
-
-  const read: ActiveSubscriptions = async (accountId) => {
-    const known = remembered.get(accountId);
-    if (known) return known;
-    const changesBefore = changes;
-    const active = await fromTable(accountId);
-    if (listening && changes === changesBefore) {
-      if (remembered.size >= maxAccounts)
-        remembered.delete(remembered.keys().next().value as string);
-      remembered.set(accountId, active);
-    }
-    return active;
-  };
+  const remembered = new NotifiedCache<ActiveSubscription[]>({
+    maxEntries: options.maxAccounts ?? 10_000,
+  });
+  const listener = remembered.listenTo(options.pool, subscriptionsChannel, options.logger);
   return {
-    read,
-    stop: async () => {
-      listening = false;
-      forget();
-      await listener.stop();
-    },
+    read: (accountId) => remembered.get(accountId, () => fromTable(accountId)),
+    stop: () => listener.stop(),
   };
 }
