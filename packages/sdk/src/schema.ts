@@ -726,7 +726,7 @@ export interface paths {
     put?: never;
     /**
      * Return an assigned number to the inventory
-     * @description The number leaves the account (and its seat) and is available to search and hold again; a number the account does not hold is 404.
+     * @description The number leaves the account (and its seat) and is available to search and hold again; a number the account does not hold is 404. Calls and messages from it are refused within a second of the reply, on every replica.
      */
     post: operations["releaseNumber"];
     delete?: never;
