@@ -7,7 +7,7 @@ import { Worker } from "node:worker_threads";
 import {
   createLogger,
   createPool,
-  eventQueueName,
+  eventQueueNames,
   platformConsumerGroups,
   summarizeLatency,
   usageRecordQueue,
@@ -438,7 +438,10 @@ async function backlog(db: Pool) {
  * (usage, webhooks, and the gateway's request records) have nothing waiting or running.
  */
 async function waitForEveryCallToEnd(db: Pool, bus: EventBus, timeoutMs: number) {
-  const queues = [...platformConsumerGroups.map((g) => eventQueueName(g.name)), usageRecordQueue];
+  const queues = [
+    ...platformConsumerGroups.flatMap((g) => eventQueueNames(g.name)),
+    usageRecordQueue,
+  ];
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const { live, outbox_unpublished } = await backlog(db);

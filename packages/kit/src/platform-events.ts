@@ -2,8 +2,8 @@ import { wire } from "@switchboard/proto";
 import type { ConsumerGroup } from "./events/index.js";
 
 /**
- * The platform's consumer groups: every outbox relay publishes each matching event to each of
- * these queues (`events.<name>`). Defined once so a group that is not running yet still gets
+ * The platform's consumer groups: every outbox relay publishes each batch's matching events to
+ * each of these groups, as one job (`events.<name>.batches`: both are batched). Defined once so a group that is not running yet still gets
  * its backlog.
  */
 export const platformConsumerGroups: ConsumerGroup[] = [
@@ -11,8 +11,9 @@ export const platformConsumerGroups: ConsumerGroup[] = [
     name: "usage",
     // Every usage kind is a business fact's event type but api.request (the record path's).
     types: wire.usageKind.values.filter((kind) => kind !== "api.request"),
+    batched: true,
   },
-  { name: "webhook" },
+  { name: "webhook", batched: true },
 ];
 
 /**

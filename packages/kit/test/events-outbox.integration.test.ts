@@ -6,10 +6,12 @@ import {
   consumeOnce,
   createOutboxTable,
   createProcessedEventsTable,
+  eventBatchQueueName,
   eventQueueName,
   startOutboxRelay,
   toPublicEvent,
   UnrecoverableJobError,
+  type ConsumeEventsOptions,
   type ConsumerGroup,
   type EventBus,
   type EventEnvelope,
@@ -81,14 +83,17 @@ describe.each(modes)("outbox → relay → consumers on $name", (mode) => {
   };
   const group = (label: string, extra: Omit<ConsumerGroup, "name"> = {}): ConsumerGroup => {
     const name = randomName(label);
-    queues.push(eventQueueName(name));
+    queues.push(eventQueueName(name), eventBatchQueueName(name));
     return { name, backoff: { type: "fixed", delayMs: 50 }, ...extra };
   };
   const relay = (
     schema: string,
     groups: ConsumerGroup[],
     overrides: Partial<
-      Pick<OutboxRelayOptions, "bus" | "batchSize" | "pollIntervalMs" | "idlePollMaxMs" | "listen">
+      Pick<
+        OutboxRelayOptions,
+        "bus" | "batchSize" | "pollIntervalMs" | "idlePollMaxMs" | "listen" | "coalesceMs"
+      >
     > = {},
   ): OutboxRelay => {
     const started = startOutboxRelay({
@@ -103,7 +108,11 @@ describe.each(modes)("outbox → relay → consumers on $name", (mode) => {
     cleanups.push(() => started.stop());
     return started;
   };
-  const consume = (groupName: string, handler: EventHandler, options = {}): QueueWorker => {
+  const consume = (
+    groupName: string,
+    handler: EventHandler,
+    options: ConsumeEventsOptions<Record<string, unknown>> = {},
+  ): QueueWorker => {
     const worker = consumeEvents(bus, groupName, handler, options);
     cleanups.push(() => worker.close());
     return worker;
@@ -409,7 +418,7 @@ describe.each(modes)("outbox → relay → consumers on $name", (mode) => {
       pollIntervalMs: 50,
       batchSize: 10,
     });
-    await waitFor(() => publishing === 1);
+    await waitFor(() => publishing > 0); // the batch's publishes are under way
     await started.stop();
     const { rows } = await pool.query(
       `SELECT count(*)::int AS n FROM ${schema}.outbox WHERE published_at IS NOT NULL`,
@@ -433,6 +442,158 @@ describe.each(modes)("outbox → relay → consumers on $name", (mode) => {
     expect(counts.active).toBe(0);
     expect(counts.completed).toBe(finished);
     expect(finished).toBeGreaterThan(0);
+  });
+
+  /** The bus, counting the jobs published to each queue. */
+  const countingBus = () => {
+    const published = new Map<string, number>();
+    const counting: EventBus = {
+      ...bus,
+      publish: (queue, job, options) => {
+        published.set(queue, (published.get(queue) ?? 0) + 1);
+        return bus.publish(queue, job, options);
+      },
+    };
+    return { counting, published: (queue: string) => published.get(queue) ?? 0 };
+  };
+  const appendMany = (schema: string, count: number, carrier?: (i: number) => string) =>
+    withTransaction(pool, async (client) => {
+      const events: EventEnvelope[] = [];
+      for (let i = 0; i < count; i += 1) {
+        const traceparent = carrier?.(i);
+        events.push(
+          await appendEvent(client, schema, {
+            type: "message.sent",
+            accountId: "acct_a",
+            resourceId: `msg_${i}`,
+            data: { i },
+            ...(traceparent ? { traceCarrier: { traceparent } } : {}),
+          }),
+        );
+      }
+      return events;
+    });
+
+  it("a batched group gets each relay batch as one job; its consumer takes every event once, with its own trace", async () => {
+    const schema = await freshSchema();
+    const usage = group("usage", { batched: true });
+    const calls = group("calls");
+    const traceparent = (i: number) =>
+      `00-${"ab".repeat(15)}${String(i).padStart(2, "0")}-${"cd".repeat(8)}-01`;
+    const events = await appendMany(schema, 30, traceparent);
+    const seen: { event: string; job: string; trace: unknown }[] = [];
+    const taken: string[] = [];
+    consume(
+      usage.name,
+      async (event, job) => void seen.push({ event: event.id, job: job.id, trace: job.trace }),
+      { batched: true },
+    );
+    consume(calls.name, async (event) => void taken.push(event.id));
+    const { counting, published } = countingBus();
+    relay(schema, [usage, calls], { bus: counting, batchSize: 10 });
+    await waitFor(() => seen.length === 30 && taken.length === 30);
+    await sleep(200);
+
+    expect(published(eventBatchQueueName(usage.name))).toBe(3); // 30 events in batches of 10
+    expect(published(eventQueueName(usage.name))).toBe(0);
+    expect(published(eventQueueName(calls.name))).toBe(30); // a group not batched: a job each
+    expect(seen.map((s) => s.event).sort()).toEqual(events.map((e) => e.id).sort());
+    for (const [i, event] of events.entries()) {
+      expect(seen.find((s) => s.event === event.id)).toEqual({
+        event: event.id,
+        job: event.id,
+        trace: { traceparent: traceparent(i) },
+      });
+    }
+    expect(await bus.jobCounts(eventBatchQueueName(usage.name))).toMatchObject({
+      waiting: 0,
+      active: 0,
+      failed: 0,
+    });
+  });
+
+  it("an event failing in a batch retries the batch: the others are taken again, their effects once", async () => {
+    const schema = await freshSchema();
+    const usage = group("usage", {
+      batched: true,
+      attempts: 5,
+      backoff: { type: "fixed", delayMs: 50 },
+    });
+    const events = await appendMany(schema, 5);
+    const flaky = events[2]!.id;
+    const calls = new Map<string, number>();
+    const failed: [string, boolean][] = [];
+    const effect = record(schema, usage.name);
+    consume(
+      usage.name,
+      async (event, job) => {
+        calls.set(event.id, (calls.get(event.id) ?? 0) + 1);
+        await effect(event);
+        if (event.id === flaky && job.attempt < 3) throw new Error("downstream unavailable");
+      },
+      { batched: true, onFailed: (job, _error, final) => void failed.push([job.id, final]) },
+    );
+    relay(schema, [usage]);
+    await waitFor(() => (calls.get(flaky) ?? 0) === 3);
+    await sleep(300);
+
+    expect([...calls.values()]).toEqual([3, 3, 3, 3, 3]); // one batch, three tries
+    expect((await effects(schema, usage.name)).sort()).toEqual(events.map((e) => e.id).sort());
+    expect(failed).toEqual([
+      [flaky, false],
+      [flaky, false],
+    ]);
+  });
+
+  it("a batch whose every failure is unrecoverable ends at once", async () => {
+    const schema = await freshSchema();
+    const webhook = group("webhook", { batched: true, attempts: 5 });
+    const events = await appendMany(schema, 3);
+    const tries: number[] = [];
+    const failed: [string, boolean][] = [];
+    consume(
+      webhook.name,
+      async (event, job) => {
+        tries.push(job.attempt);
+        if (event.id === events[1]!.id) throw new UnrecoverableJobError("receiver answered 400");
+      },
+      { batched: true, onFailed: (job, _error, final) => void failed.push([job.id, final]) },
+    );
+    relay(schema, [webhook]);
+    await waitFor(() => failed.length === 1);
+    await sleep(300);
+    expect(tries).toEqual([1, 1, 1]);
+    expect(failed).toEqual([[events[1]!.id, true]]);
+  });
+
+  it("a batched consumer still takes events published one by one (by a relay of an earlier release)", async () => {
+    const schema = await freshSchema();
+    const usage = group("usage", { batched: true });
+    const events = await appendMany(schema, 4);
+    const seen: string[] = [];
+    consume(usage.name, async (event) => void seen.push(event.id), { batched: true });
+    const { counting, published } = countingBus();
+    relay(schema, [{ ...usage, batched: false }], { bus: counting });
+    await waitFor(() => seen.length === 4);
+    expect(published(eventQueueName(usage.name))).toBe(4);
+    expect(seen.sort()).toEqual(events.map((e) => e.id).sort());
+  });
+
+  it("a woken relay waits coalesceMs for more commits: five commits, one batch", async () => {
+    const schema = await freshSchema();
+    const usage = group("usage", { batched: true });
+    const seen: string[] = [];
+    consume(usage.name, async (event) => void seen.push(event.id), { batched: true });
+    const relayed = relay(schema, [usage], {
+      coalesceMs: 400,
+      pollIntervalMs: 10_000,
+      idlePollMaxMs: 10_000,
+      listen: false,
+    });
+    await sleep(300); // the first (empty) batch
+    for (let i = 0; i < 5; i += 1) await append(schema, `num_${i}`); // each commit wakes it
+    await waitFor(() => seen.length === 5);
+    expect(relayed.stats()).toMatchObject({ published: 5, batches: 1 });
   });
 
   it("a commit that appended wakes this process's relay without NOTIFY; an idle relay backs off", async () => {

@@ -3,8 +3,11 @@ import type { AddressInfo } from "node:net";
 import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import {
+  consumeEvents,
   createLogger,
+  createMemoryBus,
   DomainError,
+  publishEventBatch,
   injectTraceContext,
   runWithTraceContext,
   traceHttpServer,
@@ -72,6 +75,36 @@ describe("the events trace propagator (OpenTelemetry)", () => {
     expect(consumer.links.map((l) => l.context)).toMatchObject([
       { traceId: producer.traceId, spanId: producer.spanId },
     ]);
+  });
+
+  it("traces each event of a batch as its own job, linked to its context; the batch opens no span", async () => {
+    const bus = createMemoryBus();
+    const carriers = await Promise.all([1, 2].map(() => inSpan(() => injectTraceContext())));
+    const events = carriers.map(({ result }, i) => ({
+      id: `evt_${i}`,
+      type: "call.ringing",
+      timestamp: new Date().toISOString(),
+      account_id: "acct_1",
+      resource_id: `call_${i}`,
+      sequence: 1,
+      data: {},
+      ...(result ? { trace: result } : {}),
+    }));
+    let taken = 0;
+    const worker = consumeEvents(bus, "test", async () => void (taken += 1), { batched: true });
+    await publishEventBatch(bus, { name: "test", batched: true }, events);
+    while (taken < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+    await worker.close();
+    await bus.close();
+    const spans = newSpans().filter((s) => s.name.startsWith("process events.test"));
+    expect(spans.map((s) => s.name)).toEqual(["process events.test", "process events.test"]);
+    for (const [i, { producer }] of carriers.entries()) {
+      const consumer = spans.find((s) => s.attributes["messaging.message.id"] === `evt_${i}`)!;
+      expect(consumer.parentSpanContext).toBeUndefined();
+      expect(consumer.links.map((l) => l.context)).toMatchObject([
+        { traceId: producer.traceId, spanId: producer.spanId },
+      ]);
+    }
   });
 
   it("marks a failed try with its error type, never its message", async () => {

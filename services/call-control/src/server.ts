@@ -112,6 +112,7 @@ export async function startCallControl(options: CallControlOptions): Promise<Run
     groups: callRelayGroups,
     listen: false,
     pollIntervalMs: 100,
+    coalesceMs: 20,
   });
 
   const server = await startGrpcServer({

@@ -17,7 +17,7 @@ const settings = z
       .min(1)
       .max(200)
       .default(64)
-      .describe("business-fact events taken at once"),
+      .describe("business-fact jobs taken at once (a relay batch of events is one job)"),
     USAGE_BATCH_SIZE: z.coerce
       .number()
       .int()

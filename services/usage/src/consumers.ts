@@ -47,7 +47,7 @@ export function startUsageConsumers(options: UsageConsumerOptions): UsageConsume
       const draft = factDraft(event);
       if (draft) await batcher.submit([draft], { linger: true });
     },
-    { concurrency },
+    { concurrency, batched: true },
   );
   return {
     batcher,

@@ -15,14 +15,14 @@ import { createUsageKeyStore } from "./signing-keys.js";
 
 export interface UsageOptions {
   pool: Pool;
-  /** The platform's queue: `events.usage` (the services' outbox relays). */
+  /** The platform's queues: `events.usage` and its batches (the services' outbox relays). */
   bus: EventBus;
   port: number;
   host?: string;
   logger: Logger;
   /** SIGNING_KEY_SECRET: the record-signing keys are sealed under it. */
   signingKeySecret: string;
-  /** Business-fact events taken at once (default 8). */
+  /** Business-fact jobs (an event, or a relay batch of them) taken at once (default 64). */
   factConcurrency?: number;
   /** Records per INSERT (default 500). */
   maxBatch?: number;

@@ -6,6 +6,7 @@ import {
   createLogger,
   createMemoryBus,
   createPool,
+  eventQueueNames,
   newId,
   type EventBus,
   type Pool,
@@ -121,7 +122,8 @@ export async function startUsageHarness(
       await harness.stopService();
       if ("obliterate" in bus) {
         const bullmq = bus as EventBus & { obliterate(queue: string): Promise<void> };
-        await bullmq.obliterate("events.usage").catch(() => undefined);
+        for (const queue of eventQueueNames("usage"))
+          await bullmq.obliterate(queue).catch(() => undefined);
       }
       await bus.close();
       await pool.end();

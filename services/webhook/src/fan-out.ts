@@ -41,7 +41,7 @@ export function startFanOut(
     async (event) => {
       await fanOut(ctx, event, subscriptions, keep);
     },
-    { concurrency },
+    { concurrency, batched: true },
   );
 }
 

@@ -15,6 +15,7 @@ import {
   assertJobId,
   assertQueueName,
   attemptsFor,
+  jobTracing,
   retryAfterOf,
   runJobAttempt,
   toStoredJobData,
@@ -113,7 +114,7 @@ export function createBullmqBus(options: BullmqBusOptions): BullmqBus {
       const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
       connection.on("error", onError(`worker ${name}`));
       const processor = async (job: BullJob<StoredJobData<T>>) => {
-        const { payload, trace, link } = job.data;
+        const { payload, trace } = job.data;
         const view = {
           id: job.id ?? "",
           queue: name,
@@ -123,7 +124,7 @@ export function createBullmqBus(options: BullmqBusOptions): BullmqBus {
           maxAttempts: job.opts.attempts ?? 1,
           ...(trace ? { trace } : {}),
         };
-        await runJobAttempt(handler, view, link === true, consume, logger);
+        await runJobAttempt(handler, view, jobTracing(job.data), consume, logger);
       };
       const worker = new Worker<StoredJobData<T>>(name, processor, {
         connection,

@@ -15,6 +15,7 @@ import {
   attemptsFor,
   isUnrecoverable,
   retryAfterOf,
+  jobTracing,
   runJobAttempt,
   toStoredJobData,
   type StoredJobData,
@@ -143,7 +144,8 @@ export function createMemoryBus(options: MemoryBusOptions = {}): EventBus {
     consume: ConsumeOptions<T>,
   ) => {
     const attempt = job.attemptsMade + 1;
-    const { payload, trace, link } = JSON.parse(JSON.stringify(job.data)) as StoredJobData<T>;
+    const stored = JSON.parse(JSON.stringify(job.data)) as StoredJobData<T>;
+    const { payload, trace } = stored;
     const view = {
       id: job.id,
       queue: queue.name,
@@ -154,7 +156,7 @@ export function createMemoryBus(options: MemoryBusOptions = {}): EventBus {
       ...(trace ? { trace } : {}),
     };
     try {
-      await runJobAttempt(handler, view, link === true, consume, options.logger);
+      await runJobAttempt(handler, view, jobTracing(stored), consume, options.logger);
       job.attemptsMade = attempt;
       finish(queue, job, "completed");
     } catch (error) {

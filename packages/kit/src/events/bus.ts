@@ -15,6 +15,8 @@ export interface JobInput<TData = unknown> {
   trace?: TraceCarrier;
   /** The consumer should link to `trace` rather than parent it (fan-out). */
   traceLink?: boolean;
+  /** The consumer opens no span for the job: its handler traces the job's parts (a batch). */
+  untraced?: boolean;
 }
 
 export interface PublishOptions {

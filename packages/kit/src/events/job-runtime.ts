@@ -29,8 +29,15 @@ export interface StoredJobData<TData = unknown> {
   payload: TData;
   trace?: TraceCarrier;
   link?: boolean;
+  untraced?: boolean;
   backoff?: Backoff;
 }
+
+/** How a job's try is traced: a child of its carrier, a root linked to it, or not at all. */
+export type JobTracing = "child" | "link" | "none";
+
+export const jobTracing = (stored: StoredJobData<unknown>): JobTracing =>
+  stored.untraced === true ? "none" : stored.link === true ? "link" : "child";
 
 export function toStoredJobData<TData>(
   job: JobInput<TData>,
@@ -40,6 +47,7 @@ export function toStoredJobData<TData>(
     payload: JSON.parse(JSON.stringify(job.data ?? null)) as TData,
     ...(job.trace ? { trace: job.trace } : {}),
     ...(job.traceLink ? { link: true } : {}),
+    ...(job.untraced ? { untraced: true } : {}),
     ...(backoff ? { backoff } : {}),
   };
 }
@@ -69,16 +77,24 @@ export function assertJobId(jobId: string): void {
 export async function runJobAttempt<TData>(
   handler: JobHandler<TData>,
   job: Job<TData>,
-  link: boolean,
+  tracing: JobTracing,
   options: ConsumeOptions<TData>,
   logger?: Logger,
 ): Promise<void> {
   try {
-    await runWithTraceContext(
-      job.trace,
-      { queue: job.queue, jobName: job.name, jobId: job.id, attempt: job.attempt, link },
-      () => handler(job),
-    );
+    await (tracing === "none"
+      ? handler(job)
+      : runWithTraceContext(
+          job.trace,
+          {
+            queue: job.queue,
+            jobName: job.name,
+            jobId: job.id,
+            attempt: job.attempt,
+            link: tracing === "link",
+          },
+          () => handler(job),
+        ));
     countJobOutcome(job.queue, "completed");
   } catch (error) {
     const final = isUnrecoverable(error) || job.attempt >= job.maxAttempts;

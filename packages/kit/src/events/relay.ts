@@ -2,7 +2,7 @@ import type pg from "pg";
 import type { Logger } from "pino";
 import { withTransaction } from "../db.js";
 import type { EventBus } from "./bus.js";
-import { publishEvent, type ConsumerGroup } from "./consumer-groups.js";
+import { publishEvent, publishEventBatch, type ConsumerGroup } from "./consumer-groups.js";
 import { eventTypeMatches, type EventEnvelope } from "./envelope.js";
 import { outboxChannel, qualified } from "./outbox-sql.js";
 import { onOutboxCommitted } from "./outbox-signal.js";
@@ -30,6 +30,12 @@ export interface OutboxRelayOptions {
    * (bench/results/idle.md).
    */
   idlePollMaxMs?: number;
+  /**
+   * How long a wake waits for more commits to join its batch (default 0: none) while the last
+   * batch was not full. On a busy path, a batch per commit is a transaction and a job per group
+   * for one or two events.
+   */
+  coalesceMs?: number;
   /** Wake on NOTIFY from appendEvent (default true; polling remains the floor). */
   listen?: boolean;
   /**
@@ -68,7 +74,8 @@ interface OutboxRow {
 
 /**
  * Publishes committed, unpublished outbox events to every matching consumer group, oldest
- * first by (occurred_at, id), and marks them published. Each batch is one short transaction:
+ * first by (occurred_at, id), and marks them published: a job per event, or, to a `batched`
+ * group, one job of the batch's events that it takes. Each batch is one short transaction:
  * `SELECT … FOR UPDATE SKIP LOCKED` (replicas take disjoint batches), publish, then
  * `UPDATE … SET published_at`, commit. Publishing before marking makes delivery at-least-once:
  * a crash or error in between leaves the rows unpublished and they are sent again — BullMQ
@@ -80,6 +87,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const batchSize = options.batchSize ?? 100;
   const pollIntervalMs = options.pollIntervalMs ?? 250;
   const idlePollMaxMs = Math.max(pollIntervalMs, options.idlePollMaxMs ?? 30_000);
+  const coalesceMs = Math.max(0, options.coalesceMs ?? 0);
   const outbox = qualified(schema, "outbox");
   if (groups.length === 0) throw new Error("startOutboxRelay needs at least one consumer group");
   if (!(batchSize > 0)) throw new Error("startOutboxRelay: batchSize must be positive");
@@ -115,11 +123,16 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
          ORDER BY occurred_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
         [batchSize],
       );
-      for (const row of rows) {
-        const event = toEnvelope(row);
-        const targets = groups.filter((group) => eventTypeMatches(event.type, group.types));
-        await Promise.all(targets.map((group) => publishEvent(bus, group, event)));
-      }
+      const events = rows.map(toEnvelope);
+      const taken = (group: ConsumerGroup) =>
+        events.filter((event) => eventTypeMatches(event.type, group.types));
+      await Promise.all(
+        groups.map((group) =>
+          group.batched
+            ? publishEventBatch(bus, group, taken(group))
+            : Promise.all(taken(group).map((event) => publishEvent(bus, group, event))),
+        ),
+      );
       if (rows.length > 0) {
         await client.query(`UPDATE ${outbox} SET published_at = now() WHERE id = ANY($1::text[])`, [
           rows.map((row) => row.id),
@@ -138,10 +151,14 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const loop = async () => {
     let failures = 0;
     let idlePollMs = pollIntervalMs;
+    let relayed = 0;
     while (!stopping) {
-      if (pendingWake) idlePollMs = pollIntervalMs;
+      if (pendingWake) {
+        idlePollMs = pollIntervalMs;
+        if (coalesceMs > 0 && relayed < batchSize) await sleep(coalesceMs, false);
+      }
       pendingWake = false;
-      let relayed = 0;
+      relayed = 0;
       try {
         relayed = await relayBatch();
         failures = 0;

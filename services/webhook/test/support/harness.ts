@@ -8,6 +8,7 @@ import {
   createMemoryBus,
   createPool,
   createOutboxTable,
+  eventQueueNames,
   platformConsumerGroups,
   startOutboxRelay,
   withTransaction,
@@ -165,7 +166,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       await relay.stop();
       const queues = [
         "webhook.deliveries",
-        ...platformConsumerGroups.map((g) => `events.${g.name}`),
+        ...platformConsumerGroups.flatMap((g) => eventQueueNames(g.name)),
       ];
       await Promise.all(queues.map((q) => bullmq?.obliterate(q).catch(() => undefined)));
       await bus.close();
