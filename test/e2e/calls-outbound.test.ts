@@ -404,6 +404,47 @@ describe("outbound calls", () => {
     expect(dials.rows).toEqual([{ dials: 1 }]);
   });
 
+  it("a key straight to the service answers with its call after its agent is deleted", async () => {
+    const { callcontrol } = await import("@switchboard/proto");
+    const { callUnary, createClient } = await import("@switchboard/kit");
+    const made = await p.request("/v1/api/agents", {
+      method: "POST",
+      token,
+      json: { name: "gone" },
+    });
+    const agentId = ((await made.json()) as { id: string }).id;
+    const client = createClient(
+      callcontrol.CallControlServiceClient,
+      `127.0.0.1:${p.callControl().port}`,
+    );
+    const key = `agent-gone-${Date.now()}`;
+    const create = () =>
+      callUnary(
+        "call-control",
+        client,
+        client.createOutboundCall,
+        { accountId: p.accountId, to: "+15550100000", from: plainNumber, agent: "gone" },
+        { deadlineMs: 30_000, metadata: { "idempotency-key": key } },
+      );
+    try {
+      const first = await create();
+      const deleted = await p.request(`/v1/api/agents/${agentId}`, { method: "DELETE", token });
+      expect(deleted.status).toBe(204);
+      const again = await create();
+      expect(again.replayed).toBe(true);
+      expect(again.call!.id).toBe(first.call!.id);
+      // Without the key, the same request now names no agent of the account.
+      const unkeyed = await p.request("/v1/api/calls/outbound", {
+        method: "POST",
+        token,
+        json: { to: "+15550100000", from: plainNumber, agent: "gone" },
+      });
+      expect(unkeyed.status).toBe(422);
+    } finally {
+      client.close();
+    }
+  });
+
   it("a seat's max_concurrent_calls holds under a race: 409 seat-busy beyond it", async () => {
     const seat = await p.request("/v1/api/seats", {
       method: "POST",
@@ -424,6 +465,18 @@ describe("outbound calls", () => {
       active_calls: number;
     };
     expect(state.active_calls).toBe(3);
+    // A refused placement leaves nothing: no call, no dial timer, no event.
+    const left = await p.db.query<{ calls: number; orphans: number }>(
+      `SELECT (SELECT count(*)::int FROM call_control.calls WHERE from_number = $1) AS calls,
+              (SELECT count(*)::int FROM call_control.outbox o
+                WHERE NOT EXISTS (SELECT 1 FROM call_control.calls c WHERE c.id = o.resource_id)
+                  AND o.type LIKE 'call.%')
+            + (SELECT count(*)::int FROM call_control.scheduled_actions a
+                WHERE NOT EXISTS (SELECT 1 FROM call_control.calls c WHERE c.id = a.call_id))
+              AS orphans`,
+      [number],
+    );
+    expect(left.rows[0]).toEqual({ calls: 3, orphans: 0 });
     // Room again once a call ends.
     await p.request(`/v1/api/calls/${created[0]!.body.id}/hangup`, { method: "POST", token });
     expect((await place({ to: "+14155552999", from: number })).status).toBe(201);

@@ -36,7 +36,7 @@ const connections = 16;
  * spacing makes them, so the same calls count differently from run to run: 14.7, 16.3 (a full CI
  * run) and 17.6 on 2026-11-27, where the clock-driven statements alone were 2.5 to 3.7 a call.
  * This test therefore holds the whole platform below the unfolded path's 21.5 a call; the
- * folding itself is held exactly by tx-round-trips (call-control's own part of a call: 7), and
+ * folding itself is held exactly by tx-round-trips (call-control's own part of a call: 5), and
  * issue 31's goal of at most 15 is `npm run bench:calls`'s count under a sustained load, where
  * the clock-driven statements are spread over many calls (14.0 there).
  */

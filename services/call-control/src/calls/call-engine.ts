@@ -1,7 +1,7 @@
 import type { Logger, Pool } from "@switchboard/kit";
 import type { CarrierAdapter, CarrierEvent, CarrierEvents } from "./carrier.js";
 import type { ActionRunner, DueAction } from "../scheduler/action-runner.js";
-import { inTransaction, type Tx } from "../scheduler/tx.js";
+import { inOneStatement, inTransaction, type Tx } from "../scheduler/tx.js";
 import { callColumns, type CallRow } from "./call-rows.js";
 import { foldAnswered, foldDialled, foldEnded, foldRinging } from "./folded-steps.js";
 import type { Hangup, LiveStatus } from "./states.js";
@@ -19,6 +19,11 @@ export interface CallEngine extends CarrierEvents {
   readonly carrier: CarrierAdapter;
   /** Runs `work` in a transaction; the timers it sets wake the runner after commit. */
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work`, whose writes are one statement (no transaction block, no deferred writes); the
+   * timers it notes wake the runner once it succeeded.
+   */
+  oneStatement<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
   /** Ends a live call the platform or the account hangs up, and tells the carrier. */
   hangupLive(
     tx: Tx,
@@ -53,6 +58,7 @@ export function createCallEngine(options: {
   const engine: CallEngine = {
     carrier,
     transaction: (work) => inTransaction(pool, runner, work),
+    oneStatement: (work) => inOneStatement(pool, runner, work),
 
     async onCarrierEvent(tx: Tx, event: CarrierEvent) {
       switch (event.type) {

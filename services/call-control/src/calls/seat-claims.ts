@@ -1,4 +1,4 @@
-import { DomainError, validationFailed } from "@switchboard/kit";
+import { DomainError, validationFailed, type Queryable } from "@switchboard/kit";
 import type { Tx } from "../scheduler/tx.js";
 
 /**
@@ -34,7 +34,7 @@ export async function refuseSeat(
   seatId: string,
   options: { pointer: string },
 ): Promise<never> {
-  throw (await seatRefusal(tx, accountId, seatId, options)).error;
+  throw (await seatRefusal(tx.client, accountId, seatId, options)).error;
 }
 
 /**
@@ -42,12 +42,12 @@ export async function refuseSeat(
  * seat of the account at all.
  */
 export async function seatRefusal(
-  tx: Tx,
+  db: Queryable,
   accountId: string,
   seatId: string,
   options: { pointer: string },
 ): Promise<{ notFound: boolean; error: Error }> {
-  const { rows } = await tx.client.query<{ status: string; max_concurrent_calls: number }>(
+  const { rows } = await db.query<{ status: string; max_concurrent_calls: number }>(
     `SELECT status, max_concurrent_calls FROM call_control.seats WHERE id = $1 AND account_id = $2`,
     [seatId, accountId],
   );

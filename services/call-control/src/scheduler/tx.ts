@@ -233,3 +233,32 @@ export async function inTransaction<T>(
   tx.committed(waker);
   return result;
 }
+
+/**
+ * Runs `work`, whose writes are ONE statement on `tx.client` (atomic on its own: no BEGIN, no
+ * COMMIT, one round trip) and, once it succeeded, wakes `waker` for the timers it noted
+ * (`wakeAt`) and the relays of the outboxes it appended to. Deferred writes have no COMMIT to
+ * travel with here: `work` must make none.
+ */
+export async function inOneStatement<T>(
+  pool: Pool,
+  waker: Waker,
+  work: (tx: Tx) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  const tx = new Tx(client);
+  let result: T;
+  try {
+    result = await work(tx);
+    if (tx.closing("") !== "") throw new Error("inOneStatement: the work deferred writes");
+    outboxWritesCommitted(client);
+  } catch (error) {
+    tx.abandon();
+    outboxWritesRolledBack(client);
+    client.release(isDependencyUnavailable(error) ? (error as Error) : undefined);
+    throw error;
+  }
+  client.release();
+  tx.committed(waker);
+  return result;
+}
