@@ -65,22 +65,22 @@ export const keepEventNow =
     keepEvents(db, [{ event, payload }]);
 
 /**
- * Keeps the events the fan-out's concurrent jobs take in one multi-row insert: one statement in
- * flight at a time, what arrives meanwhile (up to 200) in the next, so the statements per event
- * fall as the load grows. A job answers after its event is kept, as before. The first event of
- * a batch waits up to 10 ms for others: a call's five events arrive one by one over its life,
- * and at 100 calls a second that wait puts several calls' events in one statement; it is the
- * most a subscriber's delivery waits for its event to be kept (GET /api/events lists an event
- * before any delivery of it goes out). The wait ends once `jobsAtOnce` events wait (every job
- * of the fan-out's worker): no more can come, and waiting would only cap the worker's pace.
+ * Keeps the events the fan-out takes at once in one multi-row insert: one statement in flight
+ * at a time, what arrives meanwhile (up to 200) in the next, so the statements per event fall as
+ * the load grows. A job answers after its event is kept, as before. The first event of a batch
+ * waits up to 10 ms for others: a relay batch's events arrive together (the fan-out's group is
+ * batched: its job runs every event of the relay's batch at once, however many), and at low
+ * load a call's five events arrive one by one over its life, where the wait puts several calls'
+ * events in one statement; it is the most a subscriber's delivery waits for its event to be kept
+ * (GET /api/events lists an event before any delivery of it goes out).
  */
-export function batchedEventKeeper(db: Queryable, jobsAtOnce = 200): EventKeeper {
+export function batchedEventKeeper(db: Queryable): EventKeeper {
   const batcher = createBatcher(
     async (kept: KeptEvent[]) => {
       await keepEvents(db, kept);
       return kept.map(() => undefined);
     },
-    { maxSize: Math.min(jobsAtOnce, 200), maxWaitMs: 10, maxInFlight: 1 },
+    { maxSize: 200, maxWaitMs: 10, maxInFlight: 1 },
   );
   return (event, payload) => batcher.run({ event, payload });
 }

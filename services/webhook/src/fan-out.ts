@@ -25,7 +25,7 @@ const consumer = "fan-out";
  * processed-event record commit together (consumeOnce), so a redelivered event adds nothing;
  * the jobs are published after the commit. A redelivery republishes the event's pending deliveries (job ids dedupe),
  * which covers a crash between commit and publish; the sweeper covers the rest. Every event
- * taken is also kept for GET /api/events (events.ts; the worker's concurrent jobs share one
+ * taken is also kept for GET /api/events (events.ts; the events taken at once share one
  * insert, batchedEventKeeper), whether or not a subscription wants it,
  * and one whose resource has a status callback that selects it is delivered there too.
  */
@@ -34,7 +34,7 @@ export function startFanOut(
   subscriptions: ActiveSubscriptions,
   concurrency = 8,
 ): QueueWorker {
-  const keep = batchedEventKeeper(ctx.pool, concurrency);
+  const keep = batchedEventKeeper(ctx.pool);
   return consumeEvents(
     ctx.bus,
     fanOutGroup,
