@@ -1,7 +1,7 @@
 import type { Backoff } from "./backoff.js";
 import type { ConsumeOptions, EventBus, Job, QueueWorker } from "./bus.js";
 import type { EventEnvelope } from "./envelope.js";
-import { isUnrecoverable } from "./job-runtime.js";
+import { isUnrecoverable, reportFailure } from "./job-runtime.js";
 import { runWithTraceContext } from "./trace-context.js";
 
 /**
@@ -184,12 +184,6 @@ async function runBatch<TData>(
   // A batch whose every failure is unrecoverable ends now; any other failure retries it all.
   const retried = failures.find(({ error }) => !isUnrecoverable(error));
   const final = !retried || batch.attempt >= batch.maxAttempts;
-  for (const { job, error } of failures) {
-    try {
-      options.onFailed?.(job, error, final);
-    } catch {
-      // a failing hook must not change the batch's outcome
-    }
-  }
+  for (const { job, error } of failures) reportFailure(options, job, error, final);
   throw (retried ?? failures[0]!).error;
 }

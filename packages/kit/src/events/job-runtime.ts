@@ -103,11 +103,21 @@ export async function runJobAttempt<TData>(
       { err: error, queue: job.queue, job_id: job.id, attempt: job.attempt, final },
       final ? "job failed" : "job attempt failed; will retry",
     );
-    try {
-      options.onFailed?.(job, error, final);
-    } catch {
-      // a failing hook must not change the job's outcome
-    }
+    reportFailure(options, job, error, final);
     throw error;
+  }
+}
+
+/** Tells `options.onFailed` of a failed try; a hook that throws changes nothing. */
+export function reportFailure<TData>(
+  options: ConsumeOptions<TData>,
+  job: Job<TData>,
+  error: unknown,
+  final: boolean,
+): void {
+  try {
+    options.onFailed?.(job, error, final);
+  } catch {
+    // a failing hook must not change the job's outcome
   }
 }

@@ -215,7 +215,7 @@ async function insertCall(
     param,
   );
   noteOutboxWrite(tx.client, callSchema);
-  const { rows } = await tx.client.query<CallRow & { agent_found: boolean }>(
+  const { rows } = await tx.client.query<CallRow & { agent_found: boolean; refused: string }>(
     `WITH agent AS (
        SELECT name FROM call_control.agents WHERE account_id = $2 AND name = $5
      ), c AS (
@@ -245,13 +245,8 @@ async function insertCall(
   if (!row.agent_found) throw new NoSuchAgent();
   if (row.id === null) return undefined;
   tx.wakeAt(Date.now());
-  const {
-    agent_found: _found,
-    refused: _refused,
-    ...placed
-  } = row as typeof row & {
-    refused: unknown;
-  };
+  // `refused` is read only so that its CTE runs (one that modifies nothing runs when read).
+  const { agent_found: _found, refused: _refused, ...placed } = row;
   return placed;
 }
 

@@ -108,6 +108,11 @@ export class Tx {
     for (const statement of this.prepared.splice(0)) statement.abandon();
   }
 
+  /** Whether writes were deferred that have not gone out yet. */
+  get hasDeferredWrites(): boolean {
+    return this.deferred.length > 0;
+  }
+
   /**
    * The deferred writes followed by `last` (the COMMIT), as one simple query — after the
    * opening, where no statement carried it yet.
@@ -220,18 +225,11 @@ export async function inTransaction<T>(
     );
     outboxWritesCommitted(client);
   } catch (error) {
-    tx.abandon();
     // Nothing to roll back where the BEGIN never went out (the work threw first).
     const begun = tx.takeOpening() === undefined;
-    outboxWritesRolledBack(client);
-    if (begun) await client.query("ROLLBACK").catch(() => undefined);
-    // A connection that failed (lost, or a statement past its deadline) is not reused.
-    client.release(isDependencyUnavailable(error) ? (error as Error) : undefined);
-    throw error;
+    return failed(tx, error, { rollBack: begun });
   }
-  client.release();
-  tx.committed(waker);
-  return result;
+  return succeeded(tx, waker, result);
 }
 
 /**
@@ -250,15 +248,30 @@ export async function inOneStatement<T>(
   let result: T;
   try {
     result = await work(tx);
-    if (tx.closing("") !== "") throw new Error("inOneStatement: the work deferred writes");
+    if (tx.hasDeferredWrites) throw new Error("inOneStatement: the work deferred writes");
     outboxWritesCommitted(client);
   } catch (error) {
-    tx.abandon();
-    outboxWritesRolledBack(client);
-    client.release(isDependencyUnavailable(error) ? (error as Error) : undefined);
-    throw error;
+    return failed(tx, error, { rollBack: false });
   }
-  client.release();
+  return succeeded(tx, waker, result);
+}
+
+/** The end of work whose writes are durable: the connection back, the waker and hooks told. */
+function succeeded<T>(tx: Tx, waker: Waker, result: T): T {
+  tx.client.release();
   tx.committed(waker);
   return result;
+}
+
+/**
+ * The end of work that failed: its deferred writes abandoned, its outbox writes forgotten, the
+ * transaction rolled back where one is open, the connection released, `error` rethrown.
+ */
+async function failed(tx: Tx, error: unknown, options: { rollBack: boolean }): Promise<never> {
+  tx.abandon();
+  outboxWritesRolledBack(tx.client);
+  if (options.rollBack) await tx.client.query("ROLLBACK").catch(() => undefined);
+  // A connection that failed (lost, or a statement past its deadline) is not reused.
+  tx.client.release(isDependencyUnavailable(error) ? (error as Error) : undefined);
+  throw error;
 }
