@@ -27,9 +27,21 @@ export function noteOutboxWrite(client: pg.ClientBase, schema: string): void {
 
 /** The transaction on `client` committed: wakes the relays of the outboxes it appended to. */
 export function outboxWritesCommitted(client: pg.ClientBase): void {
-  const schemas = pending.get(client);
-  if (!schemas) return;
+  wakeOutboxRelays(takeOutboxWrites(client));
+}
+
+/**
+ * Takes the outboxes the transaction on `client` appended to, for a caller that commits it
+ * later, with others on the same client (wakeOutboxRelays once it committed).
+ */
+export function takeOutboxWrites(client: pg.ClientBase): ReadonlySet<string> {
+  const schemas = pending.get(client) ?? new Set<string>();
   pending.delete(client);
+  return schemas;
+}
+
+/** Wakes this process's relays of `schemas`' outboxes. */
+export function wakeOutboxRelays(schemas: Iterable<string>): void {
   for (const schema of schemas) for (const wake of relays.get(schema) ?? []) wake();
 }
 

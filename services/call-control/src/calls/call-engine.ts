@@ -148,6 +148,8 @@ export function createCallEngine(options: {
     async exhausted(tx: Tx, action: DueAction) {
       await endCall(tx, action.callId, networkFailure);
     },
+    // A carrier's folded dial is one deferred statement.
+    defersOnly: carrier.foldDial !== undefined,
   });
 
   /** Nobody answered within the timeout: CANCEL (outbound) or stop ringing (inbound). */

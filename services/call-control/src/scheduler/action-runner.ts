@@ -1,11 +1,20 @@
 import {
+  isDependencyUnavailable,
   type Logger,
   type Pool,
   runWithTraceContext,
   sanitizeTraceCarrier,
   type TraceCarrier,
 } from "@switchboard/kit";
-import { inTransaction, type Tx, type Waker } from "./tx.js";
+import {
+  commitTogether,
+  heldCommitted,
+  holdOrCommit,
+  inTransaction,
+  type HeldTransaction,
+  type Tx,
+  type Waker,
+} from "./tx.js";
 
 export interface DueAction {
   id: string;
@@ -24,6 +33,11 @@ export interface ActionKind {
   run(tx: Tx, action: DueAction): Promise<void>;
   /** Runs (in a transaction of its own) when the action failed `maxAttempts` times. */
   exhausted?(tx: Tx, action: DueAction): Promise<void>;
+  /**
+   * `run` only defers its writes (it reads nothing back and sends nothing of its own), so its
+   * transaction may travel with other calls' in one query (runTogether).
+   */
+  defersOnly?: boolean;
 }
 
 export interface ActionRunnerOptions {
@@ -66,11 +80,19 @@ interface Row {
  * leases a batch of due actions (`FOR UPDATE SKIP LOCKED`: replicas take disjoint batches);
  * then each action runs in its own short transaction together with its deletion, so a timer's
  * effect and its removal commit together, and the lock order of every transaction here is the
- * one the API uses (call row, then seat row). A crash leaves the lease to expire and the action
+ * one the API uses (call row, then seat row). Under load, the transactions of many calls'
+ * actions whose handlers only defer their writes travel in one query (runTogether), each still
+ * its own. A crash leaves the lease to expire and the action
  * runs again: handlers are idempotent (state changes are guarded UPDATEs). Woken in-process for
  * timers set here, polling as the floor for everything else (other replicas, the backlog
  * after a restart).
  */
+/** What follows an action's BEGIN (runAction says why). */
+const actionOpening = [
+  "SET LOCAL synchronous_commit TO off",
+  "SET LOCAL plan_cache_mode TO force_generic_plan",
+];
+
 export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
   const { pool, logger } = options;
   const pollIntervalMs = options.pollIntervalMs ?? 250;
@@ -192,19 +214,114 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
       .sort((a, b) => a.dueAt.getTime() - b.dueAt.getTime() || Number(a.id) - Number(b.id));
   }
 
-  /** One call's actions in due order; calls side by side, `concurrency` at a time. */
+  /**
+   * One call's actions in due order. The calls whose every action here only defers its writes
+   * go first, in waves: the first due action of each, then the second… A wave (one action per
+   * call) is dealt out in `concurrency` shares, each one query (runTogether). The other calls
+   * then run side by side, `concurrency` at a time, each action on a connection of its own.
+   */
   async function runClaimed(actions: DueAction[]) {
     const byCall = new Map<string, DueAction[]>();
     for (const action of actions) {
       byCall.set(action.callId, [...(byCall.get(action.callId) ?? []), action]);
     }
+    const defersOnly = (queue: DueAction[]) =>
+      queue.every((action) => kinds.get(action.kind)?.defersOnly === true);
     const queues = [...byCall.values()];
+    const together = queues.filter(defersOnly);
+    const alone = queues.filter((queue) => !defersOnly(queue));
+    for (;;) {
+      const wave = together.flatMap((queue) => queue.splice(0, 1));
+      if (wave.length === 0) break;
+      const size = Math.ceil(wave.length / concurrency);
+      const shares = Array.from({ length: Math.ceil(wave.length / size) }, (_, i) =>
+        wave.slice(i * size, (i + 1) * size),
+      );
+      await Promise.all(shares.map(runTogether));
+    }
     const worker = async () => {
-      for (let queue = queues.shift(); queue; queue = queues.shift()) {
+      for (let queue = alone.shift(); queue; queue = alone.shift()) {
         for (const action of queue) await runOne(action);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(concurrency, queues.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(concurrency, alone.length) }, worker));
+  }
+
+  /**
+   * Actions of distinct calls on one connection, each in its own transaction as runOne runs it,
+   * the transactions sent together in ONE simple query (commitTogether): one round trip for the
+   * share. A handler that sends a statement after all has its transaction committed at once.
+   * Where the query fails, those whose timers are gone committed; the others run again one by one.
+   */
+  async function runTogether(actions: DueAction[]) {
+    if (actions.length === 1) return runOne(actions[0]!);
+    const client = await pool.connect().catch(() => undefined);
+    if (!client) {
+      for (const action of actions) await runOne(action);
+      return;
+    }
+    const held: { action: DueAction; transaction: HeldTransaction }[] = [];
+    let lost: Error | undefined;
+    let left: DueAction[] = [];
+    for (const [index, action] of actions.entries()) {
+      const handler = kinds.get(action.kind);
+      try {
+        const transaction = await runWithTraceContext(action.traceCarrier, spanOf(action), () =>
+          holdOrCommit(client, runner, (tx) => actionWork(tx, action, handler), {
+            opening: actionOpening,
+          }),
+        );
+        if (transaction) held.push({ action, transaction });
+      } catch (error) {
+        if (isDependencyUnavailable(error)) {
+          // The connection failed: what it held never went out; the rest runs one by one.
+          lost = error as Error;
+          left = actions.slice(index);
+          break;
+        }
+        await recordFailure(action, handler, error);
+      }
+    }
+    if (lost) {
+      for (const { transaction } of held) transaction.tx.abandon();
+      left = [...held.splice(0).map((h) => h.action), ...left];
+    }
+    try {
+      if (held.length > 0)
+        await commitTogether(
+          client,
+          runner,
+          held.map((h) => h.transaction),
+        );
+    } catch (error) {
+      if (isDependencyUnavailable(error)) lost = error as Error;
+      left = await notCommitted(held);
+    }
+    client.release(lost);
+    for (const action of left) await runOne(action);
+  }
+
+  /**
+   * After a query of held transactions failed: tells those that committed (their timers are
+   * gone), and answers the others' actions, to run again. If that cannot be learned, all of
+   * them: their handlers are idempotent.
+   */
+  async function notCommitted(
+    held: { action: DueAction; transaction: HeldTransaction }[],
+  ): Promise<DueAction[]> {
+    const actions = held.map((h) => h.action);
+    const remaining = await pool
+      .query<{ id: string }>(
+        "SELECT id::text AS id FROM call_control.scheduled_actions WHERE id = ANY($1::bigint[])",
+        [actions.map((action) => action.id)],
+      )
+      .then(({ rows }) => new Set(rows.map((row) => row.id)))
+      .catch(() => undefined);
+    if (!remaining) return actions;
+    for (const { action, transaction } of held) {
+      if (!remaining.has(action.id)) heldCommitted(transaction, runner);
+    }
+    return actions.filter((action) => remaining.has(action.id));
   }
 
   /**
@@ -213,24 +330,30 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
    */
   async function runOne(action: DueAction) {
     const handler = kinds.get(action.kind);
-    const job = {
-      queue: "call timers",
-      jobName: action.kind,
-      jobId: action.id,
-      attempt: action.attempts + 1,
-      link: false,
-    };
     try {
-      await runWithTraceContext(action.traceCarrier, job, () => runAction(action, handler));
-    } catch (error) {
-      await failed(action, handler, error).catch((cause: unknown) =>
-        logger.error(
-          { err: cause, callId: action.callId },
-          "call timers: could not record a failure",
-        ),
+      await runWithTraceContext(action.traceCarrier, spanOf(action), () =>
+        runAction(action, handler),
       );
+    } catch (error) {
+      await recordFailure(action, handler, error);
     }
   }
+
+  const spanOf = (action: DueAction) => ({
+    queue: "call timers",
+    jobName: action.kind,
+    jobId: action.id,
+    attempt: action.attempts + 1,
+    link: false,
+  });
+
+  const recordFailure = (action: DueAction, handler: ActionKind | undefined, error: unknown) =>
+    failed(action, handler, error).catch((cause: unknown) =>
+      logger.error(
+        { err: cause, callId: action.callId },
+        "call timers: could not record a failure",
+      ),
+    );
 
   /**
    * One action, one transaction: its effect and its deletion commit together. Losing the last
@@ -242,23 +365,18 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
    * so a plan made for the parameters' values would be the same plan, made anew.
    */
   async function runAction(action: DueAction, handler: ActionKind | undefined) {
-    await inTransaction(
-      pool,
-      runner,
-      async (tx) => {
-        if (handler) await handler.run(tx, action);
-        else logger.error({ kind: action.kind }, "call timers: no handler; action dropped");
-        tx.defer("DELETE FROM call_control.scheduled_actions WHERE id = $1", [action.id], {
-          prepared: true,
-        });
-      },
-      {
-        opening: [
-          "SET LOCAL synchronous_commit TO off",
-          "SET LOCAL plan_cache_mode TO force_generic_plan",
-        ],
-      },
-    );
+    await inTransaction(pool, runner, (tx) => actionWork(tx, action, handler), {
+      opening: actionOpening,
+    });
+  }
+
+  /** An action's transaction: its handler, then its deletion (with the COMMIT). */
+  async function actionWork(tx: Tx, action: DueAction, handler: ActionKind | undefined) {
+    if (handler) await handler.run(tx, action);
+    else logger.error({ kind: action.kind }, "call timers: no handler; action dropped");
+    tx.defer("DELETE FROM call_control.scheduled_actions WHERE id = $1", [action.id], {
+      prepared: true,
+    });
   }
 
   async function failed(action: DueAction, handler: ActionKind | undefined, error: unknown) {

@@ -5,6 +5,8 @@ import {
   outboxWritesCommitted,
   outboxWritesRolledBack,
   simpleStatement,
+  takeOutboxWrites,
+  wakeOutboxRelays,
   type HeldOpening,
   type Pool,
   type PoolClient,
@@ -215,14 +217,7 @@ export async function inTransaction<T>(
   let result: T;
   try {
     result = await work(tx);
-    const last = tx.closing("COMMIT");
-    await client.query(last).then(
-      () => tx.settle(),
-      (error: unknown) => {
-        tx.settle(error);
-        throw error;
-      },
-    );
+    await commit(tx);
     outboxWritesCommitted(client);
   } catch (error) {
     // Nothing to roll back where the BEGIN never went out (the work threw first).
@@ -254,6 +249,93 @@ export async function inOneStatement<T>(
     return failed(tx, error, { rollBack: false });
   }
   return succeeded(tx, waker, result);
+}
+
+/**
+ * A transaction whose work sent nothing of its own, held back whole (its BEGIN, its deferred
+ * writes and its COMMIT) to travel in one simple query with others: commitTogether.
+ */
+export interface HeldTransaction {
+  readonly tx: Tx;
+  readonly text: string;
+  /** The outboxes it appended to: their relays are woken once it committed. */
+  readonly outbox: ReadonlySet<string>;
+}
+
+/**
+ * inTransaction's work on `client`, a connection the caller holds and releases: where the work
+ * sent nothing of its own, its transaction is held back and returned (commitTogether sends
+ * it); where it sent statements, it is committed here (undefined). Work that fails is rolled
+ * back where a statement went out, and its error rethrown.
+ */
+export async function holdOrCommit(
+  client: PoolClient,
+  waker: Waker,
+  work: (tx: Tx) => Promise<void>,
+  options: { opening?: readonly string[] } = {},
+): Promise<HeldTransaction | undefined> {
+  const tx = new Tx(client);
+  tx.beginWith(["BEGIN", ...(options.opening ?? [])]);
+  let opening: string | undefined;
+  try {
+    await work(tx);
+    opening = tx.takeOpening();
+    if (opening === undefined) await commit(tx);
+  } catch (error) {
+    tx.abandon();
+    const begun = tx.takeOpening() === undefined;
+    outboxWritesRolledBack(client);
+    if (begun) await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  }
+  if (opening !== undefined) {
+    return { tx, text: `${opening};\n${tx.closing("COMMIT")}`, outbox: takeOutboxWrites(client) };
+  }
+  outboxWritesCommitted(client);
+  tx.committed(waker);
+  return undefined;
+}
+
+/**
+ * Sends held transactions in ONE simple query on `client`, each still a transaction of its own
+ * (BEGIN … COMMIT); once all committed, each wakes `waker` and its outboxes' relays. A failure
+ * stops the query where it happened: the transactions before it committed, it and those after
+ * it did not. Then the connection's failed transaction is rolled back and the error rethrown:
+ * the caller learns which committed (from what they wrote) and tells those (heldCommitted).
+ */
+export async function commitTogether(
+  client: PoolClient,
+  waker: Waker,
+  held: readonly HeldTransaction[],
+): Promise<void> {
+  try {
+    await client.query(held.map((transaction) => transaction.text).join(";\n"));
+  } catch (error) {
+    for (const { tx } of held) tx.settle(error);
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  }
+  for (const transaction of held) {
+    transaction.tx.settle();
+    heldCommitted(transaction, waker);
+  }
+}
+
+/** A held transaction committed: wakes `waker` for its timers and its outboxes' relays. */
+export function heldCommitted(transaction: HeldTransaction, waker: Waker): void {
+  wakeOutboxRelays(transaction.outbox);
+  transaction.tx.committed(waker);
+}
+
+/** Sends the transaction's deferred writes with its COMMIT; tells them how it went. */
+async function commit(tx: Tx): Promise<void> {
+  await tx.client.query(tx.closing("COMMIT")).then(
+    () => tx.settle(),
+    (error: unknown) => {
+      tx.settle(error);
+      throw error;
+    },
+  );
 }
 
 /** The end of work whose writes are durable: the connection back, the waker and hooks told. */

@@ -62,7 +62,7 @@ export function createSandboxCarrier(timing: SandboxTiming): CarrierAdapter {
     simulated: true,
     attach(target: CarrierEvents, timers: CarrierTimers) {
       events = target;
-      for (const kind of allKinds) timers.register(kind, { run: deliver });
+      for (const kind of allKinds) timers.register(kind, { run: deliver, defersOnly: true });
     },
     async dial(tx: Tx, request: DialRequest) {
       // The INVITE's record and the script travel with the COMMIT: a repeated INVITE of the
