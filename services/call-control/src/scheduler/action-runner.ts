@@ -75,6 +75,12 @@ interface Row {
   trace_carrier: unknown;
 }
 
+/** What follows an action's BEGIN (runAction says why). */
+const actionOpening = [
+  "SET LOCAL synchronous_commit TO off",
+  "SET LOCAL plan_cache_mode TO force_generic_plan",
+];
+
 /**
  * Fires the durable timers of call_control.scheduled_actions. A claim is one statement that
  * leases a batch of due actions (`FOR UPDATE SKIP LOCKED`: replicas take disjoint batches);
@@ -82,17 +88,10 @@ interface Row {
  * effect and its removal commit together, and the lock order of every transaction here is the
  * one the API uses (call row, then seat row). Under load, the transactions of many calls'
  * actions whose handlers only defer their writes travel in one query (runTogether), each still
- * its own. A crash leaves the lease to expire and the action
- * runs again: handlers are idempotent (state changes are guarded UPDATEs). Woken in-process for
- * timers set here, polling as the floor for everything else (other replicas, the backlog
- * after a restart).
+ * its own. A crash leaves the lease to expire and the action runs again: handlers are
+ * idempotent (state changes are guarded UPDATEs). Woken in-process for timers set here, polling
+ * as the floor for everything else (other replicas, the backlog after a restart).
  */
-/** What follows an action's BEGIN (runAction says why). */
-const actionOpening = [
-  "SET LOCAL synchronous_commit TO off",
-  "SET LOCAL plan_cache_mode TO force_generic_plan",
-];
-
 export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
   const { pool, logger } = options;
   const pollIntervalMs = options.pollIntervalMs ?? 250;

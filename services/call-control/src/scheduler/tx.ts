@@ -282,10 +282,7 @@ export async function holdOrCommit(
     opening = tx.takeOpening();
     if (opening === undefined) await commit(tx);
   } catch (error) {
-    tx.abandon();
-    const begun = tx.takeOpening() === undefined;
-    outboxWritesRolledBack(client);
-    if (begun) await client.query("ROLLBACK").catch(() => undefined);
+    await undo(tx, { rollBack: tx.takeOpening() === undefined });
     throw error;
   }
   if (opening !== undefined) {
@@ -345,15 +342,20 @@ function succeeded<T>(tx: Tx, waker: Waker, result: T): T {
   return result;
 }
 
-/**
- * The end of work that failed: its deferred writes abandoned, its outbox writes forgotten, the
- * transaction rolled back where one is open, the connection released, `error` rethrown.
- */
+/** The end of work that failed: the work undone, the connection released, `error` rethrown. */
 async function failed(tx: Tx, error: unknown, options: { rollBack: boolean }): Promise<never> {
-  tx.abandon();
-  outboxWritesRolledBack(tx.client);
-  if (options.rollBack) await tx.client.query("ROLLBACK").catch(() => undefined);
+  await undo(tx, options);
   // A connection that failed (lost, or a statement past its deadline) is not reused.
   tx.client.release(isDependencyUnavailable(error) ? (error as Error) : undefined);
   throw error;
+}
+
+/**
+ * Undoes failed work: its deferred writes abandoned, its outbox writes forgotten, the
+ * transaction rolled back where one is open.
+ */
+async function undo(tx: Tx, options: { rollBack: boolean }): Promise<void> {
+  tx.abandon();
+  outboxWritesRolledBack(tx.client);
+  if (options.rollBack) await tx.client.query("ROLLBACK").catch(() => undefined);
 }
