@@ -15,7 +15,7 @@ import {
   type SipResponse,
 } from "../src/sip/stack/message.js";
 import { eventually, startServiceHarness, type ServiceHarness } from "./harness.js";
-import { hearStatements } from "./hear-statements.js";
+import { hearStatements, unitsOfWork } from "./hear-statements.js";
 
 const account = "acct_sip_sources";
 const host = "127.0.0.1";
@@ -88,6 +88,22 @@ const responseOf =
     m.headers["call-id"] === callId &&
     m.headers.cseq.method === method;
 
+/** `peer`'s 200 to `invite` (its tag, its Contact, an answer with media at `mediaPort`). */
+const answerInvite = (
+  peer: UdpPeer,
+  invite: SipRequest,
+  sipPort: number,
+  answer: { user: string; tag: string; mediaPort: number },
+) => {
+  const ok = responseTo(invite, 200, {
+    contact: [{ uri: `sip:${answer.user}@${host}:${peer.port}`, params: {} }],
+    "content-type": "application/sdp",
+  });
+  ok.headers.to.params.tag = answer.tag;
+  ok.content = sdp(host, answer.mediaPort);
+  peer.socket.send(serialize(ok), sipPort, host);
+};
+
 /**
  * Requests inside a call's dialogs must come from that leg's peer (docs/security.md): the
  * trunk's (SIP_TRUNK_ALLOW) or the phone's (where its registration came from). Real UDP on
@@ -138,13 +154,7 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
     phone.socket.on("message", (data) => {
       const message = parseMessage(data);
       if (!message || !isRequest(message) || message.method !== "INVITE") return;
-      const ok = responseTo(message, 200, {
-        contact: [{ uri: `sip:desk@${host}:${phone.port}`, params: {} }],
-        "content-type": "application/sdp",
-      });
-      ok.headers.to.params.tag = "phonetag";
-      ok.content = sdp(host, 40_100);
-      phone.socket.send(serialize(ok), sipPort, host);
+      answerInvite(phone, message, sipPort, { user: "desk", tag: "phonetag", mediaPort: 40_100 });
     });
   }, 60_000);
   afterAll(async () => {
@@ -414,6 +424,24 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
     return placed.call!.id;
   };
 
+  /** The trunk's BYE in the dialog its 2xx (tagged `tag`) to `invite` made; resolves on its 200. */
+  const trunkHangsUp = async (invite: SipRequest, tag: string) => {
+    const from = trunk.inbox.length;
+    trunk.send(
+      [
+        `BYE sip:switchboard@${host}:${sipPort} SIP/2.0`,
+        `Via: SIP/2.0/UDP ${host}:${trunk.port};branch=${branch()}`,
+        "Max-Forwards: 70",
+        `From: <${invite.headers.to.uri}>;tag=${tag}`,
+        `To: <${invite.headers.from.uri}>;tag=${invite.headers.from.params.tag}`,
+        `Call-ID: ${invite.headers["call-id"]}`,
+        "CSeq: 1 BYE",
+      ],
+      sipPort,
+    );
+    await trunk.next(responseOf(200, invite.headers["call-id"], "BYE"), from);
+  };
+
   it("an outbound call's dial locks the call and finds the seat's phone in one statement", async () => {
     const from = phone.inbox.length;
     const readingPhones: string[] = [];
@@ -437,12 +465,6 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
     const from = trunk.inbox.length;
     const callId = await placeFromSeat("+15550109100", dids[3]!);
     const invite = await trunk.next<SipRequest>((m) => isRequest(m) && m.method === "INVITE", from);
-    const ok = responseTo(invite, 200, {
-      contact: [{ uri: `sip:trunk@${host}:${trunk.port}`, params: {} }],
-      "content-type": "application/sdp",
-    });
-    ok.headers.to.params.tag = "trunkanswer";
-    ok.content = sdp(host, 40_300);
     const touchingDialogs: string[] = [];
     const unhear = await hearStatements(h.pool, (_app, _text, text) => {
       // Not the CSeq the phone's re-INVITE (the trunk's answer, after the commit) takes.
@@ -450,7 +472,11 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
       if (text.includes("sip_dialogs") && !reinviteCseq) touchingDialogs.push(text);
     });
     try {
-      trunk.socket.send(serialize(ok), sipPort, host);
+      answerInvite(trunk, invite, sipPort, {
+        user: "trunk",
+        tag: "trunkanswer",
+        mediaPort: 40_300,
+      });
       await trunk.next((m) => isRequest(m) && m.method === "ACK", from);
     } finally {
       unhear();
@@ -465,21 +491,51 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
     ).toMatchObject({ status: "in_progress" });
 
     // The trunk hangs up: the call completes.
-    const byeFrom = trunk.inbox.length;
-    trunk.send(
-      [
-        `BYE sip:switchboard@${host}:${sipPort} SIP/2.0`,
-        `Via: SIP/2.0/UDP ${host}:${trunk.port};branch=${branch()}`,
-        "Max-Forwards: 70",
-        `From: <${invite.headers.to.uri}>;tag=trunkanswer`,
-        `To: <${invite.headers.from.uri}>;tag=${invite.headers.from.params.tag}`,
-        `Call-ID: ${invite.headers["call-id"]}`,
-        "CSeq: 1 BYE",
-      ],
-      sipPort,
-    );
-    await trunk.next(responseOf(200, invite.headers["call-id"], "BYE"), byeFrom);
+    await trunkHangsUp(invite, "trunkanswer");
     const ended = await endedCall(callId);
     expect(ended.status).toBe("completed");
+  });
+
+  it("an outbound call's SIP life, placement to the trunk's BYE, is 16 round trips in its units of work", async () => {
+    const work = unitsOfWork();
+    const unhear = await hearStatements(h.pool, work.hear);
+    const trunkFrom = trunk.inbox.length;
+    const phoneFrom = phone.inbox.length;
+    const phoneGot = (method: string, count: number) =>
+      eventually(
+        async () =>
+          phone.inbox.slice(phoneFrom).filter((m) => isRequest(m) && m.method === method).length,
+        (n) => n >= count,
+        10_000,
+      );
+    let callId: string;
+    try {
+      callId = await placeFromSeat("+15550109102", dids[1]!);
+      const invite = await trunk.next<SipRequest>(
+        (m) => isRequest(m) && m.method === "INVITE",
+        trunkFrom,
+      );
+      answerInvite(trunk, invite, sipPort, { user: "trunk", tag: "lifeanswer", mediaPort: 40_400 });
+      await trunk.next((m) => isRequest(m) && m.method === "ACK", trunkFrom);
+      // The phone: its INVITE and its re-INVITE with the trunk's answer, each 2xx ACKed.
+      await phoneGot("ACK", 2);
+      await trunkHangsUp(invite, "lifeanswer");
+      await phoneGot("BYE", 1);
+    } finally {
+      unhear();
+    }
+    expect((await endedCall(callId)).status).toBe("completed");
+    const calls = work
+      .units()
+      // Not the pool's one-time probe of whether a statement's text can be prepared.
+      .filter((unit) => !/^PREPARE sbp_/.test(unit[0]!))
+      .filter((unit) => unit.some((text) => /call_control\.(calls|sip_dialogs)\b/.test(text)));
+    const shown = calls.map((unit) => unit.join("\n  ; ")).join("\n---\n");
+    // The placement (1), the dial (2), the phone's INVITE (2), its 200 and the trunk's INVITE
+    // (3), the trunk's 200 (3), the CSeq of the phone's re-INVITE (1), the trunk's BYE (4).
+    expect(
+      calls.map((unit) => unit.length),
+      shown,
+    ).toEqual([1, 2, 2, 3, 3, 1, 4]);
   });
 });

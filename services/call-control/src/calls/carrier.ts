@@ -74,6 +74,8 @@ export interface CarrierEvents {
   foldCarrierEvent(tx: Tx, event: CarrierEvent): void;
   /** A transaction for what the network reports outside any timer (its timers wake after). */
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /** The same for work whose writes are one statement: no BEGIN, no COMMIT, one round trip. */
+  oneStatement<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
 }
 
 /** Durable timers an adapter may use (the sandbox network's script lives in them). */

@@ -10,7 +10,7 @@ import { callingDialog, ackFor2xx, answerOf, inviteOf } from "../../sip/dialogs/
 import {
   confirmDialog,
   dialogsOf,
-  insertDialog,
+  insertDialogStatement,
   reinvited,
   strandedCalls,
   terminateDialog,
@@ -114,7 +114,7 @@ export function createSipCarrier(options: {
   const { setupOf } = legs;
   const phoneMedia = createPhoneMedia({
     endpoint,
-    transaction: (work) => attached().transaction(work),
+    oneStatement: (work) => attached().oneStatement(work),
     contact,
     sentBy: owner,
     stateOf: (callId) => setupOf(callId).phoneMedia,
@@ -186,6 +186,7 @@ export function createSipCarrier(options: {
     const dial = action.payload as unknown as DialPayload;
     const call = await lockCallToPhone(tx.client, callId, dial.seat_id ?? null);
     if (call?.status !== "initiated" && call?.status !== "ringing") return;
+    if (call.phoneLeg) return; // a repeat of the dial
     const phone = call.phone;
     if (!phone) {
       await ended(tx, callId, { cause: "seat_unavailable", source: "platform", sipCode: null });
@@ -204,7 +205,8 @@ export function createSipCarrier(options: {
       sentBy: endpoint.sentBy(phone.transport),
       instance,
     });
-    if (!(await insertDialog(tx.client, dialog))) return; // a repeat of the dial
+    const insert = insertDialogStatement(dialog);
+    tx.defer(insert.text, insert.values);
     tx.afterCommit(() =>
       legs.invite(dialog, inviteOf(dialog as Dialog, { contact: contact(phone.transport) }), {
         // Its media comes from the phone itself (behind the edge: as the edge saw it).
@@ -266,14 +268,13 @@ export function createSipCarrier(options: {
     react(callId, async (tx) => {
       const status = await lockCall(tx, callId);
       const live = !!status && liveStatuses.includes(status);
-      const phone = (
-        await confirmDialog(tx.client, callId, "phone", {
-          ...answerOf(response),
-          sdp: phoneOffer,
-          // Acknowledged at once (RFC 3725 flow IV), so the trunk may ring the whole timeout.
-          acked: live && offer !== undefined,
-        })
-      )?.confirmed;
+      const answered = await confirmDialog(tx.client, callId, "phone", {
+        ...answerOf(response),
+        sdp: phoneOffer,
+        // Acknowledged at once (RFC 3725 flow IV), so the trunk may ring the whole timeout.
+        acked: live && offer !== undefined,
+      });
+      const phone = answered?.confirmed;
       if (!phone) {
         const [row] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "phone");
         if (row) tx.afterCommit(() => legs.dropLateAnswer(row, response));
@@ -295,8 +296,10 @@ export function createSipCarrier(options: {
         await legs.close(tx, callId, "phone");
         return;
       }
+      if (answered?.other) return; // the trunk is INVITEd already
       const invite = inviteTrunkDialog(callId, dial, offer);
-      if (!(await insertDialog(tx.client, invite))) return;
+      const insert = insertDialogStatement(invite);
+      tx.defer(insert.text, insert.values);
       const held = ackFor2xx(phone, owner, heldAnswer(phoneOffer));
       tx.afterCommit(() => {
         legs.ack(phone, held);
@@ -457,7 +460,8 @@ export function createSipCarrier(options: {
         await legs.closeAll(tx, callId);
         return;
       }
-      await attached().onCarrierEvent(tx, { type: "answered", callId, at: new Date() });
+      // Its statement travels with the COMMIT: nothing here reads what it wrote.
+      attached().foldCarrierEvent(tx, { type: "answered", callId, at: new Date() });
       tx.afterCommit(() => {
         legs.release(callId);
         if (relayed.answer) connectPhone(phone, relayed.answer);

@@ -61,7 +61,7 @@ export function handleInDialogRequests(options: {
       const dialog = await dialogOf(tx, request);
       if (!dialog) return 481;
       if (!(await fromDialogPeer(dialog, flow.address, trunkAllow))) return 403;
-      const callStatus = await lockCall(tx, dialog.call_id);
+      const callStatus = dialog.call_status;
       const closed = await closedByPeer(
         tx.client,
         dialog.call_id,
@@ -76,7 +76,8 @@ export function handleInDialogRequests(options: {
           ? { cause: "normal_clearing", source, sipCode: 200 }
           : { cause: "originator_cancel", source, sipCode: 487 };
       if (closed.wasOpen) {
-        await events.onCarrierEvent(tx, {
+        // Its statement travels with the COMMIT: nothing here reads what it wrote.
+        events.foldCarrierEvent(tx, {
           type: "ended",
           callId: dialog.call_id,
           at: new Date(),
@@ -107,7 +108,7 @@ export function handleInDialogRequests(options: {
         const dialog = await dialogOf(tx, request);
         if (!dialog || dialog.state !== "confirmed") return undefined;
         if (!(await fromDialogPeer(dialog, context.flow.address, trunkAllow))) return "forbidden";
-        const status = await lockCall(tx, dialog.call_id);
+        const status = dialog.call_status;
         const cseq = request.headers.cseq.seq;
         if (!(await acceptRemoteCseq(tx.client, dialog.call_id, dialog.leg, cseq))) {
           return { dialog, status, other: undefined, outOfOrder: true };
@@ -165,7 +166,7 @@ export function handleInDialogRequests(options: {
         }
         const outcome = await relayOffer({
           endpoint,
-          transaction: (work) => events.transaction(work),
+          oneStatement: (work) => events.oneStatement(work),
           other,
           method,
           sdp: relayed,

@@ -8,7 +8,7 @@ import {
   confirmServerDialog,
   dialogsOf,
   findServerDialog,
-  insertDialog,
+  insertDialogStatement,
   insertServerDialog,
   markAcked,
   type Dialog,
@@ -250,7 +250,7 @@ export function createSipInbound(options: {
   const invitePhone = async (tx: Tx, action: DueAction) => {
     const callId = action.callId;
     const call = await lockCallToPhone(tx.client, callId);
-    if (call?.status !== "in_progress") return;
+    if (call?.status !== "in_progress" || call.phoneLeg) return;
     const [trunk] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "trunk");
     if (!trunk || trunk.state !== "calling" || !trunk.remote_sdp) return;
     const { seatId, phone } = call;
@@ -271,7 +271,8 @@ export function createSipInbound(options: {
       sentBy: options.sentBy(phone.transport),
       instance: options.instance,
     });
-    if (!(await insertDialog(tx.client, dialog))) return;
+    const insert = insertDialogStatement(dialog);
+    tx.defer(insert.text, insert.values);
     await tx.schedule({ callId, kind: inboundKinds.phoneTimeout, delayMs: phoneAnswerMs });
     // The phone itself (behind the edge: as the edge saw it), not the hop to it.
     const origin = phoneOrigin(phone);

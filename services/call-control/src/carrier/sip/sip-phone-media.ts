@@ -30,7 +30,7 @@ export interface PhoneMedia {
 
 export function createPhoneMedia(options: {
   endpoint: SipEndpoint;
-  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  oneStatement<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
   contact(transport: SipTransportName): NameAddress[];
   sentBy: string;
   stateOf(callId: string): PhoneMediaState;
@@ -43,7 +43,7 @@ export function createPhoneMedia(options: {
       const offer = () =>
         relayOffer({
           endpoint: options.endpoint,
-          transaction: options.transaction,
+          oneStatement: options.oneStatement,
           other: phone,
           method: "INVITE",
           sdp,

@@ -21,7 +21,8 @@ export interface RelayOutcome {
  */
 export async function relayOffer(options: {
   endpoint: SipEndpoint;
-  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Runs one statement (the engine's oneStatement): each write here is one. */
+  oneStatement<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
   other: Dialog;
   method: "INVITE" | "UPDATE";
   sdp: string;
@@ -29,7 +30,7 @@ export async function relayOffer(options: {
   sentBy: string;
 }): Promise<RelayOutcome> {
   const { endpoint, other, method } = options;
-  const cseq = await options.transaction((tx) => nextCseq(tx.client, other.call_id, other.leg));
+  const cseq = await options.oneStatement((tx) => nextCseq(tx.client, other.call_id, other.leg));
   if (cseq === undefined) return { status: 481, reason: "Call/Transaction Does Not Exist" };
   const request = inDialogRequest(other, method, cseq, {
     contact: options.contact(other.flow_transport),
@@ -53,7 +54,7 @@ export async function relayOffer(options: {
           const target = Array.isArray(contact) ? contact[0]?.uri : undefined;
           if (!settled && target && target !== other.remote_target) {
             void options
-              .transaction((tx) => refreshTarget(tx.client, other.call_id, other.leg, target))
+              .oneStatement((tx) => refreshTarget(tx.client, other.call_id, other.leg, target))
               .catch(() => undefined);
           }
         }

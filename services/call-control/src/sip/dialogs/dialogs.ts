@@ -66,16 +66,21 @@ export type NewDialog = Omit<
   "remote_tag" | "remote_target" | "route_set" | "acked" | "server_invite"
 > & { route_set?: string[] };
 
-/** Records a leg about to be INVITEd; false when the call already has that leg (a repeat). */
-export async function insertDialog(db: Queryable, dialog: NewDialog): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `INSERT INTO call_control.sip_dialogs
+/**
+ * The statement that records a leg about to be INVITEd, for a transaction to send with its
+ * COMMIT (Tx.defer) once it locked the call's row and found the leg missing. A leg that is there
+ * after all (a repeat committed after the statement that looked) fails the transaction on the
+ * table's key: its INVITE is never sent twice.
+ */
+export function insertDialogStatement(dialog: NewDialog): { text: string; values: unknown[] } {
+  return {
+    text: `INSERT INTO call_control.sip_dialogs
        (call_id, leg, sip_call_id, local_tag, local_uri, remote_uri, invite_uri, invite_branch,
         invite_sent_by, invite_cseq, local_cseq, flow_transport, flow_address, flow_port,
         remote_sdp, state, owner_address, owner_instance, route_set)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
-     ON CONFLICT (call_id, leg) DO NOTHING`,
-    [
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+             $19::text[])`,
+    values: [
       dialog.call_id,
       dialog.leg,
       dialog.sip_call_id,
@@ -96,8 +101,7 @@ export async function insertDialog(db: Queryable, dialog: NewDialog): Promise<bo
       dialog.owner_instance,
       dialog.route_set ?? [],
     ],
-  );
-  return rowCount === 1;
+  };
 }
 
 /**
@@ -176,20 +180,23 @@ export async function dialogsOf(db: Queryable, callId: string): Promise<Dialog[]
 
 /**
  * The leg an in-dialog request belongs to: its Call-ID, our tag (its To) and theirs (From);
- * `inbound` when the call is an inbound one (its trunk leg is the one we are the UAS of).
+ * `inbound` when the call is an inbound one (its trunk leg is the one we are the UAS of). The
+ * call's row is locked in the same statement (`FOR UPDATE OF c`, the order every call
+ * transaction takes: the call first, then its dialogs) and its status read: `call_status`.
  */
 export async function findDialog(
   db: Queryable,
   sipCallId: string,
   localTag: string,
   remoteTag: string,
-): Promise<(Dialog & { inbound: boolean }) | undefined> {
-  const { rows } = await db.query<Dialog & { inbound: boolean }>(
-    `SELECT ${qualified("d")},
+): Promise<(Dialog & { inbound: boolean; call_status: string }) | undefined> {
+  const { rows } = await db.query<Dialog & { inbound: boolean; call_status: string }>(
+    `SELECT ${qualified("d")}, c.status AS call_status,
             EXISTS (SELECT 1 FROM call_control.sip_dialogs s
                      WHERE s.call_id = d.call_id AND s.server_invite IS NOT NULL) AS inbound
-       FROM call_control.sip_dialogs d
-      WHERE d.sip_call_id = $1 AND d.local_tag = $2 AND d.remote_tag = $3`,
+       FROM call_control.sip_dialogs d JOIN call_control.calls c ON c.id = d.call_id
+      WHERE d.sip_call_id = $1 AND d.local_tag = $2 AND d.remote_tag = $3
+        FOR UPDATE OF c`,
     [sipCallId, localTag, remoteTag],
   );
   return rows[0];

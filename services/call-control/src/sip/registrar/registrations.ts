@@ -63,12 +63,15 @@ export interface CallToPhone {
   fromNumber: string;
   /** Where the seat's phone is reached, if it is registered. */
   phone: PhoneAddress | undefined;
+  /** The call has its phone leg already (the step is a repeat). */
+  phoneLeg: boolean;
 }
 
 /**
  * Locks the call's row (`FOR UPDATE`, the order every call transaction takes) and reads, in the
  * same statement, where the phone of `seatId` is reached — or, when `seatId` is undefined, the
- * phone of the call's own seat. Undefined when there is no such call.
+ * phone of the call's own seat, and whether the call has its phone leg already. Undefined when
+ * there is no such call.
  */
 export async function lockCallToPhone(
   db: Queryable,
@@ -80,8 +83,11 @@ export async function lockCallToPhone(
     seat_id: string | null;
     from_number: string;
     phone: PhoneAddress | null;
+    phone_leg: boolean;
   }>(
-    `SELECT c.status, c.seat_id, c.from_number, to_jsonb(b) AS phone
+    `SELECT c.status, c.seat_id, c.from_number, to_jsonb(b) AS phone,
+            EXISTS (SELECT 1 FROM call_control.sip_dialogs d
+                     WHERE d.call_id = c.id AND d.leg = 'phone') AS phone_leg
        FROM call_control.calls c
        LEFT JOIN LATERAL (${latestBindingOf("CASE WHEN $3 THEN c.seat_id ELSE $2 END")}) b ON true
       WHERE c.id = $1
@@ -95,6 +101,7 @@ export async function lockCallToPhone(
       seatId: row.seat_id,
       fromNumber: row.from_number,
       phone: row.phone ?? undefined,
+      phoneLeg: row.phone_leg,
     }
   );
 }
