@@ -122,7 +122,7 @@ export function createCallEngine(options: {
         // One round trip: the step, the dial's rows and the ring timeout in one statement.
         const fold = carrier.foldDial.bind(carrier);
         foldDialled(tx, action.callId, (param) =>
-          fold({ callId: action.callId, to, identityInfo }, param),
+          fold(tx, { callId: action.callId, to, identityInfo }, param),
         );
         return;
       }

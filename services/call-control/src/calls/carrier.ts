@@ -94,10 +94,11 @@ export interface CarrierAdapter {
    * The dial as common table expressions (`name AS (…)`) of the statement that marks the call
    * initiated, reading the call from its updated row `s` (call_control.calls' columns), so the
    * dial timer's whole transaction is one round trip (calls/folded-steps.ts); `param` adds a
-   * value to that statement. For an adapter whose dial is only rows of this database (the
-   * sandbox); the others dial with `dial`.
+   * value to that statement, and a timer it sets that falls due at once is noted on `tx`
+   * (`wakeAt`). For an adapter whose dial is only rows of this database: the sandbox's network
+   * script, the sip carrier's timer that INVITEs the seat's phone.
    */
-  foldDial?(request: FoldedDial, param: (value: unknown) => string): string[];
+  foldDial?(tx: Tx, request: FoldedDial, param: (value: unknown) => string): string[];
   answer(tx: Tx, request: InboundAnswer): Promise<void>;
   hangup(tx: Tx, request: HangupRequest): Promise<void>;
   /**

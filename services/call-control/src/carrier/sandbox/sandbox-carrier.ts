@@ -81,7 +81,7 @@ export function createSandboxCarrier(timing: SandboxTiming): CarrierAdapter {
         script(request.callId, sandboxScript(request.to, timing)),
       );
     },
-    foldDial(request: FoldedDial, param: (value: unknown) => string) {
+    foldDial(_tx: Tx, request: FoldedDial, param: (value: unknown) => string) {
       // dial's writes, over the dialled call `s`: the INVITE's record, and the script only for
       // the first INVITE of the dialog.
       const steps = script(request.callId, sandboxScript(request.to, timing));

@@ -3,7 +3,7 @@ import { isIPv6 } from "node:net";
 import type { Logger } from "@switchboard/kit";
 import type { Hangup } from "../../calls/states.js";
 import type { DueAction } from "../../scheduler/action-runner.js";
-import type { Tx } from "../../scheduler/tx.js";
+import { timerTraceCarrier, type Tx } from "../../scheduler/tx.js";
 import { newClientBranch } from "../../sip/stack/client-transactions.js";
 import { answerChallenge } from "../../sip/stack/digest.js";
 import { callingDialog, ackFor2xx, answerOf, inviteOf } from "../../sip/dialogs/dialog-requests.js";
@@ -30,6 +30,7 @@ import type {
   CarrierEvents,
   CarrierTimers,
   DialRequest,
+  FoldedDial,
 } from "../../calls/carrier.js";
 import type { AddressBlock } from "../../sip/trunk-allow.js";
 import { createAckWaits } from "./sip-ack-waits.js";
@@ -566,6 +567,7 @@ export function createSipCarrier(options: {
         events: target,
         lockCall,
         closeLeg: legs.close,
+        closedLeg: legs.closed,
         contact,
         sentBy: owner,
         ackWaits,
@@ -574,6 +576,20 @@ export function createSipCarrier(options: {
         onNewInvite: inbound.onInvite,
       });
       endpoint.handle("CANCEL", inbound.onCancel);
+    },
+    foldDial(tx: Tx, request: FoldedDial, param: (value: unknown) => string) {
+      // dial's timer, over the dialled call `s`: the phone is INVITEd once it committed.
+      tx.wakeAt(Date.now());
+      return [
+        `invite_phone AS (
+           INSERT INTO call_control.scheduled_actions (call_id, kind, payload, due_at, trace_carrier)
+           SELECT s.id, ${param(kinds.invitePhone)},
+                  jsonb_build_object('seat_id', s.seat_id, 'to', s.to_number, 'from', s.from_number,
+                                     'identity', coalesce(s.identity, ''),
+                                     'identity_info', ${param(request.identityInfo)}::text),
+                  now(), ${param(timerTraceCarrier())}::jsonb
+             FROM s)`,
+      ];
     },
     async dial(tx: Tx, request: DialRequest) {
       const payload: DialPayload = {

@@ -6,7 +6,9 @@ import {
   dialogsOf,
   findDialog,
   refreshTarget,
+  type Dialog,
   type DialogLeg,
+  type DialogState,
 } from "../../sip/dialogs/dialogs.js";
 import { fromDialogPeer } from "../../sip/dialogs/dialog-peer.js";
 import { phoneDialogOnTls } from "../../sip/registrar/path.js";
@@ -32,6 +34,8 @@ export function handleInDialogRequests(options: {
   events: CarrierEvents;
   lockCall(tx: Tx, callId: string): Promise<string | undefined>;
   closeLeg(tx: Tx, callId: string, leg: DialogLeg): Promise<void>;
+  /** What closeLeg does after its statement, for a leg the caller's statement terminated. */
+  closedLeg(tx: Tx, row: Dialog & { previous_state: DialogState }): void;
   /** Our Contact, and the address our Via says. */
   contact(transport: SipTransportName): NameAddress[];
   sentBy: string;
@@ -44,8 +48,8 @@ export function handleInDialogRequests(options: {
   /** A new INVITE (no To tag): an inbound call. */
   onNewInvite(request: SipRequest, context: SipRequestContext): Promise<void>;
 }): void {
-  const { endpoint, events, lockCall, closeLeg, contact, sentBy, ackWaits, media, trunkAllow } =
-    options;
+  const { endpoint, events, lockCall, closeLeg, closedLeg, contact, sentBy, ackWaits } = options;
+  const { media, trunkAllow } = options;
   /** Calls with an offer being relayed now. */
   const relaying = new Set<string>();
 
@@ -84,7 +88,8 @@ export function handleInDialogRequests(options: {
           hangup,
         });
       }
-      await closeLeg(tx, dialog.call_id, dialog.leg === "phone" ? "trunk" : "phone");
+      // The other leg, closed in the same statement: its BYE or CANCEL follows the commit.
+      if (closed.other) closedLeg(tx, closed.other);
       return 200;
     });
     respond(responseTo(request, status));

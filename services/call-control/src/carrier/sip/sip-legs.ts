@@ -17,6 +17,7 @@ import {
   terminateDialog,
   type Dialog,
   type DialogLeg,
+  type DialogState,
   type NewDialog,
 } from "../../sip/dialogs/dialogs.js";
 import type { SipEndpoint } from "../../sip/stack/endpoint.js";
@@ -59,6 +60,8 @@ export interface SipLegs {
    * named).
    */
   close(tx: Tx, callId: string, leg: DialogLeg, status?: number): Promise<void>;
+  /** What `close` does once the caller's own statement terminated the leg (`row`, as it was). */
+  closed(tx: Tx, row: Dialog & { previous_state: DialogState }, status?: number): void;
   closeAll(tx: Tx, callId: string, status?: number): Promise<void>;
   /** A 2xx for a leg already given up (its CANCEL crossed the answer): ACK it, then BYE. */
   dropLateAnswer(row: Dialog, response: SipResponse): void;
@@ -138,7 +141,11 @@ export function createSipLegs(options: {
 
   const close = async (tx: Tx, callId: string, leg: DialogLeg, status = 480) => {
     const row = await terminateDialog(tx.client, callId, leg);
-    if (!row) return;
+    if (row) closed(tx, row, status);
+  };
+  const closed = (tx: Tx, row: Dialog & { previous_state: DialogState }, status = 480) => {
+    const callId = row.call_id;
+    const leg = row.leg;
     tx.afterCommit(() => {
       release(callId);
       options.media
@@ -208,6 +215,7 @@ export function createSipLegs(options: {
       return sent !== undefined;
     },
     close,
+    closed,
     async closeAll(tx, callId, status) {
       for (const leg of legs) await close(tx, callId, leg, status);
     },

@@ -364,25 +364,42 @@ export async function acceptRemoteCseq(
 
 /**
  * The far end's BYE (RFC 3261 §15.1.2), its CSeq taken as in `acceptRemoteCseq`: the leg is
- * terminated. Undefined when the CSeq is out of order (answered 500, nothing changed);
- * `wasOpen` false when the leg was over already.
+ * terminated, and with it, in the same statement, the call's other leg as `terminateDialog`
+ * ends it (`other`: its row, undefined when it was over already). Undefined when the CSeq is out
+ * of order (answered 500, nothing changed); `wasOpen` false when the leg was over already.
  */
 export async function closedByPeer(
   db: Queryable,
   callId: string,
   leg: DialogLeg,
   cseq: number,
-): Promise<{ wasOpen: boolean } | undefined> {
-  const { rows } = await db.query<{ was_open: boolean }>(
-    `UPDATE call_control.sip_dialogs d
-        SET remote_cseq = $3, state = 'terminated', updated_at = now()
-       FROM call_control.sip_dialogs old
-      WHERE d.call_id = $1 AND d.leg = $2 AND (d.remote_cseq IS NULL OR d.remote_cseq < $3)
-        AND old.call_id = d.call_id AND old.leg = d.leg
-     RETURNING old.state <> 'terminated' AS was_open`,
+): Promise<
+  { wasOpen: boolean; other: (Dialog & { previous_state: DialogState }) | undefined } | undefined
+> {
+  const { rows } = await db.query<{
+    was_open: boolean;
+    other: (Dialog & { previous_state: DialogState }) | null;
+  }>(
+    `WITH closed AS (
+       UPDATE call_control.sip_dialogs d
+          SET remote_cseq = $3, state = 'terminated', updated_at = now()
+         FROM call_control.sip_dialogs old
+        WHERE d.call_id = $1 AND d.leg = $2 AND (d.remote_cseq IS NULL OR d.remote_cseq < $3)
+          AND old.call_id = d.call_id AND old.leg = d.leg
+       RETURNING old.state <> 'terminated' AS was_open
+     ), other AS (
+       UPDATE call_control.sip_dialogs d
+          SET state = 'terminated', local_cseq = d.local_cseq + 1, updated_at = now()
+         FROM call_control.sip_dialogs old
+        WHERE d.call_id = $1 AND d.leg <> $2 AND d.state <> 'terminated'
+          AND old.call_id = d.call_id AND old.leg = d.leg AND EXISTS (SELECT 1 FROM closed)
+       RETURNING ${qualified("d")}, old.state AS previous_state
+     )
+     SELECT closed.was_open, (SELECT to_jsonb(other) FROM other) AS other FROM closed`,
     [callId, leg, cseq],
   );
-  return rows[0] && { wasOpen: rows[0].was_open };
+  const row = rows[0];
+  return row && { wasOpen: row.was_open, other: row.other ?? undefined };
 }
 
 /**
