@@ -131,4 +131,19 @@ describe("a message's round trips (PostgreSQL + Redis)", () => {
     const finished = own.find((t) => t.includes("UPDATE messaging.send_attempts"));
     expect(finished).toMatch(/WITH moved AS \( UPDATE messaging\.messages/);
   });
+
+  it("claims a new message once: the dispatcher's claim is its first, and books its turn", async () => {
+    sent.length = 0;
+    const { id } = await sendOne();
+    expect(await typesOnceDelivered(id)).toContain("message.delivered");
+    const own = sent
+      .filter((s) => s.text.includes(id) || s.values.includes(id))
+      .map((s) => spelledOut(s.text));
+    const claims = own.filter((t) => /FOR UPDATE OF m/.test(t));
+    // Before: a claim in the delivery's batches found the turn not booked, and a second one in
+    // the bookings' batch booked it.
+    expect(claims, own.join("\n")).toHaveLength(1);
+    const bookings = own.filter((t) => /INSERT INTO messaging\.sender_submits/.test(t));
+    expect(bookings, own.join("\n")).toHaveLength(1);
+  });
 });

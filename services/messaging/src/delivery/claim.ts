@@ -35,14 +35,20 @@ interface ClaimRow extends MessageRow {
  * is called. A try whose record never got an outcome (the worker died, or the carrier's answer
  * was lost) makes the next one `previousOutcomeUnknown`.
  */
-export async function claimMessage(ctx: MessagingContext, messageId: string): Promise<Claim> {
+export async function claimMessage(
+  ctx: MessagingContext,
+  messageId: string,
+  options: { first?: boolean } = {},
+): Promise<Claim> {
   // The first claim books the turn, locking the sender's row: it runs with the bookings, one
-  // batch at a time, so the other delivery work's batches lock only their messages' rows.
-  const first = await ctx.groupCommit((client) => claimOn(ctx, client, messageId, false));
-  const claim =
-    first.kind === "unbooked"
-      ? await ctx.bookingCommit((client) => claimOn(ctx, client, messageId, true))
-      : first;
+  // batch at a time, so the other delivery work's batches lock only their messages' rows. A
+  // claim known to be the first (`first`: the dispatcher's) goes there at once; any other goes
+  // there only once it found the turn not booked.
+  const booking = () => ctx.bookingCommit((client) => claimOn(ctx, client, messageId, true));
+  const tried = options.first
+    ? await booking()
+    : await ctx.groupCommit((client) => claimOn(ctx, client, messageId, false));
+  const claim = tried.kind === "unbooked" ? await booking() : tried;
   if (claim.kind === "unbooked") throw new Error(`message ${messageId} was claimed unbooked`);
   ctx.outbox.wake();
   return claim;

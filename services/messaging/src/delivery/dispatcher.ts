@@ -16,14 +16,16 @@ export function startDispatcher(ctx: MessagingContext, bus: EventBus): QueueWork
     bus,
     DISPATCH_GROUP,
     async (event, job) => {
-      await submitOnce(ctx, {
+      const submit = {
         id: job.id,
         queue: job.queue,
         name: "message.submit",
         data: { messageId: event.resource_id },
         attempt: job.attempt,
         maxAttempts: job.maxAttempts,
-      });
+      };
+      // The message's first claim: it books the message's turn.
+      await submitOnce(ctx, submit, { first: true });
     },
     { concurrency: ctx.config.submitConcurrency },
   );

@@ -32,8 +32,13 @@ export function startSubmitWorker(ctx: MessagingContext, bus: EventBus): QueueWo
   });
 }
 
-export async function submitOnce(ctx: MessagingContext, job: Job<SubmitJob>): Promise<void> {
-  const claim = await claimMessage(ctx, job.data.messageId);
+/** One try of a message; `first`: the message's first claim (the dispatcher's, see claimMessage). */
+export async function submitOnce(
+  ctx: MessagingContext,
+  job: Job<SubmitJob>,
+  options: { first?: boolean } = {},
+): Promise<void> {
+  const claim = await claimMessage(ctx, job.data.messageId, options);
   if (claim.kind === "done") return;
   if (claim.kind === "paced") {
     // Wait for the turn in a new job (one per turn), so the wait costs none of this job's tries.
