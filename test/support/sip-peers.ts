@@ -208,14 +208,10 @@ export async function startSippServer(options: {
   timeoutMs?: number;
 }): Promise<{ done: Promise<SippRun>; stop(): Promise<SippRun> }> {
   const run = spawnSipp(options, options.port, []);
-  const host = options.localHost ?? "127.0.0.1";
-  // Bound once the port cannot be bound here any more (or SIPp already gave up).
+  // Bound once the kernel lists its socket (or SIPp already gave up). Not by trying to bind the
+  // port here: a probe that held it for a moment could take it from SIPp's own bind (errno 98).
   for (let tries = 0; tries < 200; tries++) {
-    const taken =
-      options.transport === "t1"
-        ? await tcpTaken(options.port, host)
-        : await udpTaken(options.port, host);
-    if (taken || run.exited()) break;
+    if (bound(options.port, options.transport === "t1" ? "tcp" : "udp") || run.exited()) break;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   return {
@@ -227,21 +223,27 @@ export async function startSippServer(options: {
   };
 }
 
-async function udpTaken(port: number, host: string): Promise<boolean> {
-  const udp = createSocket(isIPv6(host) ? "udp6" : "udp4");
-  const taken = await new Promise<boolean>((resolve) => {
-    udp.once("error", () => resolve(true));
-    udp.bind(port, host, () => resolve(false));
-  });
-  await new Promise<void>((resolve) => udp.close(() => resolve()));
-  return taken;
-}
-
-function tcpTaken(port: number, host: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once("error", () => resolve(true));
-    server.listen(port, host, () => server.close(() => resolve(false)));
+/**
+ * Whether a socket of this machine is bound to `port` (UDP) or listens on it (TCP), from the
+ * kernel's tables (/proc/net/udp, udp6, tcp, tcp6: `local_address` as HEXADDR:HEXPORT, TCP's
+ * state 0A is LISTEN), without touching the port.
+ */
+function bound(port: number, protocol: "udp" | "tcp"): boolean {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, "0");
+  return [protocol, `${protocol}6`].some((table) => {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/net/${table}`, "utf8");
+    } catch {
+      return false;
+    }
+    return text
+      .split("\n")
+      .slice(1)
+      .some((line) => {
+        const [, local, , state] = line.trim().split(/\s+/);
+        return local?.endsWith(`:${hexPort}`) && (protocol === "udp" || state === "0A");
+      });
   });
 }
 
