@@ -333,16 +333,24 @@ export async function terminateDialog(
   leg: DialogLeg,
 ): Promise<(Dialog & { previous_state: DialogState }) | undefined> {
   const { rows } = await db.query<Dialog & { previous_state: DialogState }>(
-    `UPDATE call_control.sip_dialogs d
-        SET state = 'terminated', local_cseq = d.local_cseq + 1, updated_at = now()
-       FROM call_control.sip_dialogs old
-      WHERE d.call_id = $1 AND d.leg = $2 AND d.state <> 'terminated'
-        AND old.call_id = d.call_id AND old.leg = d.leg
-     RETURNING ${qualified("d")}, old.state AS previous_state`,
+    terminating("d.leg = $2"),
     [callId, leg],
   );
   return rows[0];
 }
+
+/**
+ * The UPDATE that ends the legs of call `$1` that `legs` (SQL over `d`) names and `also` allows,
+ * returning each as it is now with the state it was in (`previous_state`): `terminateDialog`'s,
+ * and the other leg's in `closedByPeer`.
+ */
+const terminating = (legs: string, also = "") =>
+  `UPDATE call_control.sip_dialogs d
+      SET state = 'terminated', local_cseq = d.local_cseq + 1, updated_at = now()
+     FROM call_control.sip_dialogs old
+    WHERE d.call_id = $1 AND ${legs} AND d.state <> 'terminated'
+      AND old.call_id = d.call_id AND old.leg = d.leg ${also}
+   RETURNING ${qualified("d")}, old.state AS previous_state`;
 
 /**
  * A request of the far end inside the leg (RFC 3261 §12.2.2): true when its CSeq is above the
@@ -388,12 +396,7 @@ export async function closedByPeer(
           AND old.call_id = d.call_id AND old.leg = d.leg
        RETURNING old.state <> 'terminated' AS was_open
      ), other AS (
-       UPDATE call_control.sip_dialogs d
-          SET state = 'terminated', local_cseq = d.local_cseq + 1, updated_at = now()
-         FROM call_control.sip_dialogs old
-        WHERE d.call_id = $1 AND d.leg <> $2 AND d.state <> 'terminated'
-          AND old.call_id = d.call_id AND old.leg = d.leg AND EXISTS (SELECT 1 FROM closed)
-       RETURNING ${qualified("d")}, old.state AS previous_state
+       ${terminating("d.leg <> $2", "AND EXISTS (SELECT 1 FROM closed)")}
      )
      SELECT closed.was_open, (SELECT to_jsonb(other) FROM other) AS other FROM closed`,
     [callId, leg, cseq],
