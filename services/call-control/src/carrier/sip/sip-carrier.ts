@@ -267,14 +267,14 @@ export function createSipCarrier(options: {
     refusal = 503,
   ) => {
     react(callId, async (tx) => {
-      const status = await lockCall(tx, callId);
-      const live = !!status && liveStatuses.includes(status);
-      const answered = await confirmDialog(tx.client, callId, "phone", {
+      const { callStatus, answered } = await confirmDialog(tx.client, callId, "phone", {
         ...answerOf(response),
         sdp: phoneOffer,
         // Acknowledged at once (RFC 3725 flow IV), so the trunk may ring the whole timeout.
-        acked: live && offer !== undefined,
+        acked: offer !== undefined,
+        ackedWhile: liveStatuses,
       });
+      const live = !!callStatus && liveStatuses.includes(callStatus);
       const phone = answered?.confirmed;
       if (!phone) {
         const [row] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === "phone");
@@ -447,8 +447,7 @@ export function createSipCarrier(options: {
   ) => {
     const callId = dialog.call_id;
     react(callId, async (tx) => {
-      const callStatus = await lockCall(tx, callId);
-      const answered = await legs.confirmAnswer(tx, callId, "trunk", response);
+      const { callStatus, answered } = await legs.confirmAnswer(tx, callId, "trunk", response);
       if (!answered) return;
       if (!callStatus || !liveStatuses.includes(callStatus)) {
         await legs.closeAll(tx, callId);

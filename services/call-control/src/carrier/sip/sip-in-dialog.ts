@@ -3,6 +3,7 @@ import type { Tx } from "../../scheduler/tx.js";
 import {
   acceptRemoteCseq,
   closedByPeer,
+  closeOnPeerBye,
   dialogsOf,
   findDialog,
   refreshTarget,
@@ -10,7 +11,7 @@ import {
   type DialogLeg,
   type DialogState,
 } from "../../sip/dialogs/dialogs.js";
-import { fromDialogPeer } from "../../sip/dialogs/dialog-peer.js";
+import { fromDialogPeer, peerSource } from "../../sip/dialogs/dialog-peer.js";
 import { phoneDialogOnTls } from "../../sip/registrar/path.js";
 import type { SipEndpoint, SipRequestContext } from "../../sip/stack/endpoint.js";
 import { responseTo, type NameAddress, type SipRequest } from "../../sip/stack/message.js";
@@ -60,19 +61,37 @@ export function handleInDialogRequests(options: {
     return findDialog(tx.client, request.headers["call-id"], local, remote);
   };
 
+  /**
+   * The far end's BYE. The dialog is found, the call locked and the leg closed in one statement
+   * when the request came from the leg's address (`closeOnPeerBye`); for a trunk named by DNS,
+   * whose addresses that statement cannot know, the name is resolved and the leg closed after.
+   */
+  const closeOnBye = async (tx: Tx, request: SipRequest, source: string) => {
+    const local = request.headers.to.params.tag;
+    const remote = request.headers.from.params.tag;
+    if (!local || !remote) return undefined;
+    const cseq = request.headers.cseq.seq;
+    const sipCallId = request.headers["call-id"];
+    const found = await closeOnPeerBye(
+      tx.client,
+      { sipCallId, localTag: local, remoteTag: remote, cseq },
+      peerSource(source, trunkAllow),
+    );
+    if (!found || found.peer) return found;
+    const { dialog } = found;
+    if (!(await fromDialogPeer(dialog, source, trunkAllow))) return found;
+    const closed = await closedByPeer(tx.client, dialog.call_id, dialog.leg, cseq);
+    return { dialog, peer: true, closed };
+  };
+
   endpoint.handle("BYE", async (request, { flow, respond }: SipRequestContext) => {
     const status = await events.transaction(async (tx) => {
-      const dialog = await dialogOf(tx, request);
-      if (!dialog) return 481;
-      if (!(await fromDialogPeer(dialog, flow.address, trunkAllow))) return 403;
-      const callStatus = dialog.call_status;
-      const closed = await closedByPeer(
-        tx.client,
-        dialog.call_id,
-        dialog.leg,
-        request.headers.cseq.seq,
-      );
+      const found = await closeOnBye(tx, request, flow.address);
+      if (!found) return 481;
+      if (!found.peer) return 403;
+      const { dialog, closed } = found;
       if (!closed) return 500;
+      const callStatus = dialog.call_status;
       // The trunk is the caller's side of an inbound call (the leg we are the UAS of).
       const source = (dialog.leg === "trunk") === dialog.inbound ? "caller" : "callee";
       const hangup: Hangup =

@@ -393,9 +393,9 @@ export function createSipInbound(options: {
     outcome: { sdp: string } | { hangup: Hangup },
   ) => {
     options.react(callId, async (tx) => {
-      const status = await options.lockCall(tx, callId);
-      if (!(await legs.confirmAnswer(tx, callId, "phone", response))) return;
-      if (status !== "in_progress") {
+      const { callStatus, answered } = await legs.confirmAnswer(tx, callId, "phone", response);
+      if (!answered) return;
+      if (callStatus !== "in_progress") {
         await legs.closeAll(tx, callId);
         return;
       }

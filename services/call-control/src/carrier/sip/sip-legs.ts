@@ -12,6 +12,7 @@ import {
 } from "../../sip/dialogs/dialog-requests.js";
 import {
   confirmDialog,
+  type Answered,
   dialogsOf,
   flowOf,
   terminateDialog,
@@ -66,16 +67,16 @@ export interface SipLegs {
   /** A 2xx for a leg already given up (its CANCEL crossed the answer): ACK it, then BYE. */
   dropLateAnswer(row: Dialog, response: SipResponse): void;
   /**
-   * A leg's 2xx to the INVITE we sent: confirms its dialog and ACKs it after commit, and reads
-   * the other leg (`confirmDialog`); undefined when the leg was given up meanwhile (the late
-   * answer is ACKed and BYEd instead).
+   * A leg's 2xx to the INVITE we sent: locks the call and reads its status, confirms the leg's
+   * dialog and ACKs it after commit, and reads the other leg (`confirmDialog`); `answered` is
+   * undefined when the leg was given up meanwhile (the late answer is ACKed and BYEd instead).
    */
   confirmAnswer(
     tx: Tx,
     callId: string,
     leg: DialogLeg,
     response: SipResponse,
-  ): Promise<{ confirmed: Dialog; other: Dialog | undefined } | undefined>;
+  ): Promise<{ callStatus: string | undefined; answered: Answered | undefined }>;
   clear(): void;
 }
 
@@ -221,18 +222,19 @@ export function createSipLegs(options: {
     },
     dropLateAnswer,
     async confirmAnswer(tx, callId, leg, response) {
-      const answered = await confirmDialog(tx.client, callId, leg, {
+      const outcome = await confirmDialog(tx.client, callId, leg, {
         ...answerOf(response),
         acked: true,
       });
+      const { answered } = outcome;
       if (!answered) {
         const [row] = (await dialogsOf(tx.client, callId)).filter((d) => d.leg === leg);
         if (row) tx.afterCommit(() => dropLateAnswer(row, response));
-        return undefined;
+        return outcome;
       }
       const answerAck = ackFor2xx(answered.confirmed, owner);
       tx.afterCommit(() => ack(answered.confirmed, answerAck));
-      return answered;
+      return outcome;
     },
     clear() {
       setups.clear();

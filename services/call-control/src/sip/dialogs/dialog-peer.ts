@@ -30,6 +30,18 @@ export function fromDialogPeerAddress(
 }
 
 /**
+ * `fromDialogPeerAddress` before the dialog is known, for SQL to judge by its row
+ * (`closeOnPeerBye`): the source's address, and whether SIP_TRUNK_ALLOW admits it.
+ */
+export function peerSource(
+  source: string,
+  trunkAllow: readonly AddressBlock[],
+): { address: string; trunkAllowed: boolean } {
+  const address = plain(source);
+  return { address, trunkAllowed: allowedSource(trunkAllow, address) };
+}
+
+/**
  * `fromDialogPeerAddress`, and for a trunk named by DNS (SIP_TRUNK_URI's host, the outbound
  * trunk leg's flow) the addresses that name resolves to now.
  */

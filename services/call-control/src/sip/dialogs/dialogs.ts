@@ -264,10 +264,19 @@ export async function confirmServerDialog(
   return rows[0];
 }
 
+/** A leg's answer confirmed (`confirmDialog`), with the call's other leg when it has one. */
+export interface Answered {
+  confirmed: Dialog;
+  other: Dialog | undefined;
+}
+
 /**
- * The 2xx came: the dialog is confirmed with the far end's tag, target and route set (and
- * `acked` when its ACK goes out after this commit). With it, in the same statement, the call's
- * other leg (if any), locked as `dialogsOf` locks it: what the answer is passed on to.
+ * The 2xx came: the call's row is locked (the order every call transaction takes: the call,
+ * then its dialogs) and its status read, and the dialog is confirmed with the far end's tag,
+ * target and route set — `acked` when its ACK goes out after this commit, or, given
+ * `ackedWhile`, only when the call's status is one of those. With it, in the same statement,
+ * the call's other leg (if any), locked as `dialogsOf` locks it: what the answer is passed on
+ * to. `answered` is undefined when the leg was not calling any more.
  */
 export async function confirmDialog(
   db: Queryable,
@@ -278,23 +287,34 @@ export async function confirmDialog(
     target: string | null;
     routeSet: string[];
     sdp?: string | undefined;
-    acked?: boolean;
+    acked: boolean;
+    ackedWhile?: readonly string[];
   },
-): Promise<{ confirmed: Dialog; other: Dialog | undefined } | undefined> {
-  const { rows } = await db.query<Dialog & { is_confirmed: boolean }>(
-    `WITH other AS (
+): Promise<{ callStatus: string | undefined; answered: Answered | undefined }> {
+  // Each dialog's lock waits on `EXISTS (SELECT 1 FROM call)`, a one-time filter evaluated
+  // before its scan starts, so the call's row is always locked first.
+  const { rows } = await db.query<Dialog & { call_status: string | null; is_confirmed: boolean }>(
+    `WITH call AS (
+       SELECT status FROM call_control.calls WHERE id = $1 FOR UPDATE
+     ), other AS (
        SELECT ${columns} FROM call_control.sip_dialogs
-        WHERE call_id = $1 AND leg <> $2 FOR UPDATE
+        WHERE call_id = $1 AND leg <> $2 AND EXISTS (SELECT 1 FROM call) FOR UPDATE
      ), confirmed AS (
        UPDATE call_control.sip_dialogs
-          SET state = 'confirmed', remote_tag = $3, remote_target = $4, route_set = $5,
-              remote_sdp = COALESCE($6, remote_sdp), acked = acked OR $7, updated_at = now()
-        WHERE call_id = $1 AND leg = $2 AND state = 'calling'
+          SET state = 'confirmed', remote_tag = $3, remote_target = $4, route_set = $5::text[],
+              remote_sdp = COALESCE($6, remote_sdp),
+              acked = acked OR ($7 AND ($8::text[] IS NULL
+                                        OR (SELECT status FROM call) = ANY($8::text[]))),
+              updated_at = now()
+        WHERE call_id = $1 AND leg = $2 AND state = 'calling' AND EXISTS (SELECT 1 FROM call)
        RETURNING ${columns}
+     ), answer AS (
+       SELECT true AS is_confirmed, * FROM confirmed
+       UNION ALL
+       SELECT false, * FROM other WHERE EXISTS (SELECT 1 FROM confirmed)
      )
-     SELECT true AS is_confirmed, * FROM confirmed
-     UNION ALL
-     SELECT false, * FROM other WHERE EXISTS (SELECT 1 FROM confirmed)`,
+     SELECT call.status AS call_status, answer.*
+       FROM call LEFT JOIN answer ON true`,
     [
       callId,
       leg,
@@ -302,16 +322,20 @@ export async function confirmDialog(
       remote.target,
       remote.routeSet,
       remote.sdp ?? null,
-      remote.acked ?? false,
+      remote.acked,
+      remote.ackedWhile ?? null,
     ],
   );
-  const dialogOf = (row: Dialog & { is_confirmed: boolean }): Dialog => {
-    const { is_confirmed: _, ...dialog } = row;
+  const dialogOf = (row: Dialog & { call_status: unknown; is_confirmed: boolean }): Dialog => {
+    const { call_status: _, is_confirmed: __, ...dialog } = row;
     return dialog;
   };
-  const confirmed = rows.find((row) => row.is_confirmed);
-  const other = rows.find((row) => !row.is_confirmed);
-  return confirmed && { confirmed: dialogOf(confirmed), other: other && dialogOf(other) };
+  const confirmed = rows.find((row) => row.is_confirmed === true);
+  const other = rows.find((row) => row.is_confirmed === false);
+  return {
+    callStatus: rows[0]?.call_status ?? undefined,
+    answered: confirmed && { confirmed: dialogOf(confirmed), other: other && dialogOf(other) },
+  };
 }
 
 /** The leg's 2xx was ACKed. */
@@ -321,6 +345,44 @@ export async function markAcked(db: Queryable, callId: string, leg: DialogLeg): 
       WHERE call_id = $1 AND leg = $2`,
     [callId, leg],
   );
+}
+
+/**
+ * The UPDATE that ends the legs of call `call` (SQL: `$1` unless named) that `legs` (SQL over
+ * `d`) names and `also` allows, returning each as it is now with the state it was in
+ * (`previous_state`): `terminateDialog`'s, and the other leg's when a peer's BYE closes one.
+ */
+const terminating = (legs: string, also = "", call = "$1") =>
+  `UPDATE call_control.sip_dialogs d
+      SET state = 'terminated', local_cseq = d.local_cseq + 1, updated_at = now()
+     FROM call_control.sip_dialogs old
+    WHERE d.call_id = ${call} AND ${legs} AND d.state <> 'terminated'
+      AND old.call_id = d.call_id AND old.leg = d.leg ${also}
+   RETURNING ${qualified("d")}, old.state AS previous_state`;
+
+/**
+ * The CTEs `closed` and `other` of a peer's BYE (RFC 3261 §15.1.2) in leg `leg` of call `call`
+ * (SQL expressions), its CSeq `cseq` taken as in `acceptRemoteCseq` when `gate` (SQL) holds: the
+ * leg is terminated (`closed`: whether it was open, no row when the CSeq is out of order), and
+ * with it the call's other leg as `terminateDialog` ends it (`other`).
+ */
+const closingByPeer = (call: string, leg: string, cseq: string, gate = "") =>
+  `closed AS (
+       UPDATE call_control.sip_dialogs d
+          SET remote_cseq = ${cseq}, state = 'terminated', updated_at = now()
+         FROM call_control.sip_dialogs old
+        WHERE d.call_id = ${call} AND d.leg = ${leg} ${gate}
+          AND (d.remote_cseq IS NULL OR d.remote_cseq < ${cseq})
+          AND old.call_id = d.call_id AND old.leg = d.leg
+       RETURNING old.state <> 'terminated' AS was_open
+     ), other AS (
+       ${terminating(`d.leg <> ${leg}`, "AND EXISTS (SELECT 1 FROM closed)", call)}
+     )`;
+
+/** What a peer's BYE closed: whether its leg was open, and the other leg as it ended. */
+export interface ClosedByPeer {
+  wasOpen: boolean;
+  other: (Dialog & { previous_state: DialogState }) | undefined;
 }
 
 /**
@@ -338,19 +400,6 @@ export async function terminateDialog(
   );
   return rows[0];
 }
-
-/**
- * The UPDATE that ends the legs of call `$1` that `legs` (SQL over `d`) names and `also` allows,
- * returning each as it is now with the state it was in (`previous_state`): `terminateDialog`'s,
- * and the other leg's in `closedByPeer`.
- */
-const terminating = (legs: string, also = "") =>
-  `UPDATE call_control.sip_dialogs d
-      SET state = 'terminated', local_cseq = d.local_cseq + 1, updated_at = now()
-     FROM call_control.sip_dialogs old
-    WHERE d.call_id = $1 AND ${legs} AND d.state <> 'terminated'
-      AND old.call_id = d.call_id AND old.leg = d.leg ${also}
-   RETURNING ${qualified("d")}, old.state AS previous_state`;
 
 /**
  * A request of the far end inside the leg (RFC 3261 §12.2.2): true when its CSeq is above the
@@ -381,28 +430,85 @@ export async function closedByPeer(
   callId: string,
   leg: DialogLeg,
   cseq: number,
-): Promise<
-  { wasOpen: boolean; other: (Dialog & { previous_state: DialogState }) | undefined } | undefined
-> {
+): Promise<ClosedByPeer | undefined> {
   const { rows } = await db.query<{
     was_open: boolean;
     other: (Dialog & { previous_state: DialogState }) | null;
   }>(
-    `WITH closed AS (
-       UPDATE call_control.sip_dialogs d
-          SET remote_cseq = $3, state = 'terminated', updated_at = now()
-         FROM call_control.sip_dialogs old
-        WHERE d.call_id = $1 AND d.leg = $2 AND (d.remote_cseq IS NULL OR d.remote_cseq < $3)
-          AND old.call_id = d.call_id AND old.leg = d.leg
-       RETURNING old.state <> 'terminated' AS was_open
-     ), other AS (
-       ${terminating("d.leg <> $2", "AND EXISTS (SELECT 1 FROM closed)")}
-     )
+    `WITH ${closingByPeer("$1", "$2", "$3")}
      SELECT closed.was_open, (SELECT to_jsonb(other) FROM other) AS other FROM closed`,
     [callId, leg, cseq],
   );
   const row = rows[0];
   return row && { wasOpen: row.was_open, other: row.other ?? undefined };
+}
+
+/**
+ * A far end's BYE in one statement: its dialog found and the call locked as `findDialog` finds
+ * and locks them, and, when it came from the leg's peer as `fromDialogPeerAddress` judges by
+ * address (`source`, and `trunkAllowed`: whether SIP_TRUNK_ALLOW admits it), the leg closed as
+ * `closedByPeer` closes it. `peer` false: nothing changed (for a trunk named by DNS the caller
+ * asks `fromDialogPeer`, then `closedByPeer`); `closed` undefined: the CSeq was out of order.
+ */
+export async function closeOnPeerBye(
+  db: Queryable,
+  request: { sipCallId: string; localTag: string; remoteTag: string; cseq: number },
+  source: { address: string; trunkAllowed: boolean },
+): Promise<
+  | {
+      dialog: Dialog & { inbound: boolean; call_status: string };
+      peer: boolean;
+      closed: ClosedByPeer | undefined;
+    }
+  | undefined
+> {
+  // `closed` and `other` name their call by `(SELECT call_id FROM found)`, evaluated before
+  // their scans start, so the call's row is locked (by `found`) before any dialog's.
+  const { rows } = await db.query<
+    Dialog & {
+      inbound: boolean;
+      call_status: string;
+      peer: boolean;
+      closed_any: boolean;
+      was_open: boolean | null;
+      other: (Dialog & { previous_state: DialogState }) | null;
+    }
+  >(
+    `WITH found AS (
+       SELECT ${qualified("d")}, c.status AS call_status,
+              EXISTS (SELECT 1 FROM call_control.sip_dialogs s
+                       WHERE s.call_id = d.call_id AND s.server_invite IS NOT NULL) AS inbound,
+              (d.flow_address = $5 OR (d.leg = 'trunk' AND $6::boolean)) AS peer
+         FROM call_control.sip_dialogs d JOIN call_control.calls c ON c.id = d.call_id
+        WHERE d.sip_call_id = $1 AND d.local_tag = $2 AND d.remote_tag = $3
+          FOR UPDATE OF c
+     ), ${closingByPeer(
+       "(SELECT call_id FROM found)",
+       "(SELECT leg FROM found)",
+       "$4::int",
+       "AND (SELECT peer FROM found)",
+     )}
+     SELECT found.*, EXISTS (SELECT 1 FROM closed) AS closed_any,
+            (SELECT was_open FROM closed) AS was_open,
+            (SELECT to_jsonb(other) FROM other) AS other
+       FROM found`,
+    [
+      request.sipCallId,
+      request.localTag,
+      request.remoteTag,
+      request.cseq,
+      source.address,
+      source.trunkAllowed,
+    ],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  const { peer, closed_any, was_open, other, ...dialog } = row;
+  return {
+    dialog,
+    peer,
+    closed: closed_any ? { wasOpen: was_open === true, other: other ?? undefined } : undefined,
+  };
 }
 
 /**
