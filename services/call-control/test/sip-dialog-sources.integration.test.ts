@@ -263,6 +263,15 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
     `CSeq: ${cseq} ${method}`,
   ];
 
+  /** An inbound call to `did`, answered, the trunk's ACK sent. */
+  const answeredInboundCall = async (did: string) => {
+    const call = await inboundCall(did);
+    await h.call(h.client.answerInboundCall, { accountId: account, callId: call.callId });
+    await trunk.next(responseOf(200, call.sipCallId, "INVITE"));
+    trunk.send(inTrunkDialog(call, "ACK", 1), sipPort);
+    return call;
+  };
+
   it("a CANCEL from outside SIP_TRUNK_ALLOW gets 403 and the call keeps ringing; the trunk's own CANCEL ends it", async () => {
     const call = await inboundCall(dids[0]!);
     const cancel = (from: UdpPeer) =>
@@ -296,10 +305,7 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
   });
 
   it("a re-INVITE or BYE from another address than the phone's or the trunk's gets 403 and changes nothing", async () => {
-    const call = await inboundCall(dids[1]!);
-    await h.call(h.client.answerInboundCall, { accountId: account, callId: call.callId });
-    await trunk.next(responseOf(200, call.sipCallId, "INVITE"));
-    trunk.send(inTrunkDialog(call, "ACK", 1), sipPort);
+    const call = await answeredInboundCall(dids[1]!);
     const dialogs = async () =>
       (
         await h.pool.query<{
@@ -375,10 +381,7 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
   });
 
   it("a trunk BYE whose CSeq is not above the trunk's last gets 500 and changes nothing; the next ends the call touching the dialogs in 1 statement", async () => {
-    const call = await inboundCall(dids[2]!);
-    await h.call(h.client.answerInboundCall, { accountId: account, callId: call.callId });
-    await trunk.next(responseOf(200, call.sipCallId, "INVITE"));
-    trunk.send(inTrunkDialog(call, "ACK", 1), sipPort);
+    const call = await answeredInboundCall(dids[2]!);
     const dialogs = async () =>
       (
         await h.pool.query<{ leg: string; state: string; remote_cseq: number | null }>(
@@ -421,6 +424,49 @@ describe("in-dialog SIP requests: from the leg's peer only, in CSeq order", () =
     ]);
     const ended = await endedCall(call.callId);
     expect(ended.status).toBe("completed");
+  });
+
+  it("a BYE in a trunk leg whose peer is named by DNS is taken from an address the name resolves to", async () => {
+    const call = await answeredInboundCall(dids[0]!);
+    const dialogs = async () =>
+      (
+        await h.pool.query<{ leg: string; state: string }>(
+          `SELECT leg, state FROM call_control.sip_dialogs WHERE call_id = $1 ORDER BY leg`,
+          [call.callId],
+        )
+      ).rows;
+    await eventually(
+      dialogs,
+      (rows) => rows.length === 2 && rows.every((r) => r.state === "confirmed"),
+      10_000,
+    );
+    // A name, not an address literal, that the system resolver answers with 127.0.0.2 (the
+    // numeric form getaddrinfo reads), which SIP_TRUNK_ALLOW (127.0.0.1) does not hold: the
+    // BYE's statement cannot judge it, the resolution after it does.
+    await h.pool.query(
+      `UPDATE call_control.sip_dialogs SET flow_address = '2130706434'
+        WHERE call_id = $1 AND leg = 'trunk'`,
+      [call.callId],
+    );
+    const from = attacker.inbox.length;
+    attacker.send(
+      [
+        `BYE sip:switchboard@${host}:${sipPort} SIP/2.0`,
+        `Via: SIP/2.0/UDP ${attackerHost}:${attacker.port};branch=${branch()}`,
+        "Max-Forwards: 70",
+        `From: <sip:+442071838750@${host}>;tag=${call.fromTag}`,
+        `To: <sip:${call.did}@${host}>;tag=${call.toTag}`,
+        `Call-ID: ${call.sipCallId}`,
+        "CSeq: 2 BYE",
+      ],
+      sipPort,
+    );
+    await attacker.next(responseOf(200, call.sipCallId, "BYE"), from);
+    expect(await dialogs()).toEqual([
+      { leg: "phone", state: "terminated" },
+      { leg: "trunk", state: "terminated" },
+    ]);
+    expect((await endedCall(call.callId)).status).toBe("completed");
   });
 
   /** An outbound call from the seat (its phone rings first, then the trunk); its id. */
