@@ -201,9 +201,11 @@ describe.skipIf(skipWithoutTools(import.meta.url, ["kamailio", "sipp", "baresip"
       expect(flood.code, flood.output).toBe(0);
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       const reached = (await registerResponses()) - before;
-      // pike lets a source's first requests of each 2 s through, then the ban drops the rest.
+      // pike lets a source's first requests through, then the ban drops the rest. Its blocking
+      // limit for an IPv4 source is between the density and 3 × it (pike's documentation,
+      // reqs_density_per_unit): 45 of 1,000 reached call-control in one run under load.
       expect(reached).toBeGreaterThan(0);
-      expect(reached).toBeLessThanOrEqual(2 * requestsPerTwoSeconds);
+      expect(reached).toBeLessThanOrEqual(3 * requestsPerTwoSeconds);
       expect(edge.output()).toContain("edge: flood from 127.0.0.2:");
       // Banned: even one REGISTER, well below the rate, is dropped unanswered.
       const after = await runSipp({
