@@ -178,6 +178,22 @@ export async function dialogsOf(db: Queryable, callId: string): Promise<Dialog[]
   return rows;
 }
 
+/** An in-dialog request's leg, with whether its call is inbound and the call's status. */
+export type RequestDialog = Dialog & { inbound: boolean; call_status: string };
+
+/**
+ * The SELECT of the leg an in-dialog request belongs to, by its Call-ID (`$1`), our tag (`$2`,
+ * its To) and theirs (`$3`, From), with `also` (SQL: more columns over `d`): `findDialog`'s, and
+ * the first step of `closeOnPeerBye`.
+ */
+const requestDialog = (also = "") =>
+  `SELECT ${qualified("d")}, c.status AS call_status,
+          EXISTS (SELECT 1 FROM call_control.sip_dialogs s
+                   WHERE s.call_id = d.call_id AND s.server_invite IS NOT NULL) AS inbound${also}
+     FROM call_control.sip_dialogs d JOIN call_control.calls c ON c.id = d.call_id
+    WHERE d.sip_call_id = $1 AND d.local_tag = $2 AND d.remote_tag = $3
+      FOR UPDATE OF c`;
+
 /**
  * The leg an in-dialog request belongs to: its Call-ID, our tag (its To) and theirs (From);
  * `inbound` when the call is an inbound one (its trunk leg is the one we are the UAS of). The
@@ -189,16 +205,8 @@ export async function findDialog(
   sipCallId: string,
   localTag: string,
   remoteTag: string,
-): Promise<(Dialog & { inbound: boolean; call_status: string }) | undefined> {
-  const { rows } = await db.query<Dialog & { inbound: boolean; call_status: string }>(
-    `SELECT ${qualified("d")}, c.status AS call_status,
-            EXISTS (SELECT 1 FROM call_control.sip_dialogs s
-                     WHERE s.call_id = d.call_id AND s.server_invite IS NOT NULL) AS inbound
-       FROM call_control.sip_dialogs d JOIN call_control.calls c ON c.id = d.call_id
-      WHERE d.sip_call_id = $1 AND d.local_tag = $2 AND d.remote_tag = $3
-        FOR UPDATE OF c`,
-    [sipCallId, localTag, remoteTag],
-  );
+): Promise<RequestDialog | undefined> {
+  const { rows } = await db.query<RequestDialog>(requestDialog(), [sipCallId, localTag, remoteTag]);
   return rows[0];
 }
 
@@ -454,20 +462,11 @@ export async function closeOnPeerBye(
   db: Queryable,
   request: { sipCallId: string; localTag: string; remoteTag: string; cseq: number },
   source: { address: string; trunkAllowed: boolean },
-): Promise<
-  | {
-      dialog: Dialog & { inbound: boolean; call_status: string };
-      peer: boolean;
-      closed: ClosedByPeer | undefined;
-    }
-  | undefined
-> {
+): Promise<{ dialog: RequestDialog; peer: boolean; closed: ClosedByPeer | undefined } | undefined> {
   // `closed` and `other` name their call by `(SELECT call_id FROM found)`, evaluated before
   // their scans start, so the call's row is locked (by `found`) before any dialog's.
   const { rows } = await db.query<
-    Dialog & {
-      inbound: boolean;
-      call_status: string;
+    RequestDialog & {
       peer: boolean;
       closed_any: boolean;
       was_open: boolean | null;
@@ -475,13 +474,7 @@ export async function closeOnPeerBye(
     }
   >(
     `WITH found AS (
-       SELECT ${qualified("d")}, c.status AS call_status,
-              EXISTS (SELECT 1 FROM call_control.sip_dialogs s
-                       WHERE s.call_id = d.call_id AND s.server_invite IS NOT NULL) AS inbound,
-              (d.flow_address = $5 OR (d.leg = 'trunk' AND $6::boolean)) AS peer
-         FROM call_control.sip_dialogs d JOIN call_control.calls c ON c.id = d.call_id
-        WHERE d.sip_call_id = $1 AND d.local_tag = $2 AND d.remote_tag = $3
-          FOR UPDATE OF c
+       ${requestDialog(", (d.flow_address = $5 OR (d.leg = 'trunk' AND $6::boolean)) AS peer")}
      ), ${closingByPeer(
        "(SELECT call_id FROM found)",
        "(SELECT leg FROM found)",
