@@ -30,6 +30,7 @@ export * from "./ttl-cache.js";
 export * from "./listen-channel.js";
 export * from "./notified-cache.js";
 export * from "./transaction-batch.js";
+export * from "./wake-timer.js";
 export * from "./platform-secret.js";
 export * from "./cursor.js";
 export * from "./json-sql.js";

@@ -1,4 +1,5 @@
 import {
+  createWakeTimer,
   isDependencyUnavailable,
   type Logger,
   type Pool,
@@ -104,10 +105,7 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
   const kinds = new Map<string, ActionKind>();
   let started = false;
   let stopping = false;
-  let timer: NodeJS.Timeout | undefined;
-  let timerAt = Infinity;
-  let running: Promise<void> | undefined;
-  let again = false;
+  const timer = createWakeTimer(loop);
 
   const runner: ActionRunner = {
     register(kind, handler) {
@@ -115,13 +113,12 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
     },
     wake(atMs) {
       floorMs = pollIntervalMs;
-      if (!started || stopping || atMs >= timerAt) return;
-      arm(atMs);
+      if (started) timer.armAt(atMs);
     },
 
     start() {
       started = true;
-      arm(Date.now());
+      timer.armAt(Date.now());
     },
     async drainDue() {
       let total = 0;
@@ -134,48 +131,25 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunner {
     },
     async stop() {
       stopping = true;
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-      await running;
+      await timer.stop();
     },
   };
 
-  function arm(atMs: number) {
-    if (timer) clearTimeout(timer);
-    timerAt = atMs;
-    timer = setTimeout(tick, Math.max(0, atMs - Date.now()));
-  }
-
-  function tick() {
-    timer = undefined;
-    timerAt = Infinity;
-    if (stopping) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = loop().finally(() => {
-      running = undefined;
-    });
-  }
-
-  async function loop() {
+  async function loop(again: () => boolean) {
     let ran = 0;
     do {
-      again = false;
       try {
         ran += await runner.drainDue();
       } catch (error) {
         logger.warn({ err: error }, "call timers: claim failed; will retry");
       }
-    } while (again && !stopping);
+    } while (again() && !stopping);
     if (stopping) return;
     // Nothing due: the floor backs off (timers set here wake the runner at their own time).
     floorMs = ran > 0 ? pollIntervalMs : Math.min(floorMs * 2, idlePollMaxMs);
     const next = await nextDue().catch(() => undefined);
     const floor = Date.now() + floorMs;
-    const at = next === undefined ? floor : Math.max(Date.now(), Math.min(floor, next));
-    if (at < timerAt) arm(at);
+    timer.armAt(next === undefined ? floor : Math.max(Date.now(), Math.min(floor, next)));
   }
 
   async function nextDue(): Promise<number | undefined> {
