@@ -26,6 +26,5 @@ export {
   type DeliveryReceipt,
 } from "./carrier/carrier.js";
 export { SUBMIT_QUEUE } from "./delivery/submit-queue.js";
-export { SANDBOX_NETWORK_QUEUE } from "./carrier/sandbox-carrier.js";
 export { sweepMessages } from "./delivery/sweeper.js";
 export { messagingComponent } from "./component.js";

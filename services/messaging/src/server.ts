@@ -104,7 +104,7 @@ export async function startMessaging(options: MessagingOptions): Promise<Running
         })
       : new SandboxCarrier({
           groupCommit,
-          bus,
+          pool: deliveryPool,
           logger,
           receiptDelayMs: config.sandboxReceiptDelayMs,
           concurrency: config.submitConcurrency,

@@ -1,72 +1,54 @@
 import { randomUUID } from "node:crypto";
-import type { BatchedWork, EventBus, Logger, QueueWorker } from "@switchboard/kit";
+import type { BatchedWork, Logger, Pool } from "@switchboard/kit";
 import { channels } from "../validation.js";
 import {
   CarrierError,
   type CarrierEvents,
   type MessagingCarrier,
-  type ReceiptStatus,
   type SubmitRequest,
   type SubmitResult,
 } from "./carrier.js";
 import { sandboxBehaviour } from "./sandbox-outcomes.js";
-
-/** The queue on which the simulated network sends its receipts back, after a delay. */
-export const SANDBOX_NETWORK_QUEUE = "messaging.sandbox-network";
-
-interface ReceiptJob {
-  providerMessageId: string;
-  status: ReceiptStatus;
-  channel: string;
-  errorCode?: string;
-  /** Which scheduling of the receipt this is (part of the job id). */
-  variant?: string;
-}
+import { createSandboxReceipts, firstReceipt, type SandboxReceipts } from "./sandbox-receipts.js";
 
 /**
  * The deterministic sandbox network (see sandbox-outcomes.ts). What it accepted is kept in
  * `messaging.sandbox_network`, keyed by the client reference: a repeated submit of one message
  * is answered with the first provider id and never sent again (`submit_calls` counts the
- * submits; the row itself is the one send). Receipts come back as delayed jobs on the
- * bus after `receiptDelayMs` (durable with BullMQ), and RCS messages that are delivered are
- * read one delay later.
+ * submits; the row itself is the one send). Each message's receipt comes back
+ * `receiptDelayMs` after the network took it, scheduled in the row by the statement that took
+ * it and sent by the rows' receipt runner (sandbox-receipts.ts), and RCS messages that are
+ * delivered are read one delay later.
  */
 export class SandboxCarrier implements MessagingCarrier {
   readonly name = "sandbox";
   readonly idempotentSubmit = true;
   readonly channels = channels;
   readonly sandbox = true;
-  private worker: QueueWorker | undefined;
+  private readonly receipts: SandboxReceipts;
 
   constructor(
     private readonly options: {
       /** Where the network's writes commit: shared with the delivery's (MessagingContext). */
       groupCommit: <R>(work: BatchedWork<R>) => Promise<R>;
-      bus: EventBus;
+      /** The receipt runner's connections. */
+      pool: Pool;
       logger: Logger;
       receiptDelayMs: number;
       /** Receipts applied at once. */
       concurrency: number;
     },
-  ) {}
+  ) {
+    this.receipts = createSandboxReceipts({
+      pool: options.pool,
+      logger: options.logger,
+      delayMs: options.receiptDelayMs,
+      concurrency: options.concurrency,
+    });
+  }
 
   async start(events: CarrierEvents): Promise<void> {
-    this.worker = this.options.bus.consume<ReceiptJob>(
-      SANDBOX_NETWORK_QUEUE,
-      async (job) => {
-        const { providerMessageId, status, errorCode } = job.data;
-        await events.receipt({
-          providerMessageId,
-          status,
-          occurredAt: new Date(),
-          ...(errorCode ? { errorCode } : {}),
-        });
-        if (status === "delivered" && job.data.channel === "rcs") {
-          await this.scheduleReceipt({ ...job.data, status: "read" });
-        }
-      },
-      { concurrency: this.options.concurrency },
-    );
+    this.receipts.start(events);
   }
 
   async rcsCapable(to: string): Promise<boolean> {
@@ -99,9 +81,12 @@ export class SandboxCarrier implements MessagingCarrier {
     const { rows } = await this.options.groupCommit((client) =>
       client.query<{ provider_message_id: string; submit_calls: number }>(
         `INSERT INTO messaging.sandbox_network AS n
-         (client_ref, provider_message_id, channel, to_number, from_number, segments)
-       VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (client_ref) DO UPDATE SET submit_calls = n.submit_calls + 1
+         (client_ref, provider_message_id, channel, to_number, from_number, segments,
+          receipt_status, receipt_due_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8 / 1000.0))
+       ON CONFLICT (client_ref) DO UPDATE
+         SET submit_calls = n.submit_calls + 1, receipt_status = excluded.receipt_status,
+             receipt_due_at = excluded.receipt_due_at, receipt_tries = 0
        RETURNING n.provider_message_id, n.submit_calls`,
         [
           request.clientRef,
@@ -110,6 +95,8 @@ export class SandboxCarrier implements MessagingCarrier {
           request.to,
           request.from,
           request.segments,
+          firstReceipt(request.to),
+          this.options.receiptDelayMs,
         ],
       ),
     );
@@ -122,13 +109,9 @@ export class SandboxCarrier implements MessagingCarrier {
         "unknown",
       );
     const providerMessageId = row.provider_message_id;
-    // A repeated submit schedules the receipt again (under its own job id): it heals a crash
-    // between the network taking the message and the receipt being scheduled, and a receipt
-    // that ran out of tries before the message was recorded as sent.
-    await this.scheduleReceipt({
-      ...this.receiptFor(providerMessageId, request.to, request.channel),
-      variant: `${row.submit_calls}`,
-    });
+    // A repeated submit scheduled the receipt again: that heals a receipt that ran out of
+    // tries before the message was recorded as sent.
+    this.receipts.wake(Date.now() + this.options.receiptDelayMs);
     if (behaviour === "answer-lost-once" && row.submit_calls === 1) {
       throw new CarrierError(
         "network-timeout",
@@ -140,51 +123,19 @@ export class SandboxCarrier implements MessagingCarrier {
     return { providerMessageId };
   }
 
-  /** What the network reports for a message it took. */
-  private receiptFor(
-    providerMessageId: string,
-    to: string,
-    channel: string,
-  ): Omit<ReceiptJob, "variant"> {
-    const undelivered = sandboxBehaviour(to) === "undelivered";
-    return {
-      providerMessageId,
-      channel,
-      status: undelivered ? "undelivered" : "delivered",
-      ...(undelivered ? { errorCode: "handset-unreachable" } : {}),
-    };
-  }
-
   /** Sends the receipt of a message again (the sweeper asks when one is overdue). */
-  async requestReceipt(message: {
-    providerMessageId: string;
-    to: string;
-    channel: string;
-  }): Promise<void> {
-    await this.scheduleReceipt({
-      ...this.receiptFor(message.providerMessageId, message.to, message.channel),
-      variant: `again${Date.now()}`,
-    });
-  }
-
-  /**
-   * Schedules a receipt `receiptDelayMs` from now. Its tries outlast a busy pipeline: a
-   * receipt that overtakes the recording of `sent` is retried for about a minute.
-   */
-  private async scheduleReceipt(job: ReceiptJob): Promise<void> {
-    await this.options.bus.publish(
-      SANDBOX_NETWORK_QUEUE,
-      { name: `receipt.${job.status}`, data: job },
-      {
-        jobId: `${job.status}.${job.providerMessageId}.${job.variant ?? "0"}`,
-        delay: this.options.receiptDelayMs,
-        attempts: 12,
-        backoff: { type: "exponential", delayMs: 200, maxDelayMs: 10_000, jitter: 0.2 },
-      },
+  async requestReceipt(message: { providerMessageId: string; to: string }): Promise<void> {
+    await this.options.pool.query(
+      `UPDATE messaging.sandbox_network
+          SET receipt_status = $2, receipt_due_at = now() + make_interval(secs => $3 / 1000.0),
+              receipt_tries = 0
+        WHERE provider_message_id = $1`,
+      [message.providerMessageId, firstReceipt(message.to), this.options.receiptDelayMs],
     );
+    this.receipts.wake(Date.now() + this.options.receiptDelayMs);
   }
 
   async stop(): Promise<void> {
-    await this.worker?.close();
+    await this.receipts.stop();
   }
 }

@@ -19,11 +19,12 @@ const errorMessages: Record<string, string> = {
  * transition ignores a receipt that no longer fits (a duplicate, or one overtaken by a
  * terminal state), so receipts may arrive twice and out of order.
  *
- * The message is looked up and locked first, and only then moved: a receipt that overtakes the
- * submit worker's `sent` commit then either finds no message (and is retried) or finds it
- * committed. Moving first and looking up after would lose it when that commit lands between
- * the two statements: the move misses the row, the look-up sees it, and the receipt would pass
- * for one that no longer fits.
+ * The receipt first moves the message it names in one statement, which is all it takes when it
+ * fits. When that moved nothing, the message is looked up and locked, and only then moved: a
+ * receipt that overtakes the submit worker's `sent` commit then either finds no message (and
+ * is retried) or finds it committed. Taking a miss of the move for a receipt that no longer
+ * fits, without that look-up, would lose it when the commit lands between the two: the move
+ * missed the row, yet it now fits.
  */
 export async function applyReceipt(ctx: MessagingContext, receipt: DeliveryReceipt): Promise<void> {
   const applied = await withTransaction(ctx.pool, (client) => applyReceiptOn(ctx, client, receipt));
@@ -43,14 +44,16 @@ export async function applyReceiptOn(
           error_message: errorMessages[receipt.status] ?? null,
         }
       : {};
+  const providerMessageId = receipt.providerMessageId;
+  if (await transition(client, { providerMessageId }, receipt.status, failure)) return true;
   const { rows } = await client.query<{ id: string }>(
     "SELECT id FROM messaging.messages WHERE provider_message_id = $1 FOR UPDATE",
-    [receipt.providerMessageId],
+    [providerMessageId],
   );
   const message = rows[0];
   if (!message) {
-    if (await isLaterPart(client, receipt.providerMessageId)) return false;
-    throw new UnknownReceiptError(`no message has provider id ${receipt.providerMessageId} yet`);
+    if (await isLaterPart(client, providerMessageId)) return false;
+    throw new UnknownReceiptError(`no message has provider id ${providerMessageId} yet`);
   }
   return (await transition(client, message.id, receipt.status, failure)) !== undefined;
 }

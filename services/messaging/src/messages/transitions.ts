@@ -48,20 +48,21 @@ export interface TransitionOptions {
 }
 
 /**
- * Moves one message to `to` if (and only if) its status is one `to` may follow, on the caller's
- * transaction, and appends `message.<to>` with the message as it now is — in the same statement
+ * Moves one message (named by its id, or by the carrier's id of it) to `to` if (and only if)
+ * its status is one `to` may follow, on the caller's transaction, and appends `message.<to>` with the message as it now is — in the same statement
  * (messageEventDataSql). Returns the updated row, or undefined when the guard refused (the
  * message was elsewhere already). Its commit wakes the
  * service's outbox relay (noteOutboxWrite).
  */
 export async function transition(
   client: pg.ClientBase,
-  messageId: string,
+  message: string | { providerMessageId: string },
   to: keyof typeof allowedFrom,
   fields: TransitionFields = {},
   options: TransitionOptions = {},
 ): Promise<MessageRow | undefined> {
-  const values: unknown[] = [messageId, to, allowedFrom[to]];
+  const byId = typeof message === "string";
+  const values: unknown[] = [byId ? message : message.providerMessageId, to, allowedFrom[to]];
   const sets = ["status = $2", "updated_at = now()"];
   for (const [column, value] of Object.entries(fields)) {
     if (value === "now") sets.push(`${column} = now()`);
@@ -92,7 +93,7 @@ export async function transition(
   const { rows } = await client.query<MessageRow>(
     `WITH moved AS (
        UPDATE messaging.messages m SET ${sets.join(", ")}
-        WHERE m.id = $1 AND m.status = ANY($3::text[]) ${to === "read" ? "AND m.channel_used = 'rcs'" : ""}
+        WHERE m.${byId ? "id" : "provider_message_id"} = $1 AND m.status = ANY($3::text[]) ${to === "read" ? "AND m.channel_used = 'rcs'" : ""}
         RETURNING ${messageColumns}
      ), ${event}${alongside}
      SELECT * FROM moved`,
