@@ -250,3 +250,45 @@ describe("SIP client transactions (RFC 3261 §17.1) over UDP", () => {
     }
   });
 });
+
+/**
+ * Work still under way when the endpoint stops (a relayed offer, a BYE) may send a request
+ * after the client transactions stopped and the socket closed. It is dropped as stop drops the
+ * transactions in hand: never written to the closed socket (which throws "Not running", from a
+ * retransmission timer uncaught) and never reported. Before: both, in a CI run's sip-recovery.
+ */
+describe("SIP client transactions after the endpoint stopped", () => {
+  it("drops a request sent after stop: nothing thrown, sent or reported", async () => {
+    const peer = await startPeer();
+    const endpoint = await startSipEndpoint({
+      host: "127.0.0.1",
+      port: 0,
+      logger,
+      handlers: {},
+      t1Ms: t1,
+    });
+    const reported: string[] = [];
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => uncaught.push(error);
+    process.on("uncaughtException", onUncaught);
+    try {
+      await endpoint.stop();
+      endpoint.client.send(
+        invite(peer.port),
+        { transport: "udp", address: "127.0.0.1", port: peer.port },
+        {
+          onResponse: () => reported.push("response"),
+          onFailure: (reason) => reported.push(reason),
+        },
+      );
+      // Past Timer B (64·T1): a live transaction would have retransmitted and failed by now.
+      await new Promise((resolve) => setTimeout(resolve, 80 * t1));
+    } finally {
+      process.off("uncaughtException", onUncaught);
+      await peer.close();
+    }
+    expect(uncaught).toEqual([]);
+    expect(peer.received).toEqual([]);
+    expect(reported).toEqual([]);
+  });
+});

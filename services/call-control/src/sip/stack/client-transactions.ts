@@ -50,7 +50,7 @@ export interface ClientTransactionLayer {
   ): ClientTransaction;
   /** A response from the network; false when no transaction of ours matches it. */
   receive(response: SipResponse): boolean;
-  /** Drops every transaction and its timers (nothing more is reported). */
+  /** Drops every transaction and its timers, and any request sent after (nothing more is reported). */
   stop(): void;
 }
 
@@ -88,6 +88,7 @@ export function createClientTransactions(
   const { logger } = options;
   const t1 = options.t1Ms ?? 500;
   const entries = new Map<string, Entry>();
+  let stopped = false;
   const keyOf = (branch: string, method: string) => `${branch}|${method.toUpperCase()}`;
 
   const later = (entry: Entry, ms: number, run: () => void) => {
@@ -152,6 +153,11 @@ export function createClientTransactions(
       cancelWanted: false,
       cancelSent: false,
     };
+    // A request after stop (work that was still under way) is dropped as stop's were.
+    if (stopped) {
+      entry.state = "terminated";
+      return entry;
+    }
     entries.set(entry.key, entry);
     const invite = request.method === "INVITE";
     retransmit(entry, t1, invite ? Number.POSITIVE_INFINITY : t2Ms);
@@ -266,6 +272,7 @@ export function createClientTransactions(
       return true;
     },
     stop() {
+      stopped = true;
       for (const entry of [...entries.values()]) terminate(entry);
     },
   };

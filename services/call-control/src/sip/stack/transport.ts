@@ -191,6 +191,7 @@ export async function startSipTransport(options: SipTransportOptions): Promise<S
   udp.on("error", (error) => logger.warn({ err: error }, "sip: udp socket error"));
   tcp.on("error", (error) => logger.warn({ err: error }, "sip: tcp listener error"));
 
+  let stopped = false;
   return {
     host: options.host,
     port,
@@ -201,6 +202,7 @@ export async function startSipTransport(options: SipTransportOptions): Promise<S
         // A udp4 socket reaches no IPv6 peer; a udp6 one reaches IPv4 peers mapped (`[::]` only).
         if (!udp6 && isIPv6(flow.address)) return false;
         const address = udp6 && isIPv4(flow.address) ? `::ffff:${flow.address}` : flow.address;
+        if (stopped) return false;
         udp.send(wire, flow.port, address, (error) => {
           if (error) logger.debug({ err: error }, "sip: a datagram could not be sent");
         });
@@ -209,6 +211,7 @@ export async function startSipTransport(options: SipTransportOptions): Promise<S
       return streams.send(wire, flow, onFailed);
     },
     stop: async () => {
+      stopped = true;
       const closed = [tcp, ...(tlsServer ? [tlsServer] : [])].map(
         (server) => new Promise<void>((resolve) => server.close(() => resolve())),
       );
